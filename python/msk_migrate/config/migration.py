@@ -1,0 +1,154 @@
+"""What is migrated and by which Connect workers. Defaults are documented on each field,
+in the manner of Kafka's MirrorSourceConfig."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .auth import AuthConfig
+
+_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_HOSTPORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$")
+
+
+def _check_regexes(values: list[str], field: str) -> list[str]:
+    for value in values:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"{field} entry {value!r} is not a valid regex: {exc}") from None
+    return values
+
+
+class ClusterEndpoint(BaseModel):
+    """One Kafka cluster as a client sees it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alias: str = Field(description="MM2 cluster alias (letters, digits, _ and -), e.g. 'source'.")
+    bootstrap_servers: str = Field(description="Comma-separated host:port list.")
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+
+    @field_validator("alias")
+    @classmethod
+    def _alias(cls, v: str) -> str:
+        if not _ALIAS.match(v):
+            raise ValueError(f"alias {v!r} must match [A-Za-z0-9_-]{{1,64}}")
+        return v
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _bootstrap(cls, v: str) -> str:
+        parts = [p.strip() for p in v.split(",") if p.strip()]
+        if not parts:
+            raise ValueError("bootstrap_servers is empty; give host:port[,host:port...]")
+        for p in parts:
+            if not _HOSTPORT.match(p):
+                raise ValueError(f"bootstrap server {p!r} is not host:port")
+        return ",".join(parts)
+
+
+class MigrationSpec(BaseModel):
+    """The MM2 flow source -> target. Every default is the production choice, explained."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("mm2", description="Connector name prefix: <name>-source, -checkpoint, -heartbeat.")
+    topics: list[str] = Field(default_factory=lambda: [".*"], description="Topic regexes to replicate.")
+    topics_exclude: list[str] = Field(
+        default_factory=lambda: [r".*[\-\.]internal", r".*\.replica", r"__.*", r"_schemas", r"connect-.*", r"mm2-.*"],
+        description="Topic regexes never replicated (internal, Connect and MM2 topics by default).",
+    )
+    groups: list[str] = Field(default_factory=lambda: [".*"], description="Consumer group regexes to checkpoint.")
+    groups_exclude: list[str] = Field(
+        default_factory=lambda: [r"console-consumer-.*", r"connect-.*", r"__.*"],
+        description="Consumer group regexes never checkpointed.",
+    )
+    topic_renames: dict[str, str] = Field(
+        default_factory=dict,
+        description="Explicit renames old -> new on the target (validated again by the policy JAR).",
+    )
+    tasks_max: int = Field(4, ge=1, le=1000, description="MirrorSourceConnector tasks (<= total partitions).")
+    replication_factor: int = Field(3, ge=1, le=7, description="Replication factor of created target topics.")
+    internal_replication_factor: int = Field(
+        3, ge=1, le=7, description="Replication factor of MM2's checkpoints/offset-syncs/heartbeats topics."
+    )
+    sync_group_offsets: bool = Field(
+        True, description="Write translated offsets into the target's __consumer_offsets (inactive groups only)."
+    )
+    sync_group_offsets_interval_seconds: int = Field(10, ge=1, description="How often translated offsets are written.")
+    emit_checkpoints_interval_seconds: int = Field(10, ge=1, description="How often checkpoints are emitted.")
+    emit_heartbeats_interval_seconds: int = Field(5, ge=1, description="Heartbeat period.")
+    refresh_topics_interval_seconds: int = Field(30, ge=1, description="New source topics are picked up this often.")
+    refresh_groups_interval_seconds: int = Field(30, ge=1, description="New groups are picked up this often.")
+    offset_lag_max: int = Field(
+        100,
+        ge=0,
+        description="MM2 emits an offset sync when the target lags the last sync by more than this many "
+        "records; lower = finer offset translation, more offset-sync traffic.",
+    )
+    sync_topic_configs: bool = Field(True, description="Copy topic configs (retention, cleanup.policy...) to target.")
+    read_committed: bool = Field(
+        True, description="Source consumer isolation.level=read_committed: aborted transactions are not copied."
+    )
+    tasks_max_checkpoint: int = Field(1, ge=1, le=100, description="MirrorCheckpointConnector tasks.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _ALIAS.match(v):
+            raise ValueError(f"name {v!r} must match [A-Za-z0-9_-]{{1,64}}")
+        return v
+
+    @field_validator("topics", "topics_exclude", "groups", "groups_exclude")
+    @classmethod
+    def _regexes(cls, v: list[str], info) -> list[str]:
+        return _check_regexes(v, info.field_name)
+
+    @field_validator("topic_renames")
+    @classmethod
+    def _renames(cls, v: dict[str, str]) -> dict[str, str]:
+        targets: dict[str, str] = {}
+        for old, new in v.items():
+            for name in (old, new):
+                if not _TOPIC.match(name) or name in (".", ".."):
+                    raise ValueError(f"topic_renames entry {old}:{new}: {name!r} is not a legal Kafka topic name")
+            if new in targets:
+                raise ValueError(f"topic_renames maps both {targets[new]!r} and {old!r} to {new!r}")
+            targets[new] = old
+        for new in targets:
+            if new in v:
+                raise ValueError(f"topic_renames target {new!r} is also a rename source (chains are not allowed)")
+        return v
+
+    def connector_names(self) -> dict[str, str]:
+        return {
+            "source": f"{self.name}-source",
+            "checkpoint": f"{self.name}-checkpoint",
+            "heartbeat": f"{self.name}-heartbeat",
+        }
+
+
+class WorkerSpec(BaseModel):
+    """The Kafka Connect worker group that runs MM2 (its internal topics live on the target)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group_id: str = Field("mm2-connect", description="Connect group.id; one per migration.")
+    config_storage_topic: str = Field("mm2-connect-configs", description="Connect config topic (1 partition).")
+    offset_storage_topic: str = Field("mm2-connect-offsets", description="Connect source-offset topic.")
+    status_storage_topic: str = Field("mm2-connect-status", description="Connect status topic.")
+    replication_factor: int = Field(3, ge=1, le=7, description="RF of the three Connect topics on the target.")
+    rest_port: int = Field(8083, ge=1, le=65535, description="Connect REST port.")
+    metrics_port: int = Field(9404, ge=1, le=65535, description="JMX Prometheus agent /metrics port.")
+    heap: str = Field("1g", pattern=r"^\d+[mMgG]$", description="JVM max heap (-Xmx) of the worker.")
+    offset_flush_interval_ms: int = Field(10000, ge=100, description="Source offset commit period.")
+
+    @model_validator(mode="after")
+    def _ports(self) -> "WorkerSpec":
+        if self.rest_port == self.metrics_port:
+            raise ValueError("rest_port and metrics_port must differ")
+        return self

@@ -1,0 +1,93 @@
+"""Render the three MM2 connectors (source, checkpoint, heartbeat) for Kafka Connect.
+
+Output: ``{connector_name: {config key: string value}}``, ready for ``PUT /connectors/<name>/config``.
+Everything is a string (Connect's REST API takes string maps). Secrets appear only as
+``${env:...}`` references (see :mod:`.secrets`).
+"""
+
+from __future__ import annotations
+
+from ..config.migration import ClusterEndpoint, MigrationSpec
+from .client_props import client_properties
+
+POLICY_CLASS = "io.mskmigrate.replication.IdentityMigrationReplicationPolicy"
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
+SOURCE_CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+CHECKPOINT_CLASS = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
+HEARTBEAT_CLASS = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
+
+
+def _b(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, str]:
+    cfg: dict[str, str] = {
+        "source.cluster.alias": source.alias,
+        "target.cluster.alias": target.alias,
+        "source.cluster.bootstrap.servers": source.bootstrap_servers,
+        "target.cluster.bootstrap.servers": target.bootstrap_servers,
+        # Records are copied as bytes: no (de)serialisation, headers included.
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        "header.converter": BYTES,
+        "replication.policy.class": POLICY_CLASS,
+        # Offset syncs on the target: MM2 then needs only read access to the source cluster.
+        "offset-syncs.topic.location": "target",
+        "offset-syncs.topic.replication.factor": str(m.internal_replication_factor),
+        "checkpoints.topic.replication.factor": str(m.internal_replication_factor),
+        "heartbeats.topic.replication.factor": str(m.internal_replication_factor),
+    }
+    if m.topic_renames:
+        cfg["replication.policy.topic.renames"] = ",".join(f"{a}:{b}" for a, b in m.topic_renames.items())
+    for k, v in client_properties("source", source.auth).items():
+        cfg[f"source.cluster.{k}"] = v
+    for k, v in client_properties("target", target.auth).items():
+        cfg[f"target.cluster.{k}"] = v
+    return cfg
+
+
+def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, dict[str, str]]:
+    """The connector configs for the flow ``source -> target``."""
+    names = m.connector_names()
+    common = _common(source, target, m)
+
+    src = {
+        "name": names["source"],
+        "connector.class": SOURCE_CLASS,
+        "tasks.max": str(m.tasks_max),
+        **common,
+        "topics": ",".join(m.topics),
+        "topics.exclude": ",".join(m.topics_exclude),
+        "replication.factor": str(m.replication_factor),
+        "sync.topic.configs.enabled": _b(m.sync_topic_configs),
+        # MSK with IAM has no Kafka ACLs to copy; ACLs of self-managed clusters are migrated by hand.
+        "sync.topic.acls.enabled": "false",
+        "refresh.topics.interval.seconds": str(m.refresh_topics_interval_seconds),
+        "offset.lag.max": str(m.offset_lag_max),
+        "source.consumer.isolation.level": "read_committed" if m.read_committed else "read_uncommitted",
+        "source.consumer.auto.offset.reset": "earliest",
+    }
+    ckpt = {
+        "name": names["checkpoint"],
+        "connector.class": CHECKPOINT_CLASS,
+        "tasks.max": str(m.tasks_max_checkpoint),
+        **common,
+        "groups": ",".join(m.groups),
+        "groups.exclude": ",".join(m.groups_exclude),
+        "emit.checkpoints.enabled": "true",
+        "emit.checkpoints.interval.seconds": str(m.emit_checkpoints_interval_seconds),
+        "sync.group.offsets.enabled": _b(m.sync_group_offsets),
+        "sync.group.offsets.interval.seconds": str(m.sync_group_offsets_interval_seconds),
+        "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
+    }
+    hb = {
+        "name": names["heartbeat"],
+        "connector.class": HEARTBEAT_CLASS,
+        "tasks.max": "1",
+        **common,
+        "emit.heartbeats.enabled": "true",
+        "emit.heartbeats.interval.seconds": str(m.emit_heartbeats_interval_seconds),
+    }
+    return {names["source"]: src, names["checkpoint"]: ckpt, names["heartbeat"]: hb}
