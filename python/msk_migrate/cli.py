@@ -45,6 +45,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except SystemExit:
         raise
+    except TimeoutError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # errors that carry their own exit code (REST errors, failed connectors)
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(code)
     sys.exit(0)
 
 

@@ -1,0 +1,79 @@
+"""Where connector configs come from: rendered from a migration file, a directory, or S3 (as uploaded
+by the CDKTF stack). All three yield ``{name: config}``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..config.loader import load_yaml_model
+from ..config.migration_file import MigrationFile
+from ..connectors.render import render_connectors
+from ..errors import UnreachableError, UsageError
+
+def from_config_file(path: str | Path) -> dict[str, dict[str, str]]:
+    mf = load_yaml_model(MigrationFile, path)
+    return render_connectors(mf.source, mf.target, mf.migration)
+
+
+def _normalize(name_hint: str, data: object, origin: str) -> tuple[str, dict[str, str]]:
+    if not isinstance(data, dict):
+        raise UsageError(origin, "connector JSON must be an object", "use {\"name\": ..., \"config\": {...}} or a flat config")
+    config = data.get("config", data)
+    name = data.get("name") or config.get("name") or name_hint
+    if "connector.class" not in config:
+        raise UsageError(f"{origin}: connector.class", "missing", "render the configs with `msk-migrate connectors render`")
+    return name, {k: str(v) for k, v in config.items()}
+
+
+def from_dir(path: str | Path) -> dict[str, dict[str, str]]:
+    path = Path(path)
+    files = sorted(path.glob("*.json"))
+    if not files:
+        raise UsageError(str(path), "no *.json connector configs found", "point --dir at the rendered configs")
+    out = {}
+    for f in files:
+        try:
+            name, cfg = _normalize(f.stem, json.loads(f.read_text()), str(f))
+        except json.JSONDecodeError as exc:
+            raise UsageError(str(f), f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        out[name] = cfg
+    return out
+
+
+def from_s3(uri: str, endpoint_url: str | None = None) -> dict[str, dict[str, str]]:
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if not uri.startswith("s3://"):
+        raise UsageError("--from-s3", f"{uri!r} is not an s3:// URI", "use s3://bucket/prefix/")
+    bucket, _, prefix = uri[5:].partition("/")
+    s3 = boto3.client("s3", endpoint_url=endpoint_url)
+    out = {}
+    try:
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        keys = [o["Key"] for p in pages for o in p.get("Contents", []) if o["Key"].endswith(".json")]
+        if not keys:
+            raise UsageError("--from-s3", f"no *.json objects under {uri}", "deploy the stack first (cdktf deploy)")
+        for key in sorted(keys):
+            body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            name, cfg = _normalize(Path(key).stem, json.loads(body), f"s3://{bucket}/{key}")
+            out[name] = cfg
+    except ClientError as exc:
+        raise UnreachableError(f"S3 {uri}: {exc.response['Error'].get('Message') or exc}") from None
+    except BotoCoreError as exc:
+        raise UnreachableError(f"S3 {uri}: {exc}") from None
+    return out
+
+
+def check_no_plaintext_secrets(configs: dict[str, dict[str, str]]) -> None:
+    """Refuse configs that carry a secret value instead of a ${provider:...} reference."""
+    for name, cfg in configs.items():
+        for key, value in cfg.items():
+            if "jaas" in key and re.search(r'password="(?!\$\{)', value):
+                raise UsageError(f"{name}: {key}", "contains a plaintext password",
+                                 "reference it as ${env:VAR} and inject VAR from Secrets Manager")
+            if key.endswith(("ssl.keystore.key", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) and value and not value.startswith("${"):
+                raise UsageError(f"{name}: {key}", "contains a plaintext secret",
+                                 "reference it as ${env:VAR} or ${file:PATH:KEY}")

@@ -1,0 +1,135 @@
+"""One KRaft Kafka node (combined broker+controller) started from the Maven classpath.
+
+The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x), the target
+``versions.kafka_target_version()`` (4.1.x) like an MSK cluster: ``auto.create.topics.enable=false``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from .procs import ProcRecord, free_port, launch, log_tail, port_open
+
+LOG4J1 = """log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka=WARN
+log4j.logger.org.apache.kafka=WARN
+log4j.logger.kafka.server.KafkaServer=INFO
+log4j.logger.kafka.server.BrokerServer=INFO
+"""
+LOG4J2 = """status = error
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.broker.name = kafka.server.BrokerServer
+logger.broker.level = INFO
+"""
+
+
+@dataclass
+class BrokerSpec:
+    role: str  #: "source" or "target"
+    version: str
+    classpath: str
+    data_dir: Path
+    auto_create_topics: bool
+    heap: str = "384m"
+
+
+def _properties(spec: BrokerSpec, port: int, cport: int) -> str:
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{cport}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(spec.data_dir / "log"),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "10",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "4",
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "true" if spec.auto_create_topics else "false",
+        "unclean.leader.election.enable": "false",
+        "log.cleaner.backoff.ms": "1000",
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "background.threads": "2",
+        "log.cleaner.threads": "1",
+        "num.recovery.threads.per.data.dir": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _java_cmd(spec: BrokerSpec, main: str, *args: str) -> list[str]:
+    return [
+        "java", f"-Xmx{spec.heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+        "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
+        f"-Dlog4j.configuration=file:{spec.data_dir / 'log4j.properties'}",
+        f"-Dlog4j2.configurationFile={spec.data_dir / 'log4j2.properties'}",
+        f"-Dkafka.logs.dir={spec.data_dir / 'logs'}",
+        "-cp", spec.classpath, main, *args,
+    ]
+
+
+def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
+    """Format storage on first start, launch the node, return (process record, client port)."""
+    import subprocess
+
+    spec.data_dir.mkdir(parents=True, exist_ok=True)
+    (spec.data_dir / "log4j.properties").write_text(LOG4J1)
+    (spec.data_dir / "log4j2.properties").write_text(LOG4J2)
+    ports_file = spec.data_dir / "ports"
+    if ports_file.exists():  # restart keeps the ports (clients and Connect configs point at them)
+        port, cport = (int(p) for p in ports_file.read_text().split())
+    else:
+        port, cport = free_port(), free_port()
+        ports_file.write_text(f"{port} {cport}")
+    props = spec.data_dir / "server.properties"
+    props.write_text(_properties(spec, port, cport))
+    if not (spec.data_dir / "log" / "meta.properties").exists():
+        cluster_id = uuid.uuid4().bytes
+        import base64
+
+        cid = base64.urlsafe_b64encode(cluster_id).decode().rstrip("=")
+        fmt = subprocess.run(
+            _java_cmd(spec, "kafka.tools.StorageTool", "format", "-t", cid, "-c", str(props)),
+            capture_output=True, text=True,
+        )
+        if fmt.returncode != 0:
+            raise RuntimeError(f"{spec.role} broker: storage format failed: {fmt.stdout}{fmt.stderr}")
+    rec = launch(f"{spec.role}-broker", _java_cmd(spec, "kafka.Kafka", str(props)), spec.data_dir / "broker.log")
+    return rec, port
+
+
+def wait_broker_ready(rec: ProcRecord, port: int, timeout: float = 120.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not rec.alive():
+            raise RuntimeError(f"{rec.name} exited during start-up:\n{log_tail(rec.log)}")
+        if port_open(port):
+            try:
+                md = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=5)
+                if md.brokers:
+                    return
+            except Exception:  # noqa: BLE001 - not ready yet
+                pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{rec.name} not ready after {timeout:.0f}s:\n{log_tail(rec.log)}")

@@ -1,0 +1,111 @@
+"""Processes started by the harness: launch detached, identify by pid + start time, stop cleanly.
+
+A pid alone can be reused by the OS; pairing it with the kernel's start time (field 22 of
+/proc/<pid>/stat) means ``down`` never signals a process that ``up`` did not start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def start_time(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+@dataclass
+class ProcRecord:
+    name: str
+    pid: int
+    started: int  #: kernel start time (clock ticks since boot)
+    log: str
+
+    def alive(self) -> bool:
+        st = start_time(self.pid)
+        if st is None or st != self.started:
+            return False
+        try:
+            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def launch(name: str, cmd: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> ProcRecord:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as fh:
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True,
+        )
+    for _ in range(50):
+        st = start_time(proc.pid)
+        if st is not None:
+            break
+        time.sleep(0.01)
+    return ProcRecord(name=name, pid=proc.pid, started=st or 0, log=str(log))
+
+
+def stop(rec: ProcRecord, timeout: float = 20.0) -> None:
+    """SIGTERM the process group, SIGKILL after ``timeout``; no-op when it is not ours any more."""
+    if not rec.alive():
+        return
+    try:
+        os.killpg(rec.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not rec.alive():
+            _reap(rec.pid)
+            return
+        _reap(rec.pid)
+        time.sleep(0.2)
+    try:
+        os.killpg(rec.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for _ in range(50):
+        _reap(rec.pid)
+        if not rec.alive():
+            return
+        time.sleep(0.1)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def log_tail(path: str | Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,227 @@
+"""Client settings for the validation job, per cluster role ('source' or 'target').
+
+The job speaks the same auth vocabulary as the connector renderer
+(:func:`msk_migrate.connectors.client_props.client_properties`): the Spark Kafka source gets those
+Java client properties as ``kafka.<prop>`` options, and confluent-kafka's AdminClient (metadata parity,
+offset look-ups) gets the librdkafka equivalent.
+
+Secrets (SCRAM username/password, mTLS certificate chain and key, a private CA) are never command-line
+arguments. Each one is read, in this order, from
+
+1. the environment variable the renderer names for it (``MM2_SOURCE_SASL_PASSWORD``,
+   ``MM2_TARGET_TLS_PRIVATE_KEY``, ... see :mod:`msk_migrate.connectors.secrets`), or
+2. AWS Secrets Manager: the ``secret_arn`` / ``ca_secret_arn`` of the side's auth config, JSON key as
+   documented on :class:`msk_migrate.config.AuthConfig`.
+
+The resolved values live only in the driver's memory and in the Spark plan's Kafka options (Spark
+redacts them from logs and the UI through ``spark.redaction.regex``, see :data:`REDACTION_REGEX`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..config.auth import AuthConfig
+from ..config.migration import ClusterEndpoint
+from ..connectors.client_props import client_properties
+from ..connectors.secrets import SecretRef, secret_refs
+from ..errors import UsageError
+
+#: Spark redacts option values whose *key* matches this (jaas config holds the SCRAM password, the
+#: keystore key and certificate options hold PEM material).
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]key|jaas|keystore|truststore"
+
+_PLACEHOLDER = re.compile(r"\$\{env:([A-Za-z0-9_]+)\}")
+
+#: Kafka client options a user may add with --kafka-option (tuning only; never security settings).
+_FORBIDDEN_OPTION = re.compile(r"(?i)^(security\.|sasl\.|ssl\.|bootstrap\.servers$|isolation\.level$)")
+
+
+def ca_env(role: str) -> str:
+    """Variable for a private CA bundle (PEM) when no ``ca_secret_arn`` is configured."""
+    return f"MM2_{role.upper()}_TLS_CA"
+
+
+@dataclass
+class SecretResolver:
+    """Resolves :class:`SecretRef` values from the environment, then Secrets Manager (cached per ARN)."""
+
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    secretsmanager: Callable[[], Any] | None = None  #: factory of a boto3 secretsmanager client
+    _cache: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def _secret_json(self, arn: str, role: str) -> dict[str, Any]:
+        if arn not in self._cache:
+            try:
+                if self.secretsmanager is not None:
+                    client = self.secretsmanager()
+                else:
+                    import boto3
+
+                    region = arn.split(":")[3] if arn.count(":") >= 6 else None
+                    client = boto3.client("secretsmanager", region_name=region or None)
+                raw = client.get_secret_value(SecretId=arn)["SecretString"]
+                self._cache[arn] = json.loads(raw)
+            except json.JSONDecodeError:
+                raise UsageError(
+                    f"{role}.auth.secret_arn", f"secret {arn} is not a JSON object", "store the keys as JSON"
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - botocore raises many kinds
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UsageError(
+                    f"{role}.auth.secret_arn",
+                    f"cannot read {arn} from Secrets Manager: {first}",
+                    f"grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
+                ) from None
+        return self._cache[arn]
+
+    def value(self, role: str, ref: SecretRef) -> str:
+        if self.environ.get(ref.env):
+            return self.environ[ref.env]
+        if ref.secret_arn:
+            data = self._secret_json(ref.secret_arn, role)
+            if ref.json_key not in data:
+                raise UsageError(
+                    f"{role}.auth.secret_arn",
+                    f"secret {ref.secret_arn} has no JSON key {ref.json_key!r}",
+                    f"add {ref.json_key!r} to the secret or export {ref.env}",
+                )
+            return str(data[ref.json_key])
+        raise UsageError(
+            f"{role}.auth",
+            f"{ref.env} is not set and no secret ARN is configured",
+            f"export {ref.env} or pass --{role}-secret-arn",
+        )
+
+    def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
+        """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
+        out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
+        if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
+            out["ca"] = self.environ[ca_env(role)]
+        return out
+
+
+def java_client_properties(role: str, auth: AuthConfig, resolver: SecretResolver) -> dict[str, str]:
+    """The renderer's client properties with every ``${env:NAME}`` replaced by its secret value."""
+    props = client_properties(role, auth)
+    refs = secret_refs(role, auth)
+    values = resolver.resolve(role, auth)
+    by_env = {ref.env: values[purpose] for purpose, ref in refs.items()}
+    if "ca" in values and "ca" not in refs:  # CA from the environment only
+        props["ssl.truststore.type"] = "PEM"
+        props["ssl.truststore.certificates"] = values["ca"]
+
+    def sub(text: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: by_env[m.group(1)], text)
+
+    return {k: sub(v) for k, v in props.items()}
+
+
+def check_kafka_options(options: dict[str, str]) -> dict[str, str]:
+    for key in options:
+        if _FORBIDDEN_OPTION.match(key):
+            raise UsageError(
+                "--kafka-option",
+                f"{key} cannot be overridden (security and isolation come from the auth settings)",
+                "use --source-auth/--target-auth and --isolation-level",
+            )
+    return options
+
+
+def spark_kafka_options(
+    role: str,
+    endpoint: ClusterEndpoint,
+    resolver: SecretResolver,
+    isolation_level: str,
+    extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Options of ``spark.read.format("kafka")`` for one cluster (``kafka.``-prefixed client props)."""
+    props = {"bootstrap.servers": endpoint.bootstrap_servers, "isolation.level": isolation_level}
+    props.update(check_kafka_options(dict(extra or {})))
+    props.update(java_client_properties(role, endpoint.auth, resolver))
+    return {f"kafka.{k}": v for k, v in props.items()}
+
+
+# ---- librdkafka (confluent-kafka) ------------------------------------------------------------------
+
+_MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com", re.I)
+
+
+def msk_region(bootstrap_servers: str, environ: dict[str, str] | None = None) -> str | None:
+    env = environ if environ is not None else os.environ
+    m = _MSK_HOST.search(bootstrap_servers)
+    if m:
+        return m.group(1).lower()
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+
+
+def msk_iam_token(region: str, credentials: Any = None) -> tuple[str, float]:
+    """An MSK IAM SASL/OAUTHBEARER token (what aws-msk-iam-sasl-signer-python builds): a SigV4
+    presigned ``kafka-cluster:Connect`` URL, base64url without padding. Returns (token, expiry epoch s)."""
+    import botocore.session
+    from botocore.auth import SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+
+    if credentials is None:
+        found = botocore.session.get_session().get_credentials()
+        if found is None:
+            raise UsageError("aws credentials", "none found for MSK IAM auth", "configure an AWS profile or role")
+        credentials = found.get_frozen_credentials()
+    expires = 900
+    url = f"https://kafka.{region}.amazonaws.com/?" + urllib.parse.urlencode({"Action": "kafka-cluster:Connect"})
+    request = AWSRequest(method="GET", url=url)
+    SigV4QueryAuth(credentials, "kafka-cluster", region, expires=expires).add_auth(request)
+    signed = request.url + "&" + urllib.parse.urlencode({"User-Agent": "msk-migrate-validation"})
+    token = base64.urlsafe_b64encode(signed.encode()).decode().rstrip("=")
+    return token, time.time() + expires
+
+
+def admin_config(role: str, endpoint: ClusterEndpoint, resolver: SecretResolver) -> dict[str, Any]:
+    """confluent-kafka (librdkafka) configuration equivalent to :func:`spark_kafka_options`."""
+    auth = endpoint.auth
+    conf: dict[str, Any] = {"bootstrap.servers": endpoint.bootstrap_servers, "client.id": f"msk-migrate-validate-{role}"}
+    secrets = resolver.resolve(role, auth)
+    if auth.mode == "plaintext":
+        conf["security.protocol"] = "PLAINTEXT"
+    elif auth.mode == "scram":
+        conf.update(
+            {
+                "security.protocol": "SASL_SSL" if auth.tls else "SASL_PLAINTEXT",
+                "sasl.mechanism": auth.scram_mechanism,
+                "sasl.username": secrets["username"],
+                "sasl.password": secrets["password"],
+            }
+        )
+    elif auth.mode == "mtls":
+        conf.update(
+            {
+                "security.protocol": "SSL",
+                "ssl.certificate.pem": secrets["certificate_chain"],
+                "ssl.key.pem": secrets["private_key"],
+            }
+        )
+    elif auth.mode == "iam":
+        region = msk_region(endpoint.bootstrap_servers)
+        if not region:
+            raise UsageError(
+                f"{role}.bootstrap_servers",
+                "cannot tell the AWS region of this MSK cluster",
+                "set AWS_REGION",
+            )
+        conf.update(
+            {
+                "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "OAUTHBEARER",
+                "oauth_cb": lambda _config: msk_iam_token(region),
+            }
+        )
+    if "ca" in secrets and auth.uses_tls:
+        conf["ssl.ca.pem"] = secrets["ca"]
+    return conf
