@@ -1,9 +1,139 @@
-"""Placeholder until the image build module lands (owned by the images work)."""
+"""``msk-migrate build-images`` and ``./build_images.py``: one click command, two entry points."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
 import click
 
+from .. import paths
+from ..cliutil import emit_json, human, output_option
+from ..errors import UnreachableError, UsageError
+from .docker import BuildError
+from .images import IMAGE_NAMES
 
-@click.command("build-images", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def build_images_cmd(args: tuple[str, ...]) -> None:
-    """Build and push the images (see ./build_images.py)."""
-    raise click.ClickException("build-images is not implemented yet")
+
+def _repositories_from_env_file(env_file: Path, account: str, region: str) -> dict[str, str]:
+    """ECR repository names from infra/environments/<env>.yaml (the stack's own naming); the file's
+    account and region must be the ones given on the command line."""
+    from ..config.environment import load_environment
+    from . import inputs
+
+    inputs.account_id(account)
+    inputs.region(region)
+    cfg = load_environment(env_file)
+    for field, given, configured in (("ACCOUNT", account, cfg.account_id), ("REGION", region, cfg.region)):
+        if given.strip() != configured:
+            raise UsageError(field, f"{given!r} differs from {env_file.name}'s {configured!r}", "build for the account and region of that environment")
+    return dict(cfg.ecr_repository_names())
+
+
+@click.command(
+    "build-images",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.argument("account")
+@click.argument("region")
+@click.option("--env", "env_name", default="dev", show_default=True, help="Environment name: repositories are msk-migrate-<env>-<image>.")
+@click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), help="infra/environments/<env>.yaml: take the repository names from it.")
+@click.option("--repository-prefix", help="Repositories are <prefix>-<image> [default: msk-migrate-<env>].")
+@click.option("--images", "images", multiple=True, metavar="NAMES", help=f"Comma-separated subset of {', '.join(IMAGE_NAMES)} [default: all].")
+@click.option("--tag", "release_tag", help="Release tag added next to the git commit tag, e.g. v1.4.0.")
+@click.option("--kafka-version", help="Kafka Connect runtime for the kafka-connect image (KAFKA_VERSION build arg) [default: jvm/pom.xml].")
+@click.option("--no-push", is_flag=True, help="Build and load locally; no ECR, no manifest.")
+@click.option("--dry-run", is_flag=True, help="Print every command and AWS call; run none of them.")
+@output_option
+@click.option("--ecr-endpoint-url", hidden=True, help="ECR endpoint override (tests: moto). AWS_ENDPOINT_URL_ECR works too.")
+def build_images_cmd(
+    account: str,
+    region: str,
+    env_name: str,
+    env_file: Path | None,
+    repository_prefix: str | None,
+    images: tuple[str, ...],
+    release_tag: str | None,
+    kafka_version: str | None,
+    no_push: bool,
+    dry_run: bool,
+    output: str,
+    ecr_endpoint_url: str | None,
+) -> None:
+    """Build the images for linux/amd64, push them to ECR and write build/manifest-ACCOUNT-REGION.json.
+
+    ACCOUNT and REGION are where `cdktf deploy` created the ECR repositories. Images: kafka-connect
+    (Connect + MirrorMaker 2 + the replication policy JAR), prometheus, grafana. Tags: the git
+    commit (12 characters, "-dirty" when image inputs have uncommitted changes) and --tag. The
+    manifest pins each image by digest for the ECS task definitions.
+    """
+    from . import runner
+
+    console = human(output)
+    try:
+        if env_file is not None and repository_prefix is not None:
+            raise UsageError("--env-file", "conflicts with --repository-prefix", "give one of them")
+        request = runner.Request(
+            account=account,
+            region=region,
+            root=paths.REPO_ROOT,
+            local_dir=paths.LOCAL_DIR,
+            images=images,
+            env=env_name,
+            repository_prefix=repository_prefix,
+            repositories=_repositories_from_env_file(env_file, account, region) if env_file is not None else None,
+            release_tag=release_tag,
+            kafka_version=kafka_version,
+            push=not no_push,
+            ecr_endpoint_url=ecr_endpoint_url,
+        )
+        plan = runner.prepare(request)
+        for warning in plan.warnings:
+            console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
+        printed = len(plan.warnings)
+        if dry_run:
+            commands = plan.commands()
+            if output == "json":
+                emit_json({**plan.summary(), "dry_run": True, "pushed": False, "commands": commands,
+                           "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings})
+            else:
+                console.print("[bold]dry run[/]: nothing is executed; a real run would do, in order:", highlight=False)
+                for command in commands:
+                    click.echo(f"  {command}")
+            return
+        result = runner.execute(plan, console)
+    except (UsageError, UnreachableError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except BuildError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+    result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
+    if output == "json":
+        emit_json(result)
+        return
+    for warning in plan.warnings[printed:]:
+        console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
+    width = max(len(name) for name in result["images"]) + 2
+    for name, entry in result["images"].items():
+        console.print(f"{name:<{width}}{entry.get('uri', '')}", soft_wrap=True, highlight=False)
+        console.print(f"{'':<{width}}{entry.get('digest') or 'no registry digest (not pushed)'}", soft_wrap=True, highlight=False)
+    if result.get("manifest_path"):
+        previous = f" (previous kept as {result['previous_manifest_path']})" if result.get("previous_manifest_path") else ""
+        console.print(f"manifest: {result['manifest_path']}{previous}", soft_wrap=True, highlight=False)
+        console.print("next: `cdktf deploy migration-<env>` pins these digests (docs/runbooks/build-and-roll.md)", soft_wrap=True, highlight=False)
+    else:
+        console.print("built locally (--no-push): nothing pushed, no manifest written", soft_wrap=True, highlight=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``./build_images.py``: click errors and bad input -> one line on stderr, exit 2."""
+    try:
+        build_images_cmd.main(args=argv, prog_name="build_images.py", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    sys.exit(0)

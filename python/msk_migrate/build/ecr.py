@@ -108,3 +108,18 @@ class Ecr:
 
         details = self._call("DescribeImages", describe)
         return details[0]["imageDigest"] if details else None
+
+    def add_tag(self, repository: str, digest: str, tag: str) -> None:
+        """Tags an image already in ECR (no docker pull/push): PutImage with its own manifest."""
+        image = self._call(
+            "BatchGetImage",
+            lambda: self.client.batch_get_image(registryId=self.account, repositoryName=repository, imageIds=[{"imageDigest": digest}])["images"],
+        )
+        if not image:
+            raise UnreachableError(f"ECR {repository}@{digest} disappeared while adding tag {tag}")
+        kwargs = {"imageManifestMediaType": image[0]["imageManifestMediaType"]} if image[0].get("imageManifestMediaType") else {}
+        self._call(
+            "PutImage",
+            lambda: self.client.put_image(registryId=self.account, repositoryName=repository, imageManifest=image[0]["imageManifest"],
+                                          imageTag=tag, imageDigest=digest, **kwargs),
+        )

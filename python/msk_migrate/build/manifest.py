@@ -61,7 +61,7 @@ def merge(previous: dict[str, Any] | None, account: str, region: str, git_commit
 def write(path: Path, manifest: dict[str, Any]) -> Path | None:
     """Writes atomically; keeps the replaced manifest as ``*.previous.json`` (returned) when it differed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    text = json.dumps(manifest, indent=2) + "\n"
     kept_previous = None
     if path.exists():
         old = path.read_text()

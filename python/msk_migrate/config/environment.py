@@ -105,6 +105,20 @@ def _check_secret_arn(value: str, field: str) -> str:
     return value
 
 
+_SECRET_SUFFIX = re.compile(r"-[A-Za-z0-9]{6}$")
+
+
+def _check_full_secret_arns(auth: AuthConfig, where: str) -> None:
+    """ECS and IAM need the complete ARN (with the random 6-character suffix Secrets Manager appends)."""
+    for name in ("secret_arn", "ca_secret_arn"):
+        value = getattr(auth, name)
+        if value and not (_SECRET_ARN.match(value) and _SECRET_SUFFIX.search(value)):
+            raise ValueError(
+                f"{where}auth.{name} {value!r} must be the full secret ARN including its 6-character suffix "
+                "(aws secretsmanager describe-secret --query ARN)"
+            )
+
+
 def _check_ids(values: list[str], pattern: re.Pattern[str], what: str, example: str) -> list[str]:
     for v in values:
         if not pattern.match(v):
@@ -238,6 +252,7 @@ class SourceCluster(ClusterEndpoint):
 
     @model_validator(mode="after")
     def _iam(self) -> "SourceCluster":
+        _check_full_secret_arns(self.auth, "")
         if self.auth.mode == "iam" and not self.msk_cluster_arn:
             raise ValueError("auth mode 'iam' needs msk_cluster_arn (the source MSK cluster) to scope the task role")
         if self.auth.mode != "iam" and self.msk_cluster_arn:
@@ -271,6 +286,11 @@ class MskCreate(BaseModel):
     )
     enhanced_monitoring: Literal["DEFAULT", "PER_BROKER", "PER_TOPIC_PER_BROKER", "PER_TOPIC_PER_PARTITION"] = Field(
         "PER_BROKER", description="CloudWatch metric level of the brokers."
+    )
+    client_access: Peers = Field(
+        default_factory=Peers,
+        description="The applications moved onto MSK (and the validation job): allowed to the brokers' IAM "
+        "port 9098 (and 9096 with scram). Empty = only Connect reaches the brokers.",
     )
     server_properties: dict[str, str] = Field(
         default_factory=dict,
@@ -356,6 +376,11 @@ class TargetCluster(BaseModel):
         description="Existing cluster only: its brokers' security groups (the stack adds ingress from Connect) "
         "and/or CIDRs/prefix lists.",
     )
+    add_ingress_rules: bool = Field(
+        True,
+        description="Existing cluster only: add an ingress rule from Connect to each network.security_group_ids "
+        "(set false when another configuration owns those groups' rules).",
+    )
 
     @field_validator("alias")
     @classmethod
@@ -376,6 +401,7 @@ class TargetCluster(BaseModel):
 
     @model_validator(mode="after")
     def _one(self) -> "TargetCluster":
+        _check_full_secret_arns(self.auth, "")
         if bool(self.create) == bool(self.existing_cluster_arn):
             raise ValueError("set exactly one of create (new MSK cluster) or existing_cluster_arn")
         if self.create:
@@ -388,6 +414,8 @@ class TargetCluster(BaseModel):
             if self.network is not None:
                 raise ValueError("network is for existing clusters; a created cluster gets its own security group (remove network)")
         else:
+            if self.auth.mode == "scram" and not self.auth.tls:
+                raise ValueError("MSK serves SCRAM only over TLS (port 9096); remove auth.tls: false")
             if self.network is None or self.network.is_empty():
                 raise ValueError("an existing cluster needs network.security_group_ids (or cidrs/prefix_list_ids) of its brokers")
         return self
@@ -713,8 +741,6 @@ def load_environment(path: str | Path) -> EnvironmentConfig:
     cfg = load_yaml_model(EnvironmentConfig, path)
     if cfg.name != path.stem:
         raise UsageError(f"{path.name}: name", f"{cfg.name!r} differs from the file name", f"set name: {path.stem}")
-    if len(cfg.config_bucket_name) > 63:
-        raise UsageError(f"{path.name}: prefix", f"bucket name {cfg.config_bucket_name!r} exceeds 63 characters", "set a shorter prefix")
     return cfg
 
 

@@ -1,8 +1,241 @@
-"""Placeholder until the validation job lands."""
+"""``msk-migrate validate``: prove the target holds the same records as the source.
+
+Exit 0 = everything matches, 1 = a mismatch (see the report), 2 = bad input or an unreachable
+cluster (one line on stderr naming the field and the fix; nothing written).
+The same command runs under spark-submit / Glue through ``spark_entry.py`` (with the job's
+SparkSession instead of a local one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
 import click
+import yaml
+
+from ..cliutil import emit_json, human, output_option
+from ..config.auth import AuthConfig
+from ..config.loader import validate_model
+from ..config.migration import ClusterEndpoint
+from ..errors import UnreachableError, UsageError
+from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
+
+AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
+
+
+def _side_options(role: str):
+    def deco(f):
+        opts = [
+            click.option(f"--{role}-bootstrap-servers", f"{role}_bootstrap", metavar="HOST:PORT[,...]",
+                         help=f"{role.capitalize()} cluster bootstrap servers."),
+            click.option(f"--{role}-auth", f"{role}_auth", type=click.Choice(AUTH_MODES), default="plaintext",
+                         show_default=True, help=f"How to authenticate to the {role} cluster."),
+            click.option(f"--{role}-secret-arn", f"{role}_secret_arn", metavar="ARN",
+                         help=f"Secrets Manager secret with the SCRAM credentials or mTLS cert+key (else env "
+                              f"MM2_{role.upper()}_SASL_USERNAME/_PASSWORD or _TLS_CERTIFICATE_CHAIN/_TLS_PRIVATE_KEY)."),
+            click.option(f"--{role}-ca-secret-arn", f"{role}_ca_secret_arn", metavar="ARN",
+                         help=f"Secrets Manager secret with a private CA bundle (else env MM2_{role.upper()}_TLS_CA; "
+                              "unset = the default trust store)."),
+            click.option(f"--{role}-scram-mechanism", f"{role}_scram_mechanism",
+                         type=click.Choice(["SCRAM-SHA-512", "SCRAM-SHA-256"]), default="SCRAM-SHA-512", show_default=True),
+            click.option(f"--{role}-scram-tls/--{role}-scram-no-tls", f"{role}_scram_tls", default=True, show_default=True,
+                         help="SASL_SSL (default) or SASL_PLAINTEXT for legacy SCRAM listeners."),
+        ]
+        for o in reversed(opts):
+            f = o(f)
+        return f
+
+    return deco
+
+
+def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
+    bootstrap = kw[f"{role}_bootstrap"]
+    if not bootstrap:
+        raise UsageError(f"--{role}-bootstrap-servers", "required", "pass host:port[,host:port] or --clusters FILE")
+    data = {
+        "mode": kw[f"{role}_auth"],
+        "scram_mechanism": kw[f"{role}_scram_mechanism"],
+        "tls": kw[f"{role}_scram_tls"],
+        "secret_arn": kw[f"{role}_secret_arn"],
+        "ca_secret_arn": kw[f"{role}_ca_secret_arn"],
+    }
+    if data["mode"] in ("scram", "mtls") and not data["secret_arn"]:
+        # Secrets from the environment only (the job's own choice; the Connect worker config needs an ARN).
+        check = validate_model(AuthConfig, {**data, "secret_arn": "arn:aws:secretsmanager:env-only"}, prefix=f"--{role}-auth ")
+        auth = AuthConfig.model_construct(**{**check.model_dump(), "secret_arn": None})
+    else:
+        auth = validate_model(AuthConfig, data, prefix=f"--{role}-")
+    return validate_model(
+        ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth}, prefix=f"--{role}-"
+    )
+
+
+def _clusters_file(path: str) -> tuple[ClusterEndpoint, ClusterEndpoint]:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError("--clusters", f"{path} not found", "pass a YAML file with source: and target:")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError("--clusters", f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    out = []
+    for role in ("source", "target"):
+        if role not in data:
+            raise UsageError(f"--clusters {p.name}: {role}", "required field is missing", "add it")
+        side = dict(data[role] or {})
+        side.setdefault("alias", role)
+        out.append(validate_model(ClusterEndpoint, side, prefix=f"{p.name}: {role}."))
+    return out[0], out[1]
+
+
+def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
+    out = {}
+    for v in values:
+        k, sep, val = v.partition("=")
+        if not sep or not k:
+            raise UsageError(field, f"{v!r} is not KEY=VALUE", f"write {field} key=value")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def build_request(kw: dict[str, Any]) -> ValidationRequest:
+    """The CLI's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
+    if kw.get("clusters"):
+        if kw.get("source_bootstrap") or kw.get("target_bootstrap"):
+            raise UsageError("--clusters", "given together with --source/--target-bootstrap-servers", "use one of them")
+        source, target = _clusters_file(kw["clusters"])
+    else:
+        source, target = _endpoint("source", kw), _endpoint("target", kw)
+    topics = [t.strip() for item in kw.get("topics") or () for t in item.split(",") if t.strip()]
+    data: dict[str, Any] = {
+        "source": source,
+        "target": target,
+        "topics": topics,
+        "topic_regex": kw.get("topic_regex"),
+        "topic_map": _pairs(kw.get("topic_map") or (), "--topic-map"),
+        "mode": kw.get("mode") or "auto",
+        "from_timestamp_ms": parse_timestamp(kw.get("from_timestamp"), "--from-timestamp"),
+        "until_timestamp_ms": parse_timestamp(kw.get("until_timestamp"), "--until-timestamp"),
+        "grace_seconds": kw.get("grace_seconds", 300),
+        "timestamp_slack_seconds": kw.get("timestamp_slack_seconds", 300),
+        "compacted": kw.get("compacted") or "records",
+        "isolation_level": kw.get("isolation_level") or "read_committed",
+        "sample_size": kw.get("sample_size", 10),
+        "ignore_configs": list(kw.get("ignore_config") or ()),
+        "allow_duplicates": bool(kw.get("allow_duplicates")),
+        "kafka_options": _pairs(kw.get("kafka_option") or (), "--kafka-option"),
+        "min_partitions": kw.get("min_partitions"),
+        "metadata_timeout_seconds": kw.get("metadata_timeout", 15.0),
+    }
+    if kw.get("exclude_regex"):
+        data["exclude_regexes"] = list(kw["exclude_regex"])
+    if kw.get("offsets_snapshot"):
+        data["offsets_snapshot"] = load_snapshot(kw["offsets_snapshot"])
+    if not kw.get("no_report"):
+        data["report_dir"] = kw.get("report_dir") or str(
+            Path("reports") / f"validation-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        )
+    flag = {
+        "from_timestamp_ms": "--from-timestamp", "until_timestamp_ms": "--until-timestamp",
+        "topic_regex": "--topic-regex", "exclude_regexes": "--exclude-regex", "sample_size": "--sample-size",
+        "grace_seconds": "--grace-seconds", "min_partitions": "--min-partitions",
+    }
+    try:
+        return ValidationRequest.model_validate(data)
+    except Exception as exc:  # pydantic ValidationError -> one line naming the option
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
+        err = exc.errors()[0]
+        loc = str(err["loc"][0]) if err["loc"] else ""
+        field = flag.get(loc, f"--{loc.replace('_', '-')}" if loc else "validate")
+        raise UsageError(field, err["msg"].removeprefix("Value error, ")) from None
 
 
 @click.command("validate")
-def validate() -> None:
-    """Prove the target holds the same records as the source (PySpark)."""
-    raise click.ClickException("validate is not implemented yet")
+@_side_options("source")
+@_side_options("target")
+@click.option("--clusters", type=click.Path(dir_okay=False), help="YAML with source: and target: "
+              "(bootstrap_servers, auth: {mode, secret_arn, ...}) instead of the --source-*/--target-* options.")
+@click.option("--topics", multiple=True, metavar="T1,T2", help="Source topics to validate (repeatable, comma-separated).")
+@click.option("--topic-regex", metavar="REGEX", help="Validate every source topic matching REGEX (full match).")
+@click.option("--exclude-regex", multiple=True, metavar="REGEX",
+              help=f"Topics never selected by --topic-regex (repeatable; default: {', '.join(DEFAULT_EXCLUDES)}).")
+@click.option("--topic-map", multiple=True, metavar="SRC=TGT", help="Target topic name of a renamed source topic.")
+@click.option("--mode", type=click.Choice(["auto", "checksum", "full"]), default="auto", show_default=True,
+              help="checksum: counts + fingerprints; full: exact diff; auto: full diff only where checksums differ.")
+@click.option("--from-timestamp", metavar="TS", help="Window start (ISO-8601 or epoch ms); default: the beginning.")
+@click.option("--until-timestamp", metavar="TS", help="Window end, exclusive; default: now minus --grace-seconds.")
+@click.option("--grace-seconds", type=int, default=300, show_default=True,
+              help="Default window end is this long ago (records MM2 may not have copied yet are left out).")
+@click.option("--timestamp-slack-seconds", type=int, default=300, show_default=True,
+              help="Offsets are looked up this far outside the window (tolerated timestamp disorder).")
+@click.option("--offsets-snapshot", type=click.Path(dir_okay=False), metavar="FILE",
+              help='JSON {"topic": {"0": end_offset}} of source offsets to compare instead of a time window.')
+@click.option("--compacted", type=click.Choice(["records", "latest-per-key"]), default="records", show_default=True,
+              help="Compacted topics: compare every record, or the latest value per key.")
+@click.option("--isolation-level", type=click.Choice(["read_committed", "read_uncommitted"]),
+              default="read_committed", show_default=True)
+@click.option("--allow-duplicates", is_flag=True, help="Duplicates alone (MM2 is at-least-once) do not fail the verdict.")
+@click.option("--ignore-config", multiple=True, metavar="NAME", help="Topic config left out of the parity check.")
+@click.option("--sample-size", type=int, default=10, show_default=True, help="Sample records per category and partition.")
+@click.option("--kafka-option", multiple=True, metavar="KEY=VALUE", help="Extra Kafka consumer tuning (not security).")
+@click.option("--min-partitions", type=int, help="Spark minPartitions: split large Kafka partitions across tasks.")
+@click.option("--metadata-timeout", type=float, default=15.0, show_default=True, help="Seconds to wait for a cluster.")
+@click.option("--report-dir", metavar="DIR|s3://BUCKET/PREFIX",
+              help="Where report.json and report.html go (default: reports/validation-<UTC time>/).")
+@click.option("--no-report", is_flag=True, help="Write no report files (console/JSON output only).")
+@output_option
+@click.pass_context
+def validate(ctx: click.Context, output: str, **kw: Any) -> None:
+    """Prove the target holds the same records as the source (PySpark).
+
+    Exit 0: everything matches; 1: a mismatch; 2: bad input or an unreachable cluster.
+    """
+    spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
+    request = build_request(kw)
+    from .console import print_report, spark_progress
+    from .job import run_validation
+
+    con = human(output)
+    show = con.is_terminal or output == "text"
+    with (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
+        report = run_validation(request, spark=spark, progress=say)
+    if output == "json":
+        emit_json({**report.to_dict(), "locations": report.locations})
+    else:
+        print_report(report, con)
+    if report.exit_code:
+        sys.exit(report.exit_code)
+
+
+def run_cli(argv: list[str], spark: Any = None) -> int:
+    """Run ``validate`` with ``argv``; returns the exit code (0/1/2) instead of exiting.
+    One-line ``error: ...`` on stderr for exit 2, like ``msk-migrate``."""
+    try:
+        rc = validate.main(args=argv, prog_name="msk-migrate validate", standalone_mode=False, obj={"spark": spark})
+        return rc if isinstance(rc, int) else 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        return 2
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return 2
+    except (UsageError, UnreachableError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 2
+
+
+def main() -> None:
+    sys.exit(run_cli(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

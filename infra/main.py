@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""CDKTF app: one stack ``migration-<env>`` per ``infra/environments/<env>.yaml``.
+
+    .venv/bin/python infra/main.py                      # synth every environment into ./cdktf.out
+    .venv/bin/python infra/main.py --env dev            # only migration-dev
+    npx cdktf-cli@0.21.0 deploy migration-dev           # the cdktf CLI runs this file (cdktf.json "app")
+    terraform -chdir=cdktf.out/stacks/migration-dev init && ... plan/apply   # without the cdktf CLI
+
+Every environment file is validated before anything is synthesized (and before the slow jsii runtime
+starts); a bad file prints one line ``error: <file>: <field>: <problem> (fix: ...)`` and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # the mskinfra package beside this file
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="infra/main.py", description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--environments",
+        type=Path,
+        default=Path(os.environ.get("MSK_MIGRATE_ENVIRONMENTS", HERE / "environments")),
+        help="directory of <env>.yaml files (env MSK_MIGRATE_ENVIRONMENTS; default infra/environments)",
+    )
+    ap.add_argument(
+        "--env",
+        action="append",
+        default=[e for e in os.environ.get("MSK_MIGRATE_ENV", "").split(",") if e],
+        help="synthesize only this environment (repeatable; env MSK_MIGRATE_ENV=dev,prod)",
+    )
+    ap.add_argument(
+        "--outdir",
+        type=Path,
+        default=Path(os.environ.get("CDKTF_OUTDIR") or REPO_ROOT / "cdktf.out"),
+        help="synth output (the cdktf CLI sets CDKTF_OUTDIR; default ./cdktf.out)",
+    )
+    ap.add_argument(
+        "--build-dir",
+        type=Path,
+        default=Path(os.environ.get("MSK_MIGRATE_BUILD_DIR", REPO_ROOT / "build")),
+        help="where build_images.py wrote manifest-<account>-<region>.json (env MSK_MIGRATE_BUILD_DIR)",
+    )
+    ap.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path(os.environ.get("MSK_MIGRATE_STATE_DIR", REPO_ROOT / ".local" / "terraform")),
+        help="local state directory for environments without a backend (default .local/terraform)",
+    )
+    ap.add_argument("--check", action="store_true", help="validate the environment files and exit (no synth)")
+    return ap.parse_args(argv)
+
+
+def environment_files(directory: Path, only: list[str]) -> list[Path]:
+    from msk_migrate.errors import UsageError
+
+    if not directory.is_dir():
+        raise UsageError(str(directory), "not a directory", "pass --environments DIR with <env>.yaml files")
+    files = sorted(directory.glob("*.yaml"))
+    if only:
+        by_name = {f.stem: f for f in files}
+        missing = [e for e in only if e not in by_name]
+        if missing:
+            raise UsageError("--env", f"no {missing[0]}.yaml in {directory}", f"choose one of {', '.join(sorted(by_name)) or '(none)'}")
+        files = [by_name[e] for e in dict.fromkeys(only)]
+    if not files:
+        raise UsageError(str(directory), "no <env>.yaml files", "add one (see infra/environments/dev.yaml)")
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    from msk_migrate.config.environment import load_environments
+    from msk_migrate.errors import UsageError
+
+    args = _parse(argv)
+    try:
+        envs = load_environments(environment_files(args.environments, args.env))
+        from mskinfra.images import choose_images
+
+        images = {env.name: choose_images(env, args.build_dir) for env in envs}
+        if args.check:
+            for env in envs:
+                print(f"{env.stack_name}: ok")
+            return 0
+
+        from cdktf import App  # the jsii runtime starts here (slow)
+
+        from mskinfra.stack import MigrationStack
+
+        app = App(outdir=str(args.outdir))
+        for env in envs:
+            MigrationStack(app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir)
+        app.synth()
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""IAM: one execution role per service, one task role for Connect, nothing wider than needed.
+
+Execution roles (used by the ECS agent, not by the application):
+  - ``ecr:GetAuthorizationToken`` on ``*`` -- the only action here without a resource scope (the API has
+    none); pulls themselves are allowed on the service's own repository only;
+  - ``logs:CreateLogStream``/``PutLogEvents`` on the service's own log group;
+  - ``secretsmanager:GetSecretValue`` on exactly the secrets that service's task definition injects
+    (+ ``kms:Decrypt`` via Secrets Manager for their customer-managed keys).
+
+Connect task role (used by the workers):
+  - MSK IAM (``kafka-cluster:*`` actions listed one by one) on this migration's target cluster, its
+    topics and groups only, as ``arn:...:topic/<cluster>/<uuid>/<name>`` patterns derived from the
+    migration's topic/group regexes (:mod:`.scope`): exact names for literal regexes, ``prefix*`` for
+    prefixed ones, ``*`` under the cluster otherwise; plus the Connect and MM2 internal topics by name;
+  - for an MSK-IAM source, read-only actions on the source cluster, its topics and groups;
+  - read of the connector-config bucket (+ ``kms:Decrypt`` via S3).
+Prometheus and Grafana get no task role: they call no AWS API.
+"""
+
+from __future__ import annotations
+
+from constructs import Construct
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+
+from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
+
+from .scope import name_patterns
+from .util import arn, dns_suffix, policy_json
+
+TARGET_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"]
+TARGET_TOPIC_ACTIONS = [
+    "kafka-cluster:DescribeTopic",
+    "kafka-cluster:CreateTopic",
+    "kafka-cluster:WriteData",
+    "kafka-cluster:ReadData",
+    "kafka-cluster:AlterTopic",
+    "kafka-cluster:DescribeTopicDynamicConfiguration",
+    "kafka-cluster:AlterTopicDynamicConfiguration",
+]
+TARGET_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"]
+SOURCE_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"]
+SOURCE_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:DescribeTopicDynamicConfiguration"]
+SOURCE_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup"]
+ECR_PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
+
+
+def internal_topics(cfg: EnvironmentConfig) -> list[str]:
+    """Topics the workers and MM2 keep on the target (names of Kafka's defaults, separator '.')."""
+    w, src = cfg.worker, cfg.source.alias
+    return [
+        w.config_storage_topic,
+        w.offset_storage_topic,
+        w.status_storage_topic,
+        f"mm2-offset-syncs.{src}.internal",  # offset-syncs.topic.location=target
+        f"{src}.checkpoints.internal",
+        "heartbeats",  # MirrorHeartbeatConnector
+        f"{src}.heartbeats",  # the source's heartbeats, replicated
+    ]
+
+
+def target_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
+    m = cfg.migration
+    return name_patterns(m.topics, list(m.topic_renames.values()) + internal_topics(cfg))
+
+
+def target_group_patterns(cfg: EnvironmentConfig) -> list[str]:
+    return name_patterns(cfg.migration.groups, [cfg.worker.group_id])
+
+
+def source_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
+    m = cfg.migration
+    return name_patterns(m.topics, list(m.topic_renames) + ["heartbeats"])
+
+
+def source_group_patterns(cfg: EnvironmentConfig) -> list[str]:
+    return name_patterns(cfg.migration.groups)
+
+
+def trust_policy(cfg: EnvironmentConfig) -> str:
+    return policy_json(
+        [
+            {
+                "Sid": "EcsTasksOfThisAccount",
+                "Effect": "Allow",
+                "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": cfg.account_id},
+                    "ArnLike": {"aws:SourceArn": arn(cfg, "ecs", "*")},
+                },
+            }
+        ]
+    )
+
+
+def _msk_statements(sid: str, cluster_arn: str, topic_prefix: str, group_prefix: str,
+                    cluster_actions: list[str], topic_actions: list[str], group_actions: list[str],
+                    topics: list[str], groups: list[str]) -> list[dict]:
+    return [
+        {"Sid": f"{sid}Cluster", "Effect": "Allow", "Action": cluster_actions, "Resource": [cluster_arn]},
+        {"Sid": f"{sid}Topics", "Effect": "Allow", "Action": topic_actions, "Resource": [f"{topic_prefix}/{t}" for t in topics]},
+        {"Sid": f"{sid}Groups", "Effect": "Allow", "Action": group_actions, "Resource": [f"{group_prefix}/{g}" for g in groups]},
+    ]
+
+
+class Roles(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        cfg: EnvironmentConfig,
+        *,
+        repository_arns: dict[str, str],
+        log_group_arns: dict[str, str],
+        service_secrets: dict[str, list[str]],
+        service_secret_kms_keys: dict[str, list[str]],
+        stack_key_arn: str,
+        bucket_arn: str,
+        target_cluster_arn: str,
+        target_topic_arn_prefix: str,
+        target_group_arn_prefix: str,
+    ) -> None:
+        super().__init__(scope, id_)
+        p = cfg.resource_prefix
+        trust = trust_policy(cfg)
+        self.execution: dict[str, IamRole] = {}
+        #: component -> the inline policies its service must wait for
+        self.policies: dict[str, list[IamRolePolicy]] = {}
+        for component, repo_arn in repository_arns.items():
+            cid = component.replace("-", "_")
+            role = IamRole(
+                self, f"{cid}_execution", name=f"{p}-{component}-execution", assume_role_policy=trust,
+                description=f"ECS agent for {p} {component}: pull its image, write its logs, read its secrets",
+            )
+            statements = [
+                # GetAuthorizationToken has no resource-level scope: "*" is the only valid Resource.
+                {"Sid": "EcrAuthorizationToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+                {"Sid": "PullOwnImage", "Effect": "Allow", "Action": ECR_PULL_ACTIONS, "Resource": [repo_arn]},
+                {
+                    "Sid": "WriteOwnLogs",
+                    "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [f"{log_group_arns[component]}:log-stream:*"],
+                },
+            ]
+            secrets = service_secrets.get(component) or []
+            if secrets:
+                statements.append(
+                    {"Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": secrets}
+                )
+            keys = service_secret_kms_keys.get(component) or []
+            if secrets and keys:
+                statements.append(
+                    {
+                        "Sid": "DecryptOwnSecrets",
+                        "Effect": "Allow",
+                        "Action": "kms:Decrypt",
+                        "Resource": keys,
+                        "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{cfg.region}.{dns_suffix(cfg)}"}},
+                    }
+                )
+            self.policies[component] = [
+                IamRolePolicy(self, f"{cid}_execution_policy", name="execution", role=role.id, policy=policy_json(statements))
+            ]
+            self.execution[component] = role
+
+        self.connect_task = IamRole(
+            self, "connect_task", name=f"{p}-kafka-connect-task", assume_role_policy=trust,
+            description=f"{p} Connect workers: MSK access of this migration, connector-config bucket read",
+        )
+        statements: list[dict] = []
+        if cfg.target.auth.mode == "iam":
+            statements += _msk_statements(
+                "TargetMsk", target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix,
+                TARGET_CLUSTER_ACTIONS, TARGET_TOPIC_ACTIONS, TARGET_GROUP_ACTIONS,
+                target_topic_patterns(cfg), target_group_patterns(cfg),
+            )
+        if cfg.source.auth.mode == "iam":
+            src = parse_msk_arn(cfg.source.msk_cluster_arn)
+            src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"
+            statements += _msk_statements(
+                "SourceMskRead", cfg.source.msk_cluster_arn,
+                f"{src_arn}:topic/{src['name']}/{src['uuid']}", f"{src_arn}:group/{src['name']}/{src['uuid']}",
+                SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, SOURCE_GROUP_ACTIONS,
+                source_topic_patterns(cfg), source_group_patterns(cfg),
+            )
+        statements += [
+            {"Sid": "ReadConnectorConfigs", "Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"], "Resource": [f"{bucket_arn}/*"]},
+            {"Sid": "ListConnectorConfigs", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": [bucket_arn]},
+            {
+                "Sid": "DecryptConnectorConfigs",
+                "Effect": "Allow",
+                "Action": "kms:Decrypt",
+                "Resource": [stack_key_arn],
+                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}},
+            },
+        ]
+        self.policies["kafka-connect"].append(
+            IamRolePolicy(self, "connect_task_policy", name="connect", role=self.connect_task.id, policy=policy_json(statements))
+        )

@@ -1,0 +1,133 @@
+"""Security groups with exactly the flows that exist (no 0.0.0.0/0 ingress anywhere).
+
+Flows (ports from the environment):
+
+====================  ==========================  ===========================================
+from                  to                          port
+====================  ==========================  ===========================================
+Connect               source brokers              every port in source.bootstrap_servers
+Connect               target brokers              MSK port of target.auth.mode (9092/9094/9096/9098)
+Connect               Connect (other workers)     worker.rest_port (request forwarding to the leader)
+Prometheus            Connect                     worker.metrics_port (JMX agent /metrics)
+Grafana               Prometheus                  9090
+operators             Connect, Prometheus, Grafana rest_port, 9090, 3000
+MSK clients (opt.)    created MSK brokers         9098 (+9096 with SCRAM)
+every task            AWS APIs                    443 (ECR, Logs, Secrets Manager, S3) via NAT or endpoints
+====================  ==========================  ===========================================
+
+Every rule is its own ``aws_vpc_security_group_{ingress,egress}_rule``; the groups have no inline
+rules, so Terraform also removes AWS's default allow-all egress rule when it creates them.
+"""
+
+from __future__ import annotations
+
+from constructs import Construct
+from cdktf_cdktf_provider_aws.security_group import SecurityGroup
+from cdktf_cdktf_provider_aws.vpc_security_group_egress_rule import VpcSecurityGroupEgressRule
+from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
+
+from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig, HttpsEgress, Peers
+
+from .util import cidr_args, construct_id
+
+
+class Network(Construct):
+    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig) -> None:
+        super().__init__(scope, id_)
+        self.cfg = cfg
+        p = cfg.resource_prefix
+
+        def group(name: str, description: str) -> SecurityGroup:
+            return SecurityGroup(
+                self,
+                f"{name}_sg",
+                name=f"{p}-{name}",
+                description=description,
+                vpc_id=cfg.vpc_id,
+                revoke_rules_on_delete=True,
+                tags={"Name": f"{p}-{name}"},
+            )
+
+        self.connect = group("connect", "msk-migrate Kafka Connect (MirrorMaker 2) workers")
+        self.prometheus = group("prometheus", "msk-migrate Prometheus")
+        self.grafana = group("grafana", "msk-migrate Grafana")
+        self.msk = group("msk", "msk-migrate target MSK brokers") if cfg.target.create else None
+
+        rest, metrics = cfg.worker.rest_port, cfg.worker.metrics_port
+
+        # Connect workers forward REST requests to the group leader.
+        self._sg_flow(self.connect, self.connect, rest, "Connect workers to each other (REST forwarding)")
+        # Monitoring.
+        self._sg_flow(self.prometheus, self.connect, metrics, "Prometheus scrapes the Connect JMX agent")
+        self._sg_flow(self.grafana, self.prometheus, PROMETHEUS_PORT, "Grafana queries Prometheus")
+        # Operators.
+        for sg, port, what in (
+            (self.connect, rest, "Connect REST API"),
+            (self.prometheus, PROMETHEUS_PORT, "Prometheus UI/API"),
+            (self.grafana, GRAFANA_PORT, "Grafana"),
+        ):
+            self._ingress_from_peers(sg, port, cfg.operator_access, f"operators to {what}")
+        # Connect -> source brokers (the source's own firewall is managed by its owners).
+        for port in cfg.source.ports():
+            self._egress_to_peers(self.connect, port, cfg.source.network, f"Connect to source brokers :{port}")
+        # Connect -> target brokers.
+        tport = cfg.target.port
+        if self.msk is not None:
+            self._sg_flow(self.connect, self.msk, tport, f"Connect to target MSK :{tport} ({cfg.target.auth.mode})")
+            client_ports = sorted({9098} | ({9096} if cfg.target.create.scram else set()))
+            for port in client_ports:
+                self._ingress_from_peers(self.msk, port, cfg.target.create.client_access, f"migrated clients to MSK :{port}")
+        else:
+            peers = cfg.target.network
+            self._egress_to_peers(self.connect, tport, peers, f"Connect to target MSK :{tport}")
+            if cfg.target.add_ingress_rules:
+                for sg_id in peers.security_group_ids:
+                    VpcSecurityGroupIngressRule(
+                        self,
+                        construct_id("target_in", sg_id, tport),
+                        security_group_id=sg_id,
+                        referenced_security_group_id=self.connect.id,
+                        ip_protocol="tcp",
+                        from_port=tport,
+                        to_port=tport,
+                        description=f"{p} Connect to MSK :{tport}",
+                    )
+        # HTTPS to AWS APIs for every task (image pulls, logs, secrets, S3).
+        for sg in (self.connect, self.prometheus, self.grafana):
+            self._egress_to_peers(
+                sg, 443, cfg.network.https_egress, "HTTPS to AWS APIs (ECR, CloudWatch Logs, Secrets Manager, S3)"
+            )
+
+    # ---- rule helpers ----
+
+    def _sg_flow(self, src: SecurityGroup, dst: SecurityGroup, port: int, description: str) -> None:
+        """src -> dst on port: egress on src, ingress on dst, each referencing the other group."""
+        name = construct_id(src.node.id, dst.node.id, port)
+        VpcSecurityGroupEgressRule(
+            self, f"{name}_out", security_group_id=src.id, referenced_security_group_id=dst.id,
+            ip_protocol="tcp", from_port=port, to_port=port, description=description,
+        )
+        VpcSecurityGroupIngressRule(
+            self, f"{name}_in", security_group_id=dst.id, referenced_security_group_id=src.id,
+            ip_protocol="tcp", from_port=port, to_port=port, description=description,
+        )
+
+    def _peer_args(self, peers: Peers | HttpsEgress) -> list[tuple[str, dict[str, str]]]:
+        out = [(c, cidr_args(c)) for c in peers.cidrs]
+        out += [(pl, {"prefix_list_id": pl}) for pl in peers.prefix_list_ids]
+        out += [(sg, {"referenced_security_group_id": sg}) for sg in peers.security_group_ids]
+        return out
+
+    def _ingress_from_peers(self, sg: SecurityGroup, port: int, peers: Peers, description: str) -> None:
+        for label, args in self._peer_args(peers):
+            VpcSecurityGroupIngressRule(
+                self, construct_id(sg.node.id, "in", label, port), security_group_id=sg.id,
+                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
+            )
+
+    def _egress_to_peers(self, sg: SecurityGroup, port: int, peers: Peers | HttpsEgress, description: str) -> None:
+        for label, args in self._peer_args(peers):
+            VpcSecurityGroupEgressRule(
+                self, construct_id(sg.node.id, "out", label, port), security_group_id=sg.id,
+                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
+            )

@@ -1,0 +1,192 @@
+"""The stack ``migration-<env>``: every resource of one environment, from its config alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from constructs import Construct
+from cdktf import LocalBackend, S3Backend, TerraformStack
+from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderDefaultTags
+from cdktf_cdktf_provider_aws.secretsmanager_secret import SecretsmanagerSecret
+
+from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
+from msk_migrate.connectors import render_connectors, worker_environment
+from msk_migrate.connectors.worker_env import worker_secret_env
+
+from .config_bucket import ConfigBucket
+from .discovery import Discovery
+from .ecr import Repositories
+from .ecs import LogGroups, Services
+from .iam import Roles
+from .images import ImageChoice
+from .kms import StackKey
+from .msk import TargetMsk
+from .network import Network
+from .outputs import add_outputs
+
+
+def bootstrap_placeholder(cfg: EnvironmentConfig) -> str:
+    """A valid host:port the renderer accepts; replaced by the real bootstrap reference afterwards."""
+    return f"msk-migrate-target-bootstrap.invalid:{cfg.target.port}"
+
+
+class MigrationStack(TerraformStack):
+    def __init__(
+        self,
+        scope: Construct,
+        cfg: EnvironmentConfig,
+        *,
+        images: dict[str, ImageChoice],
+        outdir: Path,
+        local_state_dir: Path,
+    ) -> None:
+        super().__init__(scope, cfg.stack_name)
+        self.cfg = cfg
+        self._backend(cfg, outdir, local_state_dir)
+        AwsProvider(
+            self,
+            "aws",
+            region=cfg.region,
+            allowed_account_ids=[cfg.account_id],
+            default_tags=[AwsProviderDefaultTags(tags=cfg.default_tags())],
+        )
+
+        key = StackKey(self, "kms", cfg)
+        key_arn = key.key.arn
+        log_key_arn = key_arn if cfg.log_kms else None
+        repos = Repositories(self, "ecr", cfg, key_arn)
+        network = Network(self, "network", cfg)
+        msk = TargetMsk(
+            self,
+            "msk",
+            cfg,
+            kms_key_arn=key_arn,
+            security_group_id=network.msk.id if network.msk is not None else None,
+            log_kms_key_arn=log_key_arn,
+        )
+
+        # One renderer for everything Kafka: connectors, worker environment, secret variables.
+        placeholder = bootstrap_placeholder(cfg)
+        substitutions = {placeholder: msk.bootstrap}
+        source = cfg.source.endpoint()
+        target = cfg.target.endpoint(placeholder)
+        connectors = render_connectors(source, target, cfg.migration)
+        connect_env = worker_environment(target, cfg.worker, source)
+        connect_secret_env = worker_secret_env(target, source)
+
+        bucket = ConfigBucket(
+            self,
+            "configs",
+            cfg,
+            kms_key_arn=key_arn,
+            connectors=connectors,
+            worker_env=connect_env,
+            worker_secret_env=connect_secret_env,
+            substitutions=substitutions,
+        )
+        discovery = Discovery(self, "discovery", cfg)
+        logs = LogGroups(self, "logs", cfg, log_key_arn)
+
+        grafana = cfg.monitoring.grafana
+        if grafana.admin_secret_arn:
+            grafana_secret_arn = grafana.admin_secret_arn
+            grafana_kms = list(cfg.secrets_kms_key_arns)
+        else:
+            # Created empty: there is never a default password. The operator puts the value (runbook).
+            grafana_secret_arn = SecretsmanagerSecret(
+                self,
+                "grafana_admin",
+                name=f"{cfg.resource_prefix}/grafana-admin",
+                description=f"Grafana admin password of {cfg.resource_prefix} (JSON key '{grafana.admin_secret_key}'); "
+                "set it with put-secret-value before Grafana can start",
+                kms_key_id=key_arn,
+                recovery_window_in_days=7,
+            ).arn
+            grafana_kms = [key_arn]
+
+        roles = Roles(
+            self,
+            "iam",
+            cfg,
+            repository_arns={c: r.arn for c, r in repos.repos.items()},
+            log_group_arns={c: g.arn for c, g in logs.groups.items()},
+            service_secrets={"kafka-connect": cfg.secret_arns(), "grafana": [grafana_secret_arn]},
+            service_secret_kms_keys={"kafka-connect": list(cfg.secrets_kms_key_arns), "grafana": grafana_kms},
+            stack_key_arn=key_arn,
+            bucket_arn=bucket.bucket.arn,
+            target_cluster_arn=msk.cluster_arn,
+            target_topic_arn_prefix=msk.topic_arn_prefix,
+            target_group_arn_prefix=msk.group_arn_prefix,
+        )
+
+        image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
+        services = Services(
+            self,
+            "ecs",
+            cfg,
+            images=image_refs,
+            log_groups=logs,
+            execution_role_arns={c: r.arn for c, r in roles.execution.items()},
+            connect_task_role_arn=roles.connect_task.arn,
+            registry_arns={c: s.arn for c, s in discovery.services.items()},
+            security_group_ids={
+                "kafka-connect": network.connect.id,
+                "prometheus": network.prometheus.id,
+                "grafana": network.grafana.id,
+            },
+            connect_env=connect_env,
+            connect_secret_env=connect_secret_env,
+            prometheus_env={
+                # Scrape targets: every Connect task's IP behind the Cloud Map A records.
+                "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
+                "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
+                "MM2_ENVIRONMENT": cfg.name,
+            },
+            grafana_env={
+                "GF_SECURITY_ADMIN_USER": grafana.admin_user,
+                "GF_SERVER_HTTP_PORT": str(GRAFANA_PORT),
+                "GF_AUTH_ANONYMOUS_ENABLED": "false",
+                "GF_USERS_ALLOW_SIGN_UP": "false",
+                "GF_ANALYTICS_REPORTING_ENABLED": "false",
+                "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
+                "PROMETHEUS_URL": f"http://{discovery.dns_name('prometheus')}:{PROMETHEUS_PORT}",
+            },
+            grafana_secret_env={"GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::"},
+            substitutions=substitutions,
+            depends_on=dict(roles.policies),
+        )
+        add_outputs(
+            self,
+            cfg,
+            discovery=discovery,
+            bucket=bucket,
+            repos=repos,
+            msk=msk,
+            services=services,
+            network=network,
+            grafana_secret_arn=grafana_secret_arn,
+        )
+
+    def _backend(self, cfg: EnvironmentConfig, outdir: Path, local_state_dir: Path) -> None:
+        b = cfg.backend
+        if b is None:
+            # Relative to the stack's working directory (<outdir>/stacks/<stack>), so the state survives
+            # `rm -rf cdktf.out` and works for both the cdktf CLI and plain `terraform -chdir=...`.
+            stack_dir = Path(outdir).resolve() / "stacks" / cfg.stack_name
+            state = Path(local_state_dir).resolve() / f"{cfg.stack_name}.tfstate"
+            LocalBackend(self, path=os.path.relpath(state, stack_dir))
+            self.add_override("terraform.required_version", ">= 1.5.0")
+            return
+        S3Backend(
+            self,
+            bucket=b.bucket,
+            key=b.key or f"msk-migrate/{cfg.name}/terraform.tfstate",
+            region=b.region or cfg.region,
+            encrypt=True,
+            dynamodb_table=b.dynamodb_table,
+            kms_key_id=b.kms_key_id,
+        )
+        if b.use_lockfile:
+            self.add_override("terraform.backend.s3.use_lockfile", True)
+        self.add_override("terraform.required_version", ">= 1.10.0" if b.use_lockfile else ">= 1.5.0")

@@ -1,0 +1,99 @@
+"""Console rendering (rich): a progress display while Spark runs, and the result table."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .report import OK_STATUSES, Report
+
+
+@contextmanager
+def spark_progress(console: Console) -> Iterator[Any]:
+    """Yields ``say(phase)``. A background thread shows the running Spark stage's tasks as a bar
+    (SparkContext.statusTracker of the active SparkContext, once there is one)."""
+    progress = Progress(
+        SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[stage]}"), TimeElapsedColumn(), console=console, transient=True,
+    )
+    task = progress.add_task("starting", total=None, stage="")
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(0.5):
+            try:
+                from pyspark import SparkContext
+
+                sc = SparkContext._active_spark_context
+                if sc is None:
+                    continue
+                tracker = sc.statusTracker()
+                total = done = 0
+                stages = []
+                for sid in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(sid)
+                    if info:
+                        total += info.numTasks
+                        done += info.numCompletedTasks
+                        stages.append(str(sid))
+                if total:
+                    progress.update(task, total=total, completed=done, stage=f"stage {','.join(stages)}")
+            except Exception:  # noqa: BLE001 - the session may be stopping
+                pass
+
+    def say(phase: str) -> None:
+        progress.update(task, description=phase, total=None, completed=0, stage="")
+
+    thread = threading.Thread(target=poll, daemon=True)
+    with progress:
+        thread.start()
+        try:
+            yield say
+        finally:
+            stop.set()
+            thread.join(timeout=2)
+
+
+def _fmt(v: Any) -> str:
+    return "n/a" if v is None else f"{v:,}"
+
+
+def _style(status: str) -> str:
+    return "green" if status == "match" else ("yellow" if status in OK_STATUSES else "red")
+
+
+def print_report(report: Report, console: Console) -> None:
+    s = report.summary()
+    table = Table(title=f"Validation ({report.run['mode']})", show_lines=False)
+    for col, just in [("Topic", "left"), ("Status", "left"), ("Parts", "right"), ("Source", "right"),
+                      ("Target", "right"), ("Missing", "right"), ("Unexpected", "right"),
+                      ("Duplicates", "right"), ("Changed", "right")]:
+        table.add_column(col, justify=just)
+    for t in report.topics:
+        c = t.counts()
+        parts = f"{t.source_partitions}/{t.target_partitions if t.target_partitions is not None else '-'}"
+        table.add_row(
+            t.topic, f"[{_style(t.status)}]{t.status}[/]", parts, _fmt(c["source_count"]), _fmt(c["target_count"]),
+            _fmt(c["missing"]), _fmt(c["unexpected"]), _fmt(c["duplicates"]), _fmt(c["changed"]),
+        )
+    console.print(table)
+    for t in report.topics:
+        for prob in t.problems:
+            console.print(f"  [red]{t.topic}[/]: {prob}")
+        for p in t.partitions:
+            if p.status not in OK_STATUSES or p.status == "duplicates":
+                console.print(f"  [{_style(p.status)}]{t.topic}[{p.partition}][/] {p.status}: {'; '.join(p.differences)}")
+    for w in report.warnings:
+        console.print(f"  [yellow]warning[/]: {w}")
+    colour = "green" if report.verdict == "match" else "red"
+    console.print(
+        f"[bold {colour}]{report.verdict.upper()}[/]: {s['topics_matching']}/{s['topics']} topics match, "
+        f"{s['partitions_mismatched']} partition(s) differ, {_fmt(s['source_records'])} source records compared"
+    )
+    for loc in report.locations:
+        console.print(f"report: {loc}")

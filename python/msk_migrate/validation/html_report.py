@@ -1,0 +1,155 @@
+"""Self-contained HTML page of a validation report: verdict and summary first, then one table per
+topic, then the details (differences, samples) of every partition that does not match.
+No external assets; machine-readable anchors: ``#verdict[data-verdict]``, ``table#summary``,
+``table#topics`` (one ``tr[data-topic][data-status]`` per topic)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;color:#1d232a;max-width:1200px}
+h1{font-size:1.5rem;margin:0 0 .5rem}h2{font-size:1.2rem;margin-top:2rem}h3{font-size:1rem}
+.verdict{padding:1rem 1.5rem;border-radius:8px;font-size:1.4rem;font-weight:600;margin:1rem 0}
+.match{background:#e3f6e8;color:#14532d;border:1px solid #86d39c}
+.mismatch{background:#fde8e8;color:#7f1d1d;border:1px solid #f19a9a}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
+th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.s-match{color:#15803d;font-weight:600}.s-bad{color:#b91c1c;font-weight:600}.s-warn{color:#a16207;font-weight:600}
+.muted{color:#57606a;font-size:.85rem}code{font-size:.85rem}ul{margin:.2rem 0}
+"""
+
+
+def _e(v: Any) -> str:
+    if v is None:
+        return "—"
+    return html.escape(str(v))
+
+
+def _n(v: Any) -> str:
+    if v is None:
+        return '<td class="n">n/a</td>'
+    return f'<td class="n">{v:,}</td>' if isinstance(v, int) else f'<td class="n">{_e(v)}</td>'
+
+
+def _status(s: str) -> str:
+    cls = "s-match" if s == "match" else ("s-warn" if s == "duplicates" else "s-bad")
+    return f'<span class="{cls}">{_e(s)}</span>'
+
+
+def render_html(r: dict[str, Any]) -> str:
+    s = r["summary"]
+    verdict = r["verdict"]
+    win = r["window"]
+    out: list[str] = []
+    add = out.append
+    add("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
+    add(f"<title>msk-migrate validation: {_e(verdict)}</title><style>{CSS}</style></head><body>")
+    add("<h1>msk-migrate validation report</h1>")
+    add(
+        f"<p class='muted'>source <code>{_e(r['source']['bootstrap_servers'])}</code> ({_e(r['source']['auth_mode'])}) → "
+        f"target <code>{_e(r['target']['bootstrap_servers'])}</code> ({_e(r['target']['auth_mode'])}) · mode "
+        f"<b>{_e(r['run']['mode'])}</b> · run {_e(r['run']['id'])} at {_e(r['run']['finished_at'])}</p>"
+    )
+    text = (
+        "MATCH — the target holds the same records"
+        if verdict == "match"
+        else f"MISMATCH — {s['topics_mismatched']} of {s['topics']} topic(s) differ"
+    )
+    add(f"<div id='verdict' class='verdict {verdict}' data-verdict='{verdict}'>{_e(text)}</div>")
+
+    add("<table id='summary'><tbody>")
+    rows = [
+        ("Topics", s["topics"]), ("Topics matching", s["topics_matching"]),
+        ("Topics mismatched", s["topics_mismatched"]), ("Partitions", s["partitions"]),
+        ("Partitions mismatched", s["partitions_mismatched"]), ("Source records", s["source_records"]),
+        ("Target records", s["target_records"]), ("Missing on target", s["missing"]),
+        ("Unexpected on target", s["unexpected"]), ("Duplicates on target", s["duplicates"]),
+        ("Changed records", s["changed"]), ("Warnings", s["warnings"]),
+    ]
+    for label, value in rows:
+        key = label.lower().replace(" ", "_")
+        add(f"<tr data-key='{key}'><th>{_e(label)}</th>{_n(value)}</tr>")
+    add("</tbody></table>")
+    if win["kind"] == "timestamps":
+        add(
+            f"<p class='muted'>Window: record timestamps in [{_e(win.get('from') or 'beginning')}, "
+            f"{_e(win.get('until'))}) · isolation {_e(r['run']['isolation_level'])}</p>"
+        )
+    else:
+        add(f"<p class='muted'>Window: source offset snapshot ({_e(win.get('partitions'))} partitions) · "
+            f"isolation {_e(r['run']['isolation_level'])}</p>")
+    if r["warnings"]:
+        add("<h2>Warnings</h2><ul id='warnings'>" + "".join(f"<li>{_e(w)}</li>" for w in r["warnings"]) + "</ul>")
+
+    add("<h2>Topics</h2><table id='topics'><thead><tr><th>Topic</th><th>Status</th><th>Partitions (src/tgt)</th>"
+        "<th>Source</th><th>Target</th><th>Missing</th><th>Unexpected</th><th>Duplicates</th><th>Changed</th>"
+        "<th>Problems</th></tr></thead><tbody>")
+    for t in r["topics"]:
+        md = t["metadata"]
+        probs = "".join(f"<li>{_e(p)}</li>" for p in t["problems"])
+        add(
+            f"<tr data-topic='{_e(t['topic'])}' data-status='{_e(t['status'])}'><td><a href='#t-{_e(t['topic'])}'>"
+            f"{_e(t['topic'])}</a></td><td>{_status(t['status'])}</td>"
+            f"<td>{_e(md['source_partitions'])}/{_e(md['target_partitions'])}</td>"
+            f"{_n(t['source_count'])}{_n(t['target_count'])}{_n(t['missing'])}{_n(t['unexpected'])}"
+            f"{_n(t['duplicates'])}{_n(t['changed'])}<td>{'<ul>' + probs + '</ul>' if probs else ''}</td></tr>"
+        )
+    add("</tbody></table>")
+
+    for t in r["topics"]:
+        add(f"<h2 id='t-{_e(t['topic'])}'>{_e(t['topic'])} {_status(t['status'])}</h2>")
+        md = t["metadata"]
+        notes = [f"compare: {t['compare']}", f"timestamps in fingerprint: {'yes' if t['timestamps_in_fingerprint'] else 'no'}",
+                 f"timestamp type: {md['timestamp_type'].get('source')} / {md['timestamp_type'].get('target')}"]
+        if t["target_topic"] != t["topic"]:
+            notes.insert(0, f"target topic: {t['target_topic']}")
+        add(f"<p class='muted'>{_e(' · '.join(notes))}</p>")
+        if md["config_differences"]:
+            add("<table><thead><tr><th>Config</th><th>Source</th><th>Target</th></tr></thead><tbody>")
+            for d in md["config_differences"]:
+                add(f"<tr><td>{_e(d['name'])}</td><td>{_e(d['source'])}</td><td>{_e(d['target'])}</td></tr>")
+            add("</tbody></table>")
+        add("<table class='partitions'><thead><tr><th>Partition</th><th>Status</th><th>Method</th><th>Source</th>"
+            "<th>Target</th><th>Missing</th><th>Unexpected</th><th>Duplicates</th><th>Changed</th>"
+            "<th>Explanation</th></tr></thead><tbody>")
+        for p in t["partitions"]:
+            diffs = "; ".join(p["differences"])
+            add(
+                f"<tr data-partition='{p['partition']}' data-status='{_e(p['status'])}'><td class='n'>{p['partition']}</td>"
+                f"<td>{_status(p['status'])}</td><td>{_e(p['method'])}</td>{_n(p['source_count'])}{_n(p['target_count'])}"
+                f"{_n(p['missing'])}{_n(p['unexpected'])}{_n(p['duplicates'])}{_n(p['changed'])}<td>{_e(diffs)}</td></tr>"
+            )
+        add("</tbody></table>")
+        for p in t["partitions"]:
+            for cat, items in p["samples"].items():
+                if not items:
+                    continue
+                add(f"<h3>{_e(t['topic'])}[{p['partition']}] — {_e(cat)} (sample of {len(items)})</h3>")
+                add("<table class='samples'><thead><tr><th>Key</th><th>Source offset</th><th>Target offset</th>"
+                    "<th>Timestamp</th><th>Detail</th></tr></thead><tbody>")
+                for it in items:
+                    key = "null" if it.get("key") is None else it["key"]
+                    if it.get("key_encoding") == "base64":
+                        key = f"base64:{key}"
+                    detail = []
+                    if it.get("changed"):
+                        detail.append("changed: " + ", ".join(it["changed"]))
+                    if it.get("target_timestamp") is not None:
+                        detail.append(f"target timestamp {it['target_timestamp']}")
+                    if it.get("copies", 1) != 1:
+                        detail.append(f"{it['copies']} copies")
+                    if it.get("target_last_offset") is not None:
+                        detail.append(f"target offsets {it['target_offset']}…{it['target_last_offset']}")
+                    add(
+                        f"<tr><td><code>{_e(key)}</code></td><td class='n'>{_e(it.get('source_offset'))}</td>"
+                        f"<td class='n'>{_e(it.get('target_offset'))}</td><td class='n'>{_e(it.get('timestamp'))}</td>"
+                        f"<td>{_e('; '.join(detail))}</td></tr>"
+                    )
+                add("</tbody></table>")
+    add(f"<p class='muted'>msk-migrate {_e(r['run']['tool_version'])} · Spark {_e(r['run']['spark_version'])} · "
+        f"report schema v{r['schema_version']} · {_e(r['run']['duration_seconds'])} s</p>")
+    add("</body></html>")
+    return "\n".join(out)

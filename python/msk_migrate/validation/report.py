@@ -1,0 +1,284 @@
+"""The validation report: one structure, three renderings (JSON with a documented schema — see
+report.schema.json and docs/validation.md —, a self-contained HTML page, a rich console table),
+written to a local directory or an S3 prefix."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .request import iso
+
+SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
+REPORT_JSON = "report.json"
+REPORT_HTML = "report.html"
+
+#: Partition statuses that do not fail the verdict.
+OK_STATUSES = {"match", "duplicates"}
+
+
+@dataclass
+class SideDigest:
+    count: int
+    min_timestamp: int | None
+    max_timestamp: int | None
+    fingerprint: str
+    start_offset: int | None
+    end_offset: int | None
+    null_keys: int
+    tombstones: int
+
+    @classmethod
+    def of(cls, d: Any, rng: tuple[int, int] | None) -> "SideDigest":
+        return cls(
+            d.count, d.min_ts, d.max_ts, d.fingerprint,
+            rng[0] if rng else None, rng[1] if rng else None, d.null_keys, d.tombstones,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "min_timestamp": self.min_timestamp,
+            "max_timestamp": self.max_timestamp,
+            "min_time": iso(self.min_timestamp),
+            "max_time": iso(self.max_timestamp),
+            "fingerprint": self.fingerprint,
+            "start_offset": self.start_offset,
+            "end_offset": self.end_offset,
+            "null_keys": self.null_keys,
+            "tombstones": self.tombstones,
+        }
+
+
+@dataclass
+class PartitionResult:
+    partition: int
+    source: SideDigest | None = None
+    target: SideDigest | None = None
+    status: str = "match"  #: match | mismatch | duplicates | missing_on_target | extra_on_target
+    method: str = "checksum"  #: checksum | full
+    missing: int | None = None  #: None = not computed (checksum mode, mismatching partition)
+    unexpected: int | None = None
+    duplicates: int | None = None
+    changed: int | None = None
+    changes: dict[str, int] = field(default_factory=dict)
+    differences: list[str] = field(default_factory=list)
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "status": self.status,
+            "method": self.method,
+            "source_count": self.source.count if self.source else None,
+            "target_count": self.target.count if self.target else None,
+            "missing": self.missing,
+            "unexpected": self.unexpected,
+            "duplicates": self.duplicates,
+            "changed": self.changed,
+            "changes": dict(sorted(self.changes.items())),
+            "differences": self.differences,
+            "source": self.source.to_dict() if self.source else None,
+            "target": self.target.to_dict() if self.target else None,
+            "samples": {k: v for k, v in self.samples.items() if v},
+        }
+
+
+def _total(values: list[int | None]) -> int | None:
+    if any(v is None for v in values):
+        return None
+    return sum(values)  # type: ignore[arg-type]
+
+
+@dataclass
+class TopicResult:
+    topic: str
+    target_topic: str
+    source_partitions: int
+    target_partitions: int | None
+    compare: str = "records"
+    timestamps_in_fingerprint: bool = True
+    timestamp_type: dict[str, str | None] = field(default_factory=dict)
+    cleanup_policy: str | None = None
+    config_differences: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    partitions: list[PartitionResult] = field(default_factory=list)
+    status: str = "match"
+
+    def finish(self) -> None:
+        if self.target_partitions is None:
+            self.status = "missing_on_target"
+        elif (
+            self.target_partitions != self.source_partitions
+            or self.config_differences
+            or any(p.status not in OK_STATUSES for p in self.partitions)
+        ):
+            self.status = "mismatch"
+        else:
+            self.status = "match"
+
+    def _sum(self, attr: str) -> int | None:
+        return _total([getattr(p, attr) for p in self.partitions])
+
+    def counts(self) -> dict[str, int | None]:
+        return {
+            "source_count": sum(p.source.count for p in self.partitions if p.source),
+            "target_count": sum(p.target.count for p in self.partitions if p.target),
+            "missing": self._sum("missing"),
+            "unexpected": self._sum("unexpected"),
+            "duplicates": self._sum("duplicates"),
+            "changed": self._sum("changed"),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "target_topic": self.target_topic,
+            "status": self.status,
+            "problems": self.problems,
+            **self.counts(),
+            "partitions_mismatched": sum(1 for p in self.partitions if p.status not in OK_STATUSES),
+            "compare": self.compare,
+            "timestamps_in_fingerprint": self.timestamps_in_fingerprint,
+            "metadata": {
+                "source_partitions": self.source_partitions,
+                "target_partitions": self.target_partitions,
+                "partition_count_match": self.source_partitions == self.target_partitions,
+                "timestamp_type": self.timestamp_type,
+                "cleanup_policy": self.cleanup_policy,
+                "config_differences": self.config_differences,
+            },
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
+
+
+@dataclass
+class Report:
+    run: dict[str, Any]
+    window: dict[str, Any]
+    clusters: dict[str, Any]
+    topics: list[TopicResult]
+    warnings: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """"match" when every topic matches (records and metadata), else "mismatch"."""
+        return "match" if all(t.status == "match" for t in self.topics) else "mismatch"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.verdict == "match" else 1
+
+    def topic(self, name: str) -> TopicResult:
+        return next(t for t in self.topics if t.topic == name)
+
+    def summary(self) -> dict[str, Any]:
+        counts = [t.counts() for t in self.topics]
+
+        def tot(key: str) -> int | None:
+            return _total([c[key] for c in counts])
+
+        parts = [p for t in self.topics for p in t.partitions]
+        return {
+            "topics": len(self.topics),
+            "topics_matching": sum(1 for t in self.topics if t.status == "match"),
+            "topics_mismatched": sum(1 for t in self.topics if t.status != "match"),
+            "partitions": len(parts),
+            "partitions_mismatched": sum(1 for p in parts if p.status not in OK_STATUSES),
+            "source_records": tot("source_count"),
+            "target_records": tot("target_count"),
+            "missing": tot("missing"),
+            "unexpected": tot("unexpected"),
+            "duplicates": tot("duplicates"),
+            "changed": tot("changed"),
+            "warnings": len(self.warnings),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "summary": self.summary(),
+            "run": self.run,
+            "window": self.window,
+            "source": self.clusters["source"],
+            "target": self.clusters["target"],
+            "warnings": self.warnings,
+            "topics": [t.to_dict() for t in self.topics],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    def to_html(self) -> str:
+        from .html_report import render_html
+
+        return render_html(self.to_dict())
+
+    def write(self, dest: str) -> list[str]:
+        """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix)."""
+        files = {REPORT_JSON: (self.to_json(), "application/json"), REPORT_HTML: (self.to_html(), "text/html; charset=utf-8")}
+        out = []
+        if dest.startswith("s3://"):
+            bucket, prefix = split_s3(dest)
+            client = _s3()
+            for name, (body, ctype) in files.items():
+                key = f"{prefix}/{name}" if prefix else name
+                client.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType=ctype)
+                out.append(f"s3://{bucket}/{key}")
+        else:
+            path = Path(dest)
+            path.mkdir(parents=True, exist_ok=True)
+            for name, (body, _ctype) in files.items():
+                (path / name).write_text(body)
+                out.append(str(path / name))
+        return out
+
+
+def split_s3(url: str) -> tuple[str, str]:
+    rest = url[len("s3://"):]
+    bucket, _, prefix = rest.partition("/")
+    if not bucket:
+        raise UsageError("--report-dir", f"{url!r} has no bucket", "use s3://bucket/prefix")
+    return bucket, prefix.strip("/")
+
+
+def _s3():
+    import boto3
+
+    return boto3.client("s3")
+
+
+def check_destination(dest: str) -> None:
+    """Fail (exit 2, nothing written) when the report cannot be written to ``dest``."""
+    if dest.startswith("s3://"):
+        bucket, _ = split_s3(dest)
+        try:
+            _s3().head_bucket(Bucket=bucket)
+        except Exception as exc:  # noqa: BLE001 - botocore errors
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UsageError(
+                "--report-dir", f"cannot write to bucket {bucket!r}: {first}", "check the bucket name and s3:PutObject access"
+            ) from None
+        return
+    if "://" in dest:
+        raise UsageError("--report-dir", f"{dest!r}: only local paths and s3:// are supported")
+    path = Path(dest)
+    if path.exists() and not path.is_dir():
+        raise UsageError("--report-dir", f"{dest} exists and is not a directory", "give a directory")
+    parent = path
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError("--report-dir", f"{parent} is not a writable directory", "choose a writable location")
+
+
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_FILE.read_text())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Idempotent setup of everything msk-migrate needs on a fresh machine of this kind
+# (Debian 12, Python 3.11, Java 17, Maven, Node 20 preinstalled). Safe to run repeatedly:
+# each step is skipped when its inputs have not changed.
+#   scripts/setup.sh           python venv + JVM artefacts + Debian packages (Prometheus)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+STAMPS=".local/stamps"
+mkdir -p "$STAMPS"
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+need() { command -v "$1" >/dev/null 2>&1 || { echo "setup: $1 is required: $2" >&2; exit 2; }; }
+
+need python3.11 "install Python 3.11" 2>/dev/null || need python3 "install Python 3.11"
+need java "install a Java 17 JDK"
+need mvn "install Maven 3.8+ (apt-get install maven)"
+
+PY="$(command -v python3.11 || command -v python3)"
+"$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+  || { echo "setup: Python 3.11 is required (found $("$PY" --version))" >&2; exit 2; }
+
+# 1. Python: pinned dependencies (requirements.lock) + the package in editable mode.
+PY_HASH="$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)"
+if [[ ! -x .venv/bin/python || "$(cat "$STAMPS/python" 2>/dev/null)" != "$PY_HASH" ]]; then
+  say "python: creating .venv and installing pinned dependencies (pyspark, cdktf, moto, ...)"
+  [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --upgrade pip==24.3.1
+  .venv/bin/pip install -q --disable-pip-version-check -c requirements.lock -e '.[spark,infra,dev]'
+  echo "$PY_HASH" > "$STAMPS/python"
+else
+  say "python: up to date"
+fi
+
+# 2. JVM: the policy JAR and every classpath (Connect runtime 3.9 and 4.1, brokers, Spark Kafka jars).
+JVM_HASH="$(find jvm -name pom.xml -o -name '*.java' | sort | xargs cat | sha256sum | cut -c1-16)"
+if [[ "$(cat "$STAMPS/jvm" 2>/dev/null)" != "$JVM_HASH" || ! -f .local/classpath/connect.txt ]]; then
+  say "jvm: resolving Maven artefacts and building the replication policy JAR"
+  .venv/bin/python - <<'PY'
+from msk_migrate.local.classpath import classpath
+from msk_migrate import versions
+for name in ("kafka-source", "kafka-target", "connect", "spark-kafka"):
+    classpath(name)
+    print(f"  classpath {name}: ok")
+classpath("connect", versions.kafka_target_version())
+print(f"  classpath connect (Kafka {versions.kafka_target_version()}): ok")
+PY
+  echo "$JVM_HASH" > "$STAMPS/jvm"
+else
+  say "jvm: up to date"
+fi
+
+# 3. Debian packages: Prometheus + promtool (monitoring tests and local monitoring).
+if [[ -x scripts/setup-monitoring.sh ]]; then
+  scripts/setup-monitoring.sh
+fi
+# 4. Anything a part of the project adds (one script per part, idempotent).
+for extra in scripts/setup-*.sh; do
+  [[ "$extra" == scripts/setup-monitoring.sh || ! -x "$extra" ]] && continue
+  "$extra"
+done
+say "done"

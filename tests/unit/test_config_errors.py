@@ -1,0 +1,44 @@
+"""Bad input: one line naming the field and the fix, before anything is applied."""
+
+from __future__ import annotations
+
+import pytest
+
+from msk_migrate.config.loader import load_yaml_model
+from msk_migrate.config.migration_file import MigrationFile
+from msk_migrate.errors import UsageError
+
+
+def _load(tmp_path, text):
+    p = tmp_path / "m.yaml"
+    p.write_text(text)
+    return load_yaml_model(MigrationFile, p)
+
+
+@pytest.mark.parametrize(
+    "text,field,words",
+    [
+        ("source: {alias: s, bootstrap_servers: 'h:1'}\ntarget: {alias: t, bootstrap_servers: 'nohost'}\n",
+         "target.bootstrap_servers", "host:port"),
+        ("source: {alias: s, bootstrap_servers: 'h:1', auth: {mode: scram}}\ntarget: {alias: t, bootstrap_servers: 'h:2'}\n",
+         "source.auth", "secret_arn"),
+        ("source: {alias: s, bootstrap_servers: 'h:1'}\ntarget: {alias: t, bootstrap_servers: 'h:2'}\nmigration: {topics: ['(']}\n",
+         "migration.topics", "regex"),
+        ("source: {alias: s, bootstrap_servers: 'h:1'}\ntarget: {alias: t, bootstrap_servers: 'h:2'}\nmigration: {tasks_max: 0}\n",
+         "migration.tasks_max", "greater than"),
+        ("source: {alias: s, bootstrap_servers: 'h:1'}\ntarget: {alias: t, bootstrap_servers: 'h:2'}\nmigration: {topic_renames: {a: c, b: c}}\n",
+         "migration.topic_renames", "both"),
+        ("source: {alias: s, bootstrap_servers: 'h:1'}\ntarget: {alias: t, bootstrap_servers: 'h:2'}\nmigraton: {}\n",
+         "migraton", "unknown field"),
+    ],
+)
+def test_invalid_migration_file_names_the_field(tmp_path, text, field, words):
+    with pytest.raises(UsageError) as err:
+        _load(tmp_path, text)
+    msg = str(err.value)
+    assert field in msg and words in msg and "\n" not in msg
+
+
+def test_missing_file_is_reported_with_its_path(tmp_path):
+    with pytest.raises(UsageError, match="file not found"):
+        load_yaml_model(MigrationFile, tmp_path / "nope.yaml")
