@@ -28,8 +28,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--environments",
         type=Path,
-        default=Path(os.environ.get("MSK_MIGRATE_ENVIRONMENTS", HERE / "environments")),
-        help="directory of <env>.yaml files (env MSK_MIGRATE_ENVIRONMENTS; default infra/environments)",
+        action="append",
+        help="directory of <env>.yaml files, repeatable (env MSK_MIGRATE_ENVIRONMENTS=dir[:dir]; "
+        "default infra/environments)",
     )
     ap.add_argument(
         "--env",
@@ -56,23 +57,30 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="local state directory for environments without a backend (default .local/terraform)",
     )
     ap.add_argument("--check", action="store_true", help="validate the environment files and exit (no synth)")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if not args.environments:
+        env_dirs = os.environ.get("MSK_MIGRATE_ENVIRONMENTS")
+        args.environments = [Path(d) for d in env_dirs.split(os.pathsep) if d] if env_dirs else [HERE / "environments"]
+    return args
 
 
-def environment_files(directory: Path, only: list[str]) -> list[Path]:
+def environment_files(directories: list[Path], only: list[str]) -> list[Path]:
     from msk_migrate.errors import UsageError
 
-    if not directory.is_dir():
-        raise UsageError(str(directory), "not a directory", "pass --environments DIR with <env>.yaml files")
-    files = sorted(directory.glob("*.yaml"))
+    files: list[Path] = []
+    for directory in directories:
+        if not directory.is_dir():
+            raise UsageError(str(directory), "not a directory", "pass --environments DIR with <env>.yaml files")
+        files += sorted(directory.glob("*.yaml"))
+    where = ", ".join(map(str, directories))
     if only:
         by_name = {f.stem: f for f in files}
         missing = [e for e in only if e not in by_name]
         if missing:
-            raise UsageError("--env", f"no {missing[0]}.yaml in {directory}", f"choose one of {', '.join(sorted(by_name)) or '(none)'}")
+            raise UsageError("--env", f"no {missing[0]}.yaml in {where}", f"choose one of {', '.join(sorted(by_name)) or '(none)'}")
         files = [by_name[e] for e in dict.fromkeys(only)]
     if not files:
-        raise UsageError(str(directory), "no <env>.yaml files", "add one (see infra/environments/dev.yaml)")
+        raise UsageError(where, "no <env>.yaml files", "add one (see infra/environments/dev.yaml)")
     return files
 
 

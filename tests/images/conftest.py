@@ -4,9 +4,6 @@ a RECORDING docker on PATH standing in for the engine (nothing is really built o
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,38 +13,41 @@ import boto3
 import pytest
 import requests
 
-from tests.images.support import IMAGES, REGION, REPO, _git, copy_image_inputs
+from tests.images.support import IMAGES, REGION, REPO, copy_image_inputs, git
+
+
 @pytest.fixture(scope="session")
 def moto_url():
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    host, port = server._server.server_address  # port 0 -> the OS picked a free one
+    port = server._server.server_address[1]  # port 0 -> the OS picked a free one
     yield f"http://127.0.0.1:{port}"
     server.stop()
 
 
 @pytest.fixture
-def ecr(moto_url, monkeypatch):
-    """A fresh moto ECR with the three repositories `cdktf deploy` would create for env dev."""
+def ecr(moto_url):
+    """A fresh moto ECR with the three repositories `cdktf deploy migration-dev` creates (immutable tags,
+    as infra/mskinfra/ecr.py sets them; the recording docker enforces that on push)."""
     requests.post(f"{moto_url}/moto-api/reset", timeout=10)
     client = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url,
                           aws_access_key_id="testing", aws_secret_access_key="testing")
     for image in IMAGES:
-        client.create_repository(repositoryName=f"msk-migrate-dev-{image}")
+        client.create_repository(repositoryName=f"msk-migrate-dev-{image}", imageTagMutability="IMMUTABLE")
     return client
 
 
 @pytest.fixture
 def checkout(tmp_path) -> Path:
-    """A clean git checkout holding the image inputs (the real tree is shared and always dirty)."""
+    """A clean git checkout holding the image inputs (the shared working tree is always dirty)."""
     root = tmp_path / "checkout"
     root.mkdir()
     copy_image_inputs(root)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "images")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "images")
     return root
 
 
@@ -70,33 +70,34 @@ class Run:
     calls: list[dict]
 
     def docker(self, *prefix: str) -> list[list[str]]:
+        """argv of the recorded docker calls starting with ``prefix``."""
         return [c["argv"] for c in self.calls if c["argv"][: len(prefix)] == list(prefix)]
 
 
 @pytest.fixture
 def build(tmp_path, checkout, fake_docker_bin, moto_url):
-    """Runs ./build_images.py as a user would, against moto ECR and the recording docker."""
+    """Runs ./build_images.py as a user would, against moto ECR and the recording docker.
+    ``env`` values of None remove a variable."""
     log = tmp_path / "docker-calls.jsonl"
 
-    def run(*args: str, root: Path | None = None, path: str | None = None, env: dict[str, str] | None = None) -> Run:
-        full_env = {
+    def run(*args: str, root: Path | None = None, path: str | None = None, env: dict[str, str | None] | None = None) -> Run:
+        root = root or checkout
+        full_env: dict[str, str | None] = {
             "PATH": path if path is not None else f"{fake_docker_bin}:/usr/bin:/bin",
             "HOME": str(tmp_path),
-            "MSK_MIGRATE_ROOT": str(root or checkout),
-            "MSK_MIGRATE_LOCAL_DIR": str((root or checkout) / ".local"),
+            "MSK_MIGRATE_ROOT": str(root),
+            "MSK_MIGRATE_LOCAL_DIR": str(root / ".local"),
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
             "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
             "AWS_ENDPOINT_URL_ECR": moto_url,
             "FAKE_DOCKER_LOG": str(log),
-            "COLUMNS": "200",
             "MSK_MIGRATE_NO_REEXEC": "1",
+            **(env or {}),
         }
-        full_env.update(env or {})
-        full_env = {k: v for k, v in full_env.items() if v is not None}
-        proc = subprocess.run([sys.executable, str(REPO / "build_images.py"), *args],
-                              capture_output=True, text=True, env=full_env, timeout=120)
+        proc = subprocess.run([sys.executable, str(REPO / "build_images.py"), *args], capture_output=True, text=True,
+                              env={k: v for k, v in full_env.items() if v is not None}, timeout=120)
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         log.unlink(missing_ok=True)
         return Run(proc.returncode, proc.stdout, proc.stderr, calls)

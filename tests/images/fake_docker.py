@@ -45,6 +45,12 @@ def push_to_ecr(tags: list[str], seed: str) -> str:
         "layers": [{"mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip", "size": 1, "digest": layer}],
     })
     repository = first.rsplit(":", 1)[0]
+    immutable = ecr.describe_repositories(repositoryNames=[repository])["repositories"][0].get("imageTagMutability") == "IMMUTABLE"
+    for ref in tags:
+        tag = ref.rsplit(":", 1)[1]
+        if immutable and any(i.get("imageTag") == tag for i in ecr.list_images(repositoryName=repository)["imageIds"]):
+            raise SystemExit(f"ERROR: failed to push {ref}: tag invalid: The image tag '{tag}' already exists in the "
+                             f"'{repository}' repository and cannot be overwritten because the repository is immutable.")
     for ref in tags:
         ecr.put_image(repositoryName=repository, imageManifest=image_manifest, imageTag=ref.rsplit(":", 1)[1])
     tag = tags[0].rsplit(":", 1)[1]

@@ -30,7 +30,7 @@ def dead_endpoint() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def _git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
                           check=True, capture_output=True, text=True).stdout.strip()
 
@@ -50,6 +50,5 @@ def copy_image_inputs(dest: Path) -> None:
             path.write_text(text)
 
 
-
 def head(root: Path) -> str:
-    return _git(root, "rev-parse", "HEAD")
+    return git(root, "rev-parse", "HEAD")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -216,10 +217,54 @@ def test_failed_build_exits_1_naming_the_image_and_its_log_and_writes_no_manifes
     line = _one_line_error(run)
     assert line.startswith("error: prometheus: docker buildx build failed")
     assert str(checkout / ".local" / "build" / "prometheus.log") in line
-    assert "already pushed: kafka-connect" in line
+    assert "in ECR already: kafka-connect" in line
     assert len(run.docker("buildx", "build")) == 2  # grafana is not attempted
     assert not (checkout / MANIFEST).exists()
     assert "did not complete successfully" in (checkout / ".local" / "build" / "prometheus.log").read_text()
+
+
+def test_rerun_after_a_failed_build_reuses_what_ecr_has_and_builds_the_rest(build, checkout, ecr):
+    assert build(ACCOUNT, REGION, env={"FAKE_DOCKER_FAIL_IMAGE": "prometheus"}).code == 1
+    connect_digest = ecr.describe_images(repositoryName="msk-migrate-dev-kafka-connect")["imageDetails"][0]["imageDigest"]
+    run = build(ACCOUNT, REGION)
+    assert run.code == 0, run.stderr
+    assert [b[b.index("--file") + 1] for b in run.docker("buildx", "build")] == ["images/prometheus/Dockerfile", "images/grafana/Dockerfile"]
+    assert "kafka-connect" in run.stdout and "already in ECR" in run.stdout
+    manifest = json.loads((checkout / MANIFEST).read_text())
+    assert manifest["images"]["kafka-connect"]["digest"] == connect_digest
+    assert set(manifest["images"]) == set(IMAGES)
+
+
+def test_rerun_of_a_pushed_commit_builds_nothing_and_needs_no_login(build, checkout, ecr):
+    assert build(ACCOUNT, REGION).code == 0
+    first = (checkout / MANIFEST).read_text()
+    run = build(ACCOUNT, REGION)
+    assert run.code == 0, run.stderr
+    assert not run.docker("buildx", "build") and not run.docker("login")
+    assert (checkout / MANIFEST).read_text() == first
+
+
+def test_release_tag_is_added_in_ecr_to_an_already_pushed_commit_image_without_rebuilding(build, checkout, ecr):
+    assert build(ACCOUNT, REGION, "--images", "grafana").code == 0
+    run = build(ACCOUNT, REGION, "--images", "grafana", "--tag", "v1.5.0")
+    assert run.code == 0, run.stderr
+    assert not run.docker("buildx", "build")
+    [image] = ecr.describe_images(repositoryName="msk-migrate-dev-grafana")["imageDetails"]
+    assert sorted(image["imageTags"]) == sorted([head(checkout)[:12], "v1.5.0"])
+    entry = json.loads((checkout / MANIFEST).read_text())["images"]["grafana"]
+    assert (entry["tag"], entry["digest"]) == ("v1.5.0", image["imageDigest"])
+
+
+def test_release_tag_already_naming_another_image_is_refused_before_any_build(build, checkout, ecr):
+    assert build(ACCOUNT, REGION, "--images", "grafana", "--tag", "v1.0.0").code == 0
+    (checkout / "grafana" / "dashboards" / "other.json").write_text("{}\n")
+    subprocess_git(checkout, "add", "-A")
+    subprocess_git(checkout, "commit", "-q", "-m", "change")
+    run = build(ACCOUNT, REGION, "--images", "grafana", "--tag", "v1.0.0")
+    assert run.code == 2
+    line = _one_line_error(run)
+    assert line.startswith("error: --tag: v1.0.0 already names another image in msk-migrate-dev-grafana")
+    assert not run.docker("buildx", "build") and not run.docker("login")
 
 
 def test_digest_comes_from_ecr_by_tag_when_buildx_metadata_has_none(build, checkout, ecr):
@@ -260,12 +305,34 @@ def test_env_and_repository_prefix_choose_the_repositories(build, ecr):
     assert f"{REGISTRY}/team-a-mm2-prometheus:" in run.docker("buildx", "build")[0][7]
 
 
-def test_kafka_version_option_becomes_the_connect_build_arg(build, ecr):
+def test_kafka_version_option_becomes_the_connect_build_arg_and_its_own_commit_tag(build, checkout, ecr):
+    assert _pom_kafka_version() != "4.1.2"
     run = build(ACCOUNT, REGION, "--images", "kafka-connect,grafana", "--kafka-version", "4.1.2")
     assert run.code == 0, run.stderr
     connect, grafana = run.docker("buildx", "build")
     assert "KAFKA_VERSION=4.1.2" in connect
+    sha = head(checkout)
+    assert f"{REGISTRY}/msk-migrate-dev-kafka-connect:{sha[:12]}-kafka4.1.2" in connect
+    assert f"{REGISTRY}/msk-migrate-dev-grafana:{sha[:12]}" in grafana
     assert not any(a.startswith("KAFKA_VERSION") for a in grafana)
+
+
+def test_env_file_supplies_the_stack_repository_names_and_must_match_account_and_region(build, checkout, ecr, tmp_path):
+    from msk_migrate.config.environment import load_environment
+
+    dev = REPO / "infra" / "environments" / "dev.yaml"
+    cfg = load_environment(dev)
+    env_file = tmp_path / "dev.yaml"
+    env_file.write_text(dev.read_text().replace(f'account_id: "{cfg.account_id}"', f'account_id: "{ACCOUNT}"')
+                        .replace(f"region: {cfg.region}", f"region: {REGION}").replace(f":{cfg.account_id}:", f":{ACCOUNT}:")
+                        .replace(f":{cfg.region}:", f":{REGION}:"))
+    run = build(ACCOUNT, REGION, "--env-file", str(env_file), "--images", "prometheus")
+    assert run.code == 0, run.stderr
+    assert f"{REGISTRY}/{load_environment(env_file).ecr_repository_names()['prometheus']}:" in " ".join(run.docker("buildx", "build")[0])
+    run = build(ACCOUNT, "eu-central-1", "--env-file", str(env_file), "--images", "prometheus")
+    assert run.code == 2
+    assert _one_line_error(run).startswith("error: REGION: 'eu-central-1' differs from dev.yaml's")
+    assert run.calls == []
 
 
 def test_uncommitted_image_inputs_tag_the_build_dirty(build, checkout, ecr):
@@ -273,8 +340,10 @@ def test_uncommitted_image_inputs_tag_the_build_dirty(build, checkout, ecr):
     run = build(ACCOUNT, REGION, "--images", "grafana")
     assert run.code == 0, run.stderr
     assert "uncommitted changes" in run.stdout
-    tag = f"{head(checkout)[:12]}-dirty"
-    assert f"{REGISTRY}/msk-migrate-dev-grafana:{tag}" in run.docker("buildx", "build")[0]
+    [build_argv] = run.docker("buildx", "build")
+    [tag] = [a for a in build_argv if a.startswith(f"{REGISTRY}/msk-migrate-dev-grafana:")]
+    # Unique per build (immutable tags; the content has no commit of its own).
+    assert re.fullmatch(rf"{REGISTRY}/msk-migrate-dev-grafana:{head(checkout)[:12]}-dirty-\d{{8}}T\d{{6}}Z", tag)
 
 
 def test_json_output_is_one_document_on_stdout_with_the_manifest(build, checkout, ecr):

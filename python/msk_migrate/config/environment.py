@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ..errors import UsageError
 from .auth import AuthConfig
@@ -71,6 +72,15 @@ FARGATE_SIZES: dict[int, tuple[int, ...]] = {
     8192: tuple(range(16384, 61441, 4096)),
     16384: tuple(range(32768, 122881, 8192)),
 }
+
+
+def _field_error(model: str, loc: tuple[str, ...], value: object, message: str) -> ValidationError:
+    """A validation error located at ``loc`` below the field being validated (cross-field checks
+    can then name the exact field, e.g. ``connect.max_capacity``)."""
+    return ValidationError.from_exception_data(
+        model,
+        [InitErrorDetails(type=PydanticCustomError("value_error", "{message}", {"message": message}), loc=loc, input=value)],
+    )
 
 
 def default_prefix(env_name: str) -> str:
@@ -635,18 +645,25 @@ class EnvironmentConfig(BaseModel):
         if v.create and subnets is not None:
             msk_subnets = v.create.subnet_ids or subnets
             if len(msk_subnets) not in (2, 3):
-                raise ValueError(
-                    f"MSK needs 2 or 3 client subnets, subnet_ids has {len(msk_subnets)}; set create.subnet_ids"
+                raise _field_error(
+                    "TargetCluster", ("create", "subnet_ids"), None,
+                    f"MSK needs 2 or 3 client subnets and subnet_ids has {len(msk_subnets)}; set create.subnet_ids",
                 )
             if v.create.broker_count % len(msk_subnets):
-                raise ValueError(
-                    f"create.broker_count {v.create.broker_count} must be a multiple of the {len(msk_subnets)} broker subnets"
+                raise _field_error(
+                    "TargetCluster", ("create", "broker_count"), v.create.broker_count,
+                    f"{v.create.broker_count} is not a multiple of the {len(msk_subnets)} broker subnets; "
+                    f"use {len(msk_subnets) * max(1, v.create.broker_count // len(msk_subnets))} or adjust the subnets",
                 )
         account, region = info.data.get("account_id"), info.data.get("region")
         if v.existing_cluster_arn and account and region:
             arn = parse_msk_arn(v.existing_cluster_arn)
             if (arn["account"], arn["region"]) != (account, region):
-                raise ValueError("existing_cluster_arn must be in this environment's account_id and region")
+                raise _field_error(
+                    "TargetCluster", ("existing_cluster_arn",), v.existing_cluster_arn,
+                    f"the cluster is in {arn['account']}/{arn['region']}, the environment in {account}/{region}; "
+                    "use a cluster of this account and region",
+                )
         return v
 
     @field_validator("connect")
@@ -654,17 +671,19 @@ class EnvironmentConfig(BaseModel):
     def _connect(cls, v: ConnectService, info: ValidationInfo) -> ConnectService:
         migration: MigrationSpec | None = info.data.get("migration")
         if migration is not None and v.max_capacity > migration.tasks_max:
-            raise ValueError(
-                f"max_capacity {v.max_capacity} is above migration.tasks_max {migration.tasks_max}: workers beyond "
-                f"tasks.max get no MirrorSource task and sit idle; lower connect.max_capacity or raise migration.tasks_max"
+            raise _field_error(
+                "ConnectService", ("max_capacity",), v.max_capacity,
+                f"{v.max_capacity} is above migration.tasks_max {migration.tasks_max} (workers beyond tasks.max get no "
+                "MirrorSource task and sit idle); lower connect.max_capacity or raise migration.tasks_max",
             )
         worker: WorkerSpec | None = info.data.get("worker")
         if worker is not None:
             heap_mib = int(worker.heap[:-1]) * (1024 if worker.heap[-1] in "gG" else 1)
             if heap_mib > v.memory * 3 // 4:
-                raise ValueError(
-                    f"memory {v.memory} MiB leaves no room beside worker.heap {worker.heap} (heap <= 75% of task memory); "
-                    "raise connect.memory or lower worker.heap"
+                raise _field_error(
+                    "ConnectService", ("memory",), v.memory,
+                    f"{v.memory} MiB leaves too little room beside worker.heap {worker.heap} (heap <= 75% of task "
+                    "memory); raise connect.memory or lower worker.heap",
                 )
         return v
 
@@ -747,6 +766,11 @@ def load_environment(path: str | Path) -> EnvironmentConfig:
 def load_environments(paths: list[Path]) -> list[EnvironmentConfig]:
     """Load several environment files; stack names must be unique."""
     envs = [load_environment(p) for p in paths]
+    names: dict[str, Path] = {}
+    for p, env in zip(paths, envs):
+        if env.name in names:
+            raise UsageError(f"{p}: name", f"environment {env.name!r} is also defined by {names[env.name]}", "keep one file per environment")
+        names[env.name] = Path(p)
     seen: dict[str, str] = {}
     for p, env in zip(paths, envs):
         if env.resource_prefix in seen:

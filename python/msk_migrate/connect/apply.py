@@ -25,7 +25,7 @@ def validate_all(client: ConnectClient, configs: dict[str, dict[str, str]]) -> N
     check_no_plaintext_secrets(configs)
     problems: list[str] = []
     for name, cfg in configs.items():
-        for err in client.validate(cfg):
+        for err in client.validate({**cfg, "name": name}):
             problems.append(f"{name}: {err}")
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""

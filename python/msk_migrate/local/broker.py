@@ -105,10 +105,11 @@ def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
     props = spec.data_dir / "server.properties"
     props.write_text(_properties(spec, port, cport))
     if not (spec.data_dir / "log" / "meta.properties").exists():
-        cluster_id = uuid.uuid4().bytes
         import base64
 
-        cid = base64.urlsafe_b64encode(cluster_id).decode().rstrip("=")
+        cid = "-"
+        while cid.startswith("-"):  # the storage tool would read a leading '-' as an option
+            cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         fmt = subprocess.run(
             _java_cmd(spec, "kafka.tools.StorageTool", "format", "-t", cid, "-c", str(props)),
             capture_output=True, text=True,

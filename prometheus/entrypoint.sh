@@ -1,0 +1,66 @@
+#!/bin/sh
+# Entrypoint of the Prometheus image: render prometheus.yml from the task environment, check it, exec
+# Prometheus. Prometheus 2.x cannot expand environment variables in its config, and the Cloud Map name
+# of the Connect service differs per environment (connect.<prefix>.internal), hence this step.
+#
+#   MM2_CONNECT_DNS_NAME      Cloud Map DNS name resolving to every Connect task (A records)
+#   MM2_CONNECT_METRICS_PORT  the JMX agent port of the Connect tasks (9404)
+#   MM2_ENVIRONMENT           environment name, added as external label `environment`
+# Unset variables keep the defaults baked into the template. Usage (the image's ENTRYPOINT):
+#   entrypoint.sh [--config.file=TEMPLATE] [other prometheus flags...]
+# Test hooks: PROMETHEUS_BIN (default /bin/prometheus), PROMTOOL_BIN (default /bin/promtool),
+# PROMETHEUS_RENDERED_CONFIG (default: prometheus.rendered.yml beside the template, else /tmp).
+set -eu
+
+TEMPLATE="${PROMETHEUS_CONFIG_TEMPLATE:-/etc/prometheus/prometheus.yml}"
+for arg do
+  shift
+  case "$arg" in
+    --config.file=*) TEMPLATE="${arg#--config.file=}" ;;
+    *) set -- "$@" "$arg" ;;
+  esac
+done
+
+die() { echo "prometheus-entrypoint: $*" >&2; exit 2; }
+
+[ -r "$TEMPLATE" ] || die "config template $TEMPLATE not readable"
+DIR=$(cd "$(dirname "$TEMPLATE")" && pwd)
+
+DNS_NAME="${MM2_CONNECT_DNS_NAME:-}"
+PORT="${MM2_CONNECT_METRICS_PORT:-}"
+ENV_NAME="${MM2_ENVIRONMENT:-}"
+case "$DNS_NAME" in
+  *[!A-Za-z0-9.-]*) die "MM2_CONNECT_DNS_NAME=$DNS_NAME is not a DNS name" ;;
+esac
+case "$PORT" in
+  *[!0-9]*) die "MM2_CONNECT_METRICS_PORT=$PORT is not a port number" ;;
+esac
+case "$ENV_NAME" in
+  *[!A-Za-z0-9_.-]*) die "MM2_ENVIRONMENT=$ENV_NAME may only contain letters, digits, '_', '.', '-'" ;;
+esac
+
+OUT="${PROMETHEUS_RENDERED_CONFIG:-}"
+if [ -z "$OUT" ]; then
+  if [ -w "$DIR" ]; then OUT="$DIR/prometheus.rendered.yml"; else OUT="/tmp/prometheus.rendered.yml"; fi
+fi
+
+# Only the lines that end with a variable's name change; rule_files become absolute so the rendered
+# file may live anywhere.
+SCRIPT="s|^  - rules/|  - $DIR/rules/|"
+NL='
+'
+[ -z "$DNS_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_DNS_NAME\$/s|\"[^\"]*\"|\"$DNS_NAME\"|"
+[ -z "$PORT" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_METRICS_PORT\$/s|port: [0-9]*|port: $PORT|"
+[ -z "$ENV_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_ENVIRONMENT\$/s|\"[^\"]*\"|\"$ENV_NAME\"|"
+sed -e "$SCRIPT" "$TEMPLATE" > "$OUT"
+
+if [ -n "$DNS_NAME" ]; then grep -q "\"$DNS_NAME\" *# MM2_CONNECT_DNS_NAME" "$OUT" || die "could not set the Connect DNS name in $OUT"; fi
+if [ -n "$PORT" ]; then grep -q "port: $PORT *# MM2_CONNECT_METRICS_PORT" "$OUT" || die "could not set the metrics port in $OUT"; fi
+
+PROMTOOL="${PROMTOOL_BIN:-/bin/promtool}"
+if [ -x "$PROMTOOL" ]; then
+  "$PROMTOOL" check config "$OUT" >&2 || die "rendered config $OUT is invalid"
+fi
+
+echo "prometheus-entrypoint: scraping ${DNS_NAME:-the default Connect DNS name} (port ${PORT:-9404}), config $OUT" >&2
+exec "${PROMETHEUS_BIN:-/bin/prometheus}" "--config.file=$OUT" "$@"
