@@ -103,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from mskinfra.stack import MigrationStack
 
+        if any(env.backend is None for env in envs):
+            args.state_dir.mkdir(parents=True, exist_ok=True)
         app = App(outdir=str(args.outdir))
         for env in envs:
             MigrationStack(app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir)

@@ -42,7 +42,7 @@ done
 [[ "${CONNECT_HEAP:-1g}" =~ ^[0-9]+[mMgG]$ ]] || die "CONNECT_HEAP=${CONNECT_HEAP} must look like 512m or 2g"
 
 if [[ -z "${CONNECT_REST_ADVERTISED_HOST:-}" ]]; then
-  CONNECT_REST_ADVERTISED_HOST="$(hostname -i 2>/dev/null | awk '{print $1}')"
+  CONNECT_REST_ADVERTISED_HOST="$( (hostname -i 2>/dev/null || true) | awk '{print $1}')"
   [[ -n "$CONNECT_REST_ADVERTISED_HOST" ]] || CONNECT_REST_ADVERTISED_HOST="$(hostname)"
 fi
 
@@ -125,7 +125,7 @@ if [[ -n "${CONNECT_DRY_RUN:-}" ]]; then
   exit 0
 fi
 
-# Logging for both Kafka lines: 3.x uses reload4j (log4j 1.x syntax), 4.x uses log4j2.
+# Logging: the Connect classpath binds SLF4J to reload4j (log4j 1.x syntax) for Kafka 3.x and 4.x alike.
 cat > "$CONFIG_DIR/log4j.properties" <<LOG
 log4j.rootLogger=${LOG_LEVEL}, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
@@ -133,19 +133,6 @@ log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.org.reflections=ERROR
 log4j.logger.org.apache.kafka.clients=WARN
-LOG
-cat > "$CONFIG_DIR/log4j2.properties" <<LOG
-status = error
-appender.stdout.type = Console
-appender.stdout.name = STDOUT
-appender.stdout.layout.type = PatternLayout
-appender.stdout.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = ${LOG_LEVEL}
-rootLogger.appenderRef.stdout.ref = STDOUT
-logger.reflections.name = org.reflections
-logger.reflections.level = ERROR
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
 LOG
 
 [[ -f "$JMX_AGENT_JAR" ]] || die "JMX_AGENT_JAR=$JMX_AGENT_JAR does not exist"
@@ -156,7 +143,6 @@ exec "${JAVA:-java}" \
   -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
   -Djava.awt.headless=true \
   -Dlog4j.configuration="file:$CONFIG_DIR/log4j.properties" \
-  -Dlog4j2.configurationFile="$CONFIG_DIR/log4j2.properties" \
   -javaagent:"$JMX_AGENT_JAR=${CONNECT_METRICS_BIND_HOST:-0.0.0.0}:${METRICS_PORT}:$JMX_EXPORTER_CONFIG" \
   ${CONNECT_JVM_EXTRA_OPTS:-} \
   -cp "$CLASSPATH_VALUE" \

@@ -7,7 +7,7 @@ configs in S3 and the Connect workers' environment.
 from __future__ import annotations
 
 from constructs import Construct
-from cdktf import Fn, Postcondition, TerraformResourceLifecycle
+from cdktf import Postcondition, TerraformResourceLifecycle
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
 from cdktf_cdktf_provider_aws.data_aws_msk_bootstrap_brokers import DataAwsMskBootstrapBrokers
 from cdktf_cdktf_provider_aws.msk_cluster import MskCluster
@@ -117,9 +117,9 @@ class TargetMsk(Construct):
         self.bootstrap_by_mode = {"iam": self.cluster.bootstrap_brokers_sasl_iam}
         if c.scram:
             self.bootstrap_by_mode["scram"] = self.cluster.bootstrap_brokers_sasl_scram
-        # arn:aws:kafka:R:A:cluster/NAME/UUID -> arn:aws:kafka:R:A:topic/NAME/UUID
-        self.topic_arn_prefix = Fn.replace(self.cluster.arn, ":cluster/", ":topic/")
-        self.group_arn_prefix = Fn.replace(self.cluster.arn, ":cluster/", ":group/")
+        # arn:aws:kafka:R:A:cluster/NAME/UUID -> arn:aws:kafka:R:A:topic/NAME/UUID (uuid known after apply)
+        self.topic_arn_prefix = arn(cfg, "kafka", f"topic/{self.cluster_name}/{self.cluster.cluster_uuid}")
+        self.group_arn_prefix = arn(cfg, "kafka", f"group/{self.cluster_name}/{self.cluster.cluster_uuid}")
 
     def _existing(self, cfg: EnvironmentConfig) -> None:
         cluster_arn = cfg.target.existing_cluster_arn

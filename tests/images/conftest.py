@@ -76,11 +76,12 @@ class Run:
 
 @pytest.fixture
 def build(tmp_path, checkout, fake_docker_bin, moto_url):
-    """Runs ./build_images.py as a user would, against moto ECR and the recording docker.
-    ``env`` values of None remove a variable."""
+    """Runs ./build_images.py (or `msk-migrate build-images`) as a user would, against moto ECR and the
+    recording docker. ``env`` values of None remove a variable."""
     log = tmp_path / "docker-calls.jsonl"
 
-    def run(*args: str, root: Path | None = None, path: str | None = None, env: dict[str, str | None] | None = None) -> Run:
+    def run(*args: str, root: Path | None = None, path: str | None = None, env: dict[str, str | None] | None = None,
+            via_msk_migrate: bool = False) -> Run:
         root = root or checkout
         full_env: dict[str, str | None] = {
             "PATH": path if path is not None else f"{fake_docker_bin}:/usr/bin:/bin",
@@ -96,7 +97,8 @@ def build(tmp_path, checkout, fake_docker_bin, moto_url):
             "MSK_MIGRATE_NO_REEXEC": "1",
             **(env or {}),
         }
-        proc = subprocess.run([sys.executable, str(REPO / "build_images.py"), *args], capture_output=True, text=True,
+        entry = [sys.executable, "-m", "msk_migrate.cli", "build-images"] if via_msk_migrate else [sys.executable, str(REPO / "build_images.py")]
+        proc = subprocess.run([*entry, *args], capture_output=True, text=True,
                               env={k: v for k, v in full_env.items() if v is not None}, timeout=120)
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         log.unlink(missing_ok=True)

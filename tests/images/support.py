@@ -12,14 +12,6 @@ ACCOUNT = "123456789012"  # moto's default account: its ECR answers for this reg
 REGION = "us-east-1"
 REGISTRY = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
 IMAGES = ("kafka-connect", "prometheus", "grafana")
-# Minimal stand-ins for files other engineers own, used only when the real ones are not there yet.
-_STANDINS = {
-    "prometheus/prometheus.yml": "global: {scrape_interval: 15s}\n",
-    "prometheus/rules/mm2.yml": "groups: []\n",
-    "prometheus/jmx-exporter/kafka-connect-mm2.yaml": "rules: []\n",
-    "grafana/provisioning/datasources/prometheus.yaml": "apiVersion: 1\n",
-    "grafana/dashboards/mm2.json": "{}\n",
-}
 
 
 def dead_endpoint() -> str:
@@ -36,6 +28,7 @@ def git(root: Path, *args: str) -> str:
 
 
 def copy_image_inputs(dest: Path) -> None:
+    """Copies what the images are built from (and the pinned versions) into ``dest``."""
     for rel in ("images", "jvm/pom.xml", "prometheus", "grafana", ".dockerignore"):
         src = REPO / rel
         if src.is_dir():
@@ -43,11 +36,6 @@ def copy_image_inputs(dest: Path) -> None:
         elif src.exists():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
-    for rel, text in _STANDINS.items():
-        path = dest / rel
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
 
 
 def head(root: Path) -> str:

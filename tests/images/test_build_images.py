@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.images.support import ACCOUNT, IMAGES, REGION, REGISTRY, REPO, copy_image_inputs, dead_endpoint, head
+from tests.images.support import ACCOUNT, IMAGES, REGION, REGISTRY, REPO, copy_image_inputs, dead_endpoint, git, head
 
 MANIFEST = f"build/manifest-{ACCOUNT}-{REGION}.json"
 
@@ -258,8 +258,8 @@ def test_release_tag_is_added_in_ecr_to_an_already_pushed_commit_image_without_r
 def test_release_tag_already_naming_another_image_is_refused_before_any_build(build, checkout, ecr):
     assert build(ACCOUNT, REGION, "--images", "grafana", "--tag", "v1.0.0").code == 0
     (checkout / "grafana" / "dashboards" / "other.json").write_text("{}\n")
-    subprocess_git(checkout, "add", "-A")
-    subprocess_git(checkout, "commit", "-q", "-m", "change")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "change")
     run = build(ACCOUNT, REGION, "--images", "grafana", "--tag", "v1.0.0")
     assert run.code == 2
     line = _one_line_error(run)
@@ -279,8 +279,8 @@ def test_partial_build_keeps_other_images_and_keeps_the_replaced_manifest_for_ro
     assert build(ACCOUNT, REGION).code == 0
     first = json.loads((checkout / MANIFEST).read_text())
     (checkout / "grafana" / "dashboards" / "new.json").write_text("{}\n")
-    subprocess_git(checkout, "add", "-A")
-    subprocess_git(checkout, "commit", "-q", "-m", "new dashboard")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "new dashboard")
     run = build(ACCOUNT, REGION, "--images", "grafana")
     assert run.code == 0, run.stderr
     assert len(run.docker("buildx", "build")) == 1
@@ -370,15 +370,13 @@ def test_env_file_and_repository_prefix_together_are_refused(build, checkout, ec
     assert run.calls == []
 
 
-def test_msk_migrate_cli_exposes_the_same_command_as_build_images():
+def test_msk_migrate_build_images_is_the_same_command_as_the_script(build, checkout, ecr):
     from msk_migrate.build.cli import build_images_cmd
+    from msk_migrate.cli import cli
 
-    assert build_images_cmd.name == "build-images"
-    source = (REPO / "python" / "msk_migrate" / "cli.py").read_text()
-    assert "from .build.cli import build_images_cmd" in source
-
-
-def subprocess_git(root, *args):
-    import subprocess
-
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args], check=True)
+    assert cli.get_command(None, "build-images") is build_images_cmd
+    run = build(ACCOUNT, REGION, "--images", "grafana", via_msk_migrate=True)
+    assert run.code == 0, run.stderr
+    assert json.loads((checkout / MANIFEST).read_text())["images"]["grafana"]["digest"].startswith("sha256:")
+    bad = build("123", REGION, via_msk_migrate=True)
+    assert bad.code == 2 and _one_line_error(bad).startswith("error: ACCOUNT")

@@ -91,9 +91,7 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
                 key = None if i % 13 == 0 else f"{topic}-key-{i % 5000}".encode()
                 value = f'{{"id":{i},"amount":{i * 7 % 1000}}}'.encode() + b"x" * (i % 64)
             headers = [("source", b"rehearsal"), ("seq", str(i).encode())] if i % 4 == 0 else None
-            p.produce(topic, key=key, value=value, headers=headers)
-            if i % 10000 == 0:
-                p.poll(0)
+            _produce(p, topic, key, value, headers)
         p.flush(60)
     say("producing transactional records to shop.payments (one transaction aborted)")
     tp = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"rehearsal-{time.time_ns()}"})
@@ -107,6 +105,15 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
             tp.abort_transaction(30)
         else:
             tp.commit_transaction(30)
+
+
+def _produce(p: Producer, topic: str, key, value, headers) -> None:
+    while True:
+        try:
+            p.produce(topic, key=key, value=value, headers=headers)
+            return
+        except BufferError:  # local queue full: let librdkafka drain it
+            p.poll(0.2)
 
 
 def _commit_groups(bootstrap: str) -> None:

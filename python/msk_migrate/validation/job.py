@@ -186,15 +186,17 @@ def run_validation(
         spark = local_spark()
 
     # ---- checksum passes ------------------------------------------------------------------------
-    say(f"checksum: source ({len(src_tps)} partitions)")
-    try:
-        src_dig = checksum(spark, src_plan)
-    except Exception as exc:  # noqa: BLE001 - py4j errors
-        if isinstance(exc, (UsageError, UnreachableError)):
+    def run_checksum(plans: dict[str, ReadPlan]) -> dict[str, dict[TP, Any]]:
+        try:
+            return checksum(spark, plans)
+        except (UsageError, UnreachableError):
             raise
-        raise _spark_error("source", exc) from None
+        except Exception as exc:  # noqa: BLE001 - py4j errors
+            raise _spark_error("/".join(plans), exc) from None
 
     if req.offsets_snapshot:
+        say(f"checksum: source ({len(src_tps)} partitions)")
+        src_dig = run_checksum({"source": src_plan})["source"]
         # The target is compared over the timestamps the snapshot's records span, per partition.
         pw: dict[TP, tuple[int, int]] = {}
         for tp in tgt_tps:
@@ -202,8 +204,7 @@ def run_validation(
             if d is None or d.count == 0 or d.min_ts is None:
                 pw[tp] = (0, 0)
             else:
-                hi = d.max_ts + 1 + (slack if tp[0] in no_ts else 0)
-                pw[tp] = (d.min_ts, hi)
+                pw[tp] = (d.min_ts, d.max_ts + 1 + (slack if tp[0] in no_ts else 0))
         empty = {tp for tp, (lo, hi) in pw.items() if hi <= lo}
         tgt_ranges = {tp: (tgt_latest[tp], tgt_latest[tp]) for tp in empty}
         tgt_ranges.update(
@@ -214,6 +215,8 @@ def run_validation(
             no_ts_topics=no_ts, latest_per_key_topics=latest_topics, min_partitions=req.min_partitions,
         )
         window_desc = {"kind": "offsets", "partitions": len(src_ranges)}
+        say(f"checksum: target ({len(tgt_tps)} partitions)")
+        tgt_dig = run_checksum({"target": tgt_plan})["target"]
     else:
         tgt_ranges = bounds(tgt, {tp: (frm, until) for tp in tgt_tps}, tgt_earliest, tgt_latest, rename=True)
         tgt_plan = ReadPlan(
@@ -227,14 +230,9 @@ def run_validation(
             "from": iso(frm),
             "until": iso(until),
         }
-
-    say(f"checksum: target ({len(tgt_tps)} partitions)")
-    try:
-        tgt_dig = checksum(spark, tgt_plan)
-    except Exception as exc:  # noqa: BLE001
-        if isinstance(exc, (UsageError, UnreachableError)):
-            raise
-        raise _spark_error("target", exc) from None
+        say(f"checksum: source and target ({len(src_tps)} + {len(tgt_tps)} partitions)")
+        digests = run_checksum({"source": src_plan, "target": tgt_plan})
+        src_dig, tgt_dig = digests["source"], digests["target"]
 
     # ---- compare, then diff what needs it ---------------------------------------------------------
     both = sorted(set(src_tps) & set(tgt_tps))

@@ -199,13 +199,21 @@ def _slice_sums(name: str) -> list[Column]:
     ]
 
 
-def checksum(spark: SparkSession, plan: ReadPlan) -> dict[TP, Digest]:
-    """Per-partition aggregates of one cluster. Spark aggregates map-side (partial aggregation), so
-    only one row per Spark task and partition is shuffled; the driver collects one row per partition."""
-    out = {tp: Digest() for tp in plan.ranges}
-    df = plan_units(spark, plan)
-    if df is None:
+def checksum(spark: SparkSession, plans: dict[str, ReadPlan]) -> dict[str, dict[TP, Digest]]:
+    """Per-partition aggregates of each plan ("source", "target"), in one Spark job. Spark aggregates
+    map-side (partial aggregation), so only one row per task and partition is shuffled, never
+    records; the driver collects one row per partition and side."""
+    out = {side: {tp: Digest() for tp in plan.ranges} for side, plan in plans.items()}
+    frames = []
+    for side, plan in plans.items():
+        df = plan_units(spark, plan)
+        if df is not None:
+            frames.append(df.withColumn("side", F.lit(side)))
+    if not frames:
         return out
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
     aggs: list[Column] = [
         F.count(F.lit(1)).alias("n"),
         F.min("ts_ms").alias("min_ts"),
@@ -215,11 +223,11 @@ def checksum(spark: SparkSession, plan: ReadPlan) -> dict[TP, Digest]:
     ]
     for comp in COMPONENTS:
         aggs += _slice_sums(comp)
-    for row in df.groupBy("topic", "partition").agg(*aggs).collect():
+    for row in df.groupBy("side", "topic", "partition").agg(*aggs).collect():
         d = Digest(row["n"], row["min_ts"], row["max_ts"], row["null_keys"] or 0, row["tombstones"] or 0)
         for comp in COMPONENTS:
             d.sums[comp] = (row[f"{comp}__0"] + (row[f"{comp}__1"] << 22) + (row[f"{comp}__2"] << 44)) & MASK64
-        out[(row["topic"], row["partition"])] = d
+        out[row["side"]][(row["topic"], row["partition"])] = d
     return out
 
 
@@ -306,6 +314,7 @@ def diff(
         .filter(F.col("s_n") != F.col("t_n"))
     )
     mis = joined.persist(StorageLevel.MEMORY_AND_DISK)
+    persisted = [mis]
     try:
         on_phase("diff: comparing records")
         counts = mis.groupBy("topic", "partition").agg(
@@ -322,16 +331,15 @@ def diff(
             return out
 
         on_phase("diff: explaining differences")
-        pairs = _pairs(mis, source.latest_per_key_topics)
-        kinds = pairs.select("topic", "partition", F.explode("kinds").alias("kind")).groupBy(
-            "topic", "partition", "kind"
-        ).count()
-        n_pairs = pairs.groupBy("topic", "partition").count()
-        for row in n_pairs.collect():
+        pairs = _pairs(mis, source.latest_per_key_topics).persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(pairs)
+        for row in pairs.groupBy("topic", "partition", "kinds").count().collect():
             r = out[(row["topic"], row["partition"])]
-            r.changed = min(int(row["count"]), r.missing, r.unexpected)
-        for row in kinds.collect():
-            out[(row["topic"], row["partition"])].changes[row["kind"]] = int(row["count"])
+            r.changed += int(row["count"])
+            for kind in row["kinds"]:
+                r.changes[kind] = r.changes.get(kind, 0) + int(row["count"])
+        for r in out.values():
+            r.changed = min(r.changed, r.missing, r.unexpected)
 
         if sample_size > 0:
             on_phase("diff: sampling differences")
@@ -343,7 +351,8 @@ def diff(
                     items.sort(key=lambda x: (x.get("source_offset") is None, x.get("source_offset") or 0, x.get("target_offset") or 0))
         return out
     finally:
-        mis.unpersist()
+        for df in persisted:
+            df.unpersist()
 
 
 def _pairs(mis: DataFrame, latest_topics: set[str]) -> DataFrame:

@@ -1,0 +1,161 @@
+"""The environment file: validated once, bad input = one line naming the field and the fix, exit 2.
+
+These run infra/main.py before the jsii runtime starts, so they are fast.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra_helpers import MAIN, SHIPPED, SHIPPED_DIR, VARIANTS, VARIANTS_DIR, env_config, run_main, write_manifest
+from msk_migrate.config.environment import ecr_repository_names, load_environment
+from msk_migrate.errors import UsageError
+
+
+@pytest.mark.parametrize("name", SHIPPED + VARIANTS)
+def test_every_environment_file_validates(name: str) -> None:
+    cfg = env_config(name)
+    assert cfg.name == name
+    assert cfg.stack_name == f"migration-{name}"
+
+
+def test_dev_and_prod_examples_are_shipped() -> None:
+    assert {"dev", "prod"} <= set(SHIPPED)
+
+
+def test_check_mode_validates_all_shipped_environments_without_synth(tmp_path: Path) -> None:
+    proc = run_main("--check", "--outdir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [w for env in SHIPPED for w in (f"migration-{env}:", "ok")]
+    assert not (tmp_path / "out").exists()
+
+
+def test_ecr_repository_names_follow_the_prefix() -> None:
+    assert env_config("dev").ecr_repository_names() == {
+        "kafka-connect": "msk-migrate-dev-kafka-connect",
+        "prometheus": "msk-migrate-dev-prometheus",
+        "grafana": "msk-migrate-dev-grafana",
+    }
+    assert env_config("msk-scram").ecr_repository_names() == ecr_repository_names("mm2-scramtest")
+
+
+def _edit(data: dict, path: str, value: object) -> None:
+    keys = path.split(".")
+    for key in keys[:-1]:
+        data = data.setdefault(key, {})
+    if value is _DELETE:
+        del data[keys[-1]]
+    else:
+        data[keys[-1]] = value
+
+
+_DELETE = object()
+
+
+def _load_main():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("msk_migrate_infra_main", MAIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+INFRA_MAIN = _load_main()
+
+#: Checked through a real process (exit status) as well as in-process.
+SUBPROCESS_CASES = {"autoscaling above tasks_max", "operator CIDR open to the internet", "unknown field"}
+
+# (what, edits on dev.yaml, the field the error must name, a word of the fix/explanation)
+BAD = [
+    ("autoscaling above tasks_max", {"connect.max_capacity": 8}, "connect.max_capacity", "tasks_max"),
+    ("operator CIDR open to the internet", {"operator_access.cidrs": ["0.0.0.0/0"]}, "operator_access.cidrs", "internet"),
+    ("operator IPv6 CIDR open to the internet", {"operator_access.cidrs": ["::/0"]}, "operator_access.cidrs", "internet"),
+    ("unknown field", {"worker.hep": "1g"}, "worker.hep", "remove it"),
+    ("unknown top-level field", {"regon": "eu-west-1"}, "regon", "spelling"),
+    ("missing required field", {"vpc_id": _DELETE}, "vpc_id", "add it"),
+    ("unquoted account id", {"account_id": 111111111111}, "account_id", "quoted"),
+    ("name differs from file name", {"name": "staging"}, "name", "set name: dev"),
+    ("no operator access at all", {"operator_access": {}}, "operator_access", "at least one"),
+    ("source network missing", {"source.network": {}}, "source.network", "cidrs"),
+    ("source broker CIDR open to the internet", {"source.network.cidrs": ["0.0.0.0/0"]}, "source.network.cidrs", "internet"),
+    ("create and existing together", {"target.existing_cluster_arn": "arn:aws:kafka:eu-west-1:111111111111:cluster/x/abc-1"}, "target", "exactly one"),
+    ("existing cluster in another account", {"target.create": _DELETE, "target.existing_cluster_arn": "arn:aws:kafka:eu-west-1:999999999999:cluster/x/abc-1", "target.network": {"security_group_ids": ["sg-0123456789abcdef0"]}}, "target.existing_cluster_arn", "account"),
+    ("broker count not a multiple of subnets", {"target.create.broker_count": 4}, "target.create.broker_count", "multiple"),
+    ("mtls on a created cluster", {"target.auth": {"mode": "mtls", "secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:x-AbCdEf"}}, "target", "iam"),
+    ("safe broker default overridden", {"target.create.server_properties": {"unclean.leader.election.enable": "true"}}, "target.create.server_properties", "fixed"),
+    ("fargate size that does not exist", {"connect.memory": 1000}, "connect", "Fargate"),
+    ("heap larger than the task", {"worker.heap": "4g"}, "connect.memory", "heap"),
+    ("desired count outside the bounds", {"connect.desired_count": 6}, "connect", "desired_count"),
+    ("partial secret ARN", {"source.auth.secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:msk-migrate/dev/source-scram"}, "source", "suffix"),
+    ("floating image tag", {"image_tag": "latest"}, "image_tag", "immutable"),
+    ("log retention CloudWatch does not offer", {"log_retention_days": 10}, "log_retention_days", "retention"),
+    ("unlocked remote state", {"backend": {"bucket": "my-state"}}, "backend", "locking"),
+    ("tag that shadows a default tag", {"tags": {"owner": "x"}}, "tags", "owner field"),
+    ("invalid topic regex", {"migration.topics": ["orders("]}, "migration.topics", "regex"),
+]
+
+
+@pytest.mark.parametrize("what,edits,field,hint", BAD, ids=[b[0] for b in BAD])
+def test_bad_environment_fails_with_one_line_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture, what: str, edits: dict, field: str, hint: str
+) -> None:
+    data = yaml.safe_load((SHIPPED_DIR / "dev.yaml").read_text())
+    for path, value in edits.items():
+        _edit(data, path, value)
+    envs = tmp_path / "environments"
+    envs.mkdir()
+    (envs / "dev.yaml").write_text(yaml.safe_dump(data))
+    args = ["--environments", str(envs), "--outdir", str(tmp_path / "out")]
+    if what in SUBPROCESS_CASES:
+        proc = run_main(*args)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    else:
+        code = INFRA_MAIN.main(args)
+        out, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: dev.yaml: {field}:"), lines[0]
+    assert hint.lower() in lines[0].lower(), lines[0]
+    assert out == ""
+    assert not (tmp_path / "out").exists(), "nothing may be synthesized from a bad environment"
+
+
+def test_one_bad_environment_stops_the_whole_synth(tmp_path: Path) -> None:
+    envs = tmp_path / "environments"
+    shutil.copytree(SHIPPED_DIR, envs)
+    (envs / "zzz.yaml").write_text("name: zzz\n")
+    proc = run_main("--environments", str(envs), "--outdir", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert re.match(r"error: zzz\.yaml: \w+: required field is missing", proc.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_environment_name_is_a_usage_error(tmp_path: Path) -> None:
+    proc = run_main("--env", "staging", "--outdir", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --env: no staging.yaml") and "dev" in proc.stderr
+
+
+def test_build_manifest_of_another_account_is_refused(tmp_path: Path) -> None:
+    cfg = env_config("dev")
+    path = write_manifest(tmp_path, cfg, {c: "sha256:" + "d" * 64 for c in cfg.ecr_repository_names()})
+    path.write_text(path.read_text().replace('"account": "111111111111"', '"account": "999999999999"'))
+    proc = run_main("--env", "dev", "--build-dir", str(tmp_path), "--check")
+    assert proc.returncode == 2
+    assert "manifest-111111111111-eu-west-1.json: account" in proc.stderr and "999999999999" in proc.stderr
+
+
+def test_loading_a_missing_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="file not found"):
+        load_environment(tmp_path / "nope.yaml")
+
+
+def test_variant_files_live_beside_the_tests() -> None:
+    assert VARIANTS and all((VARIANTS_DIR / f"{v}.yaml").is_file() for v in VARIANTS)

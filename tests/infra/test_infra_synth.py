@@ -1,0 +1,521 @@
+"""Assertions on the synthesized Terraform JSON of every environment (synthesized once per session)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth
+from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
+from msk_migrate.connectors import render_connectors, worker_environment
+from msk_migrate.connectors.worker_env import worker_secret_env
+from mskinfra import iam as iam_mod
+from mskinfra.msk import BOOTSTRAP_ATTRIBUTE
+from mskinfra.tfjson import unescape_template
+
+#: A Terraform reference to the target's bootstrap string inside a synthesized string.
+BOOTSTRAP_REF = re.compile(r"\$\{(?:data\.)?aws_msk_(?:cluster|bootstrap_brokers)\.[A-Za-z0-9_]+\.(bootstrap_brokers[a-z_]*)\}")
+SECRET_LOOKING = [
+    re.compile(r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----"),
+    re.compile(r"\bA(KIA|SIA)[0-9A-Z]{16}\b"),
+    re.compile(r"(?i)aws_secret_access_key"),
+    re.compile(r'(?i)(username|password)="(?!\$\{env:MM2_[A-Z_]+\})'),
+    # KEY=value lines (.env/.properties) whose key says secret: the value must be a reference
+    re.compile(r"(?im)^\s*[a-z0-9_.]*(password|secret|token|private_key|keystore\.key)[a-z0-9_.]*\s*=\s*(?!\$\{env:)\S"),
+]
+#: Connector config keys that carry credentials: values must be ${env:...} references.
+SECRET_CONFIG_KEY = re.compile(r"password|secret|token|keystore\.key$|keystore\.certificate\.chain$|truststore\.certificates$")
+SECRET_ENV_NAME = re.compile(r"PASSWORD|SECRET|PRIVATE_KEY|CERTIFICATE|TOKEN|_TLS_CA$|USERNAME")
+
+
+def as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def sample_bootstrap(synth: Synth, env: str) -> str:
+    cfg = synth.configs[env]
+    return ",".join(f"b-{i}.sample.kafka.{cfg.region}.amazonaws.com:{cfg.target.port}" for i in (1, 2, 3))
+
+
+def objects(synth: Synth, env: str) -> dict[str, dict]:
+    return {o["key"]: o for o in synth.resources(env, "aws_s3_object").values()}
+
+
+def containers(synth: Synth, env: str) -> dict[str, dict]:
+    out = {}
+    for td in synth.resources(env, "aws_ecs_task_definition").values():
+        (c,) = json.loads(unescape_template(td["container_definitions"]))
+        out[c["name"]] = {**c, "_task": td}
+    return out
+
+
+def policy_documents(synth: Synth, env: str) -> list[tuple[str, dict]]:
+    docs = [(f"aws_iam_role_policy.{k}", json.loads(v["policy"])) for k, v in synth.resources(env, "aws_iam_role_policy").items()]
+    docs += [(f"aws_iam_role.{k}", json.loads(v["assume_role_policy"])) for k, v in synth.resources(env, "aws_iam_role").items()]
+    return docs
+
+
+def connect_task_statements(synth: Synth, env: str) -> dict[str, dict]:
+    (policy,) = [v for v in synth.resources(env, "aws_iam_role_policy").values() if v["name"] == "connect"]
+    return {s["Sid"]: s for s in json.loads(policy["policy"])["Statement"]}
+
+
+def ingress_rules(synth: Synth, env: str) -> list[dict]:
+    return list(synth.resources(env, "aws_vpc_security_group_ingress_rule").values())
+
+
+def egress_rules(synth: Synth, env: str) -> list[dict]:
+    return list(synth.resources(env, "aws_vpc_security_group_egress_rule").values())
+
+
+def sg_ref(synth: Synth, env: str, name: str) -> str:
+    (key,) = [k for k, v in synth.resources(env, "aws_security_group").items() if v["name"] == f"{synth.configs[env].resource_prefix}-{name}"]
+    return "${aws_security_group." + key + ".id}"
+
+
+# ---------------------------------------------------------------- stacks, provider, state
+
+
+def test_every_shipped_environment_synthesizes_its_own_stack(synth: Synth) -> None:
+    manifest = json.loads((synth.outdir / "manifest.json").read_text())
+    assert {f"migration-{e}" for e in SHIPPED} <= set(manifest["stacks"])
+    assert set(synth.stacks) == set(ALL_ENVS)
+    print(f"\nsynth of {len(ALL_ENVS)} stacks took {synth.seconds:.1f}s")
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_aws_provider_is_pinned_with_default_tags_and_account_guard(synth: Synth, env: str) -> None:
+    stack, cfg = synth.stacks[env], synth.configs[env]
+    assert stack["terraform"]["required_providers"]["aws"]["version"] == AWS_PROVIDER_VERSION
+    (provider,) = stack["provider"]["aws"]
+    assert provider["region"] == cfg.region
+    assert provider["allowed_account_ids"] == [cfg.account_id]
+    tags = provider["default_tags"][0]["tags"]
+    assert tags["environment"] == env and tags["project"] == cfg.project and tags["owner"] == cfg.owner
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_state_is_in_s3_with_locking_when_configured_else_local(synth: Synth, env: str) -> None:
+    backend, cfg = synth.stacks[env]["terraform"]["backend"], synth.configs[env]
+    if cfg.backend is None:
+        local = backend["local"]["path"]
+        assert not local.startswith("/"), "relative, so it works from any checkout"
+        assert (synth.stack_dir(env) / local).resolve() == synth.state_dir / f"migration-{env}.tfstate"
+    else:
+        s3 = backend["s3"]
+        assert s3["bucket"] == cfg.backend.bucket and s3["encrypt"] is True
+        assert s3["key"] == (cfg.backend.key or f"msk-migrate/{env}/terraform.tfstate")
+        assert s3.get("dynamodb_table") == cfg.backend.dynamodb_table
+        assert s3.get("use_lockfile", False) == cfg.backend.use_lockfile
+        assert s3.get("dynamodb_table") or s3.get("use_lockfile")
+
+
+# ---------------------------------------------------------------- network
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_no_ingress_is_open_to_the_internet(synth: Synth, env: str) -> None:
+    for group in synth.resources(env, "aws_security_group").values():
+        assert "ingress" not in group and "egress" not in group, "rules are separate resources"
+    for rule in ingress_rules(synth, env):
+        assert rule.get("cidr_ipv4") != "0.0.0.0/0" and rule.get("cidr_ipv6") != "::/0", rule
+        assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
+    assert "0.0.0.0/0" not in json.dumps(synth.resources(env, "aws_vpc_security_group_ingress_rule"))
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    allowed_ports = {443, cfg.target.port, cfg.worker.rest_port, cfg.worker.metrics_port, PROMETHEUS_PORT, *cfg.source.ports()}
+    for rule in egress_rules(synth, env):
+        assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
+        assert rule["from_port"] in allowed_ports, rule
+        if rule.get("cidr_ipv4") == "0.0.0.0/0":
+            assert rule["from_port"] == 443 and "0.0.0.0/0" in cfg.network.https_egress.cidrs, rule
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_security_groups_carry_exactly_the_migration_flows(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    connect, prom, graf = (sg_ref(synth, env, n) for n in ("connect", "prometheus", "grafana"))
+
+    def has(rules, sg, port, peer) -> bool:
+        return any(
+            r["security_group_id"] == sg and r["from_port"] == port
+            and peer in (r.get("referenced_security_group_id"), r.get("cidr_ipv4"), r.get("cidr_ipv6"), r.get("prefix_list_id"))
+            for r in rules
+        )
+
+    ing, eg = ingress_rules(synth, env), egress_rules(synth, env)
+    rest, metrics = cfg.worker.rest_port, cfg.worker.metrics_port
+    assert has(ing, connect, metrics, prom) and has(eg, prom, metrics, connect)
+    assert has(ing, prom, PROMETHEUS_PORT, graf) and has(eg, graf, PROMETHEUS_PORT, prom)
+    assert has(ing, connect, rest, connect) and has(eg, connect, rest, connect)
+    peers = cfg.operator_access.cidrs + cfg.operator_access.prefix_list_ids + cfg.operator_access.security_group_ids
+    for sg, port in ((connect, rest), (prom, PROMETHEUS_PORT), (graf, GRAFANA_PORT)):
+        for peer in peers:
+            assert has(ing, sg, port, peer), (sg, port, peer)
+    for port in cfg.source.ports():
+        for peer in cfg.source.network.cidrs + cfg.source.network.security_group_ids + cfg.source.network.prefix_list_ids:
+            assert has(eg, connect, port, peer)
+    if cfg.target.create:
+        msk = sg_ref(synth, env, "msk")
+        assert has(eg, connect, cfg.target.port, msk) and has(ing, msk, cfg.target.port, connect)
+        msk_ingress = [r for r in ing if r["security_group_id"] == msk]
+        assert {r["from_port"] for r in msk_ingress} <= {cfg.target.port, 9098, 9096}
+    else:
+        for sg in cfg.target.network.security_group_ids:
+            assert has(eg, connect, cfg.target.port, sg)
+            assert has(ing, sg, cfg.target.port, connect) == cfg.target.add_ingress_rules
+    # Nothing reaches Grafana or Prometheus but operators and Grafana.
+    assert {r["from_port"] for r in ing if r["security_group_id"] == graf} == {GRAFANA_PORT}
+    assert {r["from_port"] for r in ing if r["security_group_id"] == prom} == {PROMETHEUS_PORT}
+
+
+def test_msk_ports_follow_the_auth_mode(synth: Synth) -> None:
+    ports = {env: synth.configs[env].target.port for env in ALL_ENVS}
+    assert ports["dev"] == 9098 and ports["msk-scram"] == 9096 and ports["existing-mtls"] == 9094
+    assert synth.configs["existing-mtls"].source.ports() == [9092, 19092]
+
+
+# ---------------------------------------------------------------- IAM
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_every_iam_statement_is_scoped(synth: Synth, env: str) -> None:
+    assert "kafka-cluster:*" not in json.dumps(synth.stacks[env])
+    for where, doc in policy_documents(synth, env):
+        for st in doc["Statement"]:
+            actions = as_list(st["Action"])
+            assert "NotAction" not in st and "NotResource" not in st, where
+            assert not any(a == "*" or a.endswith(":*") for a in actions), (where, actions)
+            if "Principal" in st:  # trust policy
+                assert st["Principal"] == {"Service": "ecs-tasks.amazonaws.com"} and st["Action"] == "sts:AssumeRole"
+                assert st["Condition"]["StringEquals"]["aws:SourceAccount"] == synth.configs[env].account_id
+                continue
+            resources = as_list(st["Resource"])
+            if "*" in resources:
+                assert actions == ["ecr:GetAuthorizationToken"] and resources == ["*"], (where, st)
+            for r in resources:
+                if any(a.startswith("kafka-cluster:") for a in actions):
+                    assert re.match(r"^arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:(cluster|topic|group)/[^/]+/[^/]+", r) or r.startswith(
+                        "${aws_msk_cluster."
+                    ), (where, r)
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    policies = {v["role"]: json.loads(v["policy"]) for v in synth.resources(env, "aws_iam_role_policy").values() if v["name"] == "execution"}
+    roles = {v["name"]: "${aws_iam_role." + k + ".id}" for k, v in synth.resources(env, "aws_iam_role").items()}
+    grafana_secret = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
+    expected_secrets = {"kafka-connect": cfg.secret_arns(), "prometheus": [], "grafana": [grafana_secret]}
+    for component, secrets in expected_secrets.items():
+        statements = {s["Sid"]: s for s in policies[roles[f"{cfg.resource_prefix}-{component}-execution"]]["Statement"]}
+        (repo,) = as_list(statements["PullOwnImage"]["Resource"])
+        assert re.fullmatch(r"\$\{aws_ecr_repository\.ecr_" + component.replace("-", "_") + r"_\w+\.arn\}", repo), repo
+        read = as_list(statements["ReadOwnSecrets"]["Resource"]) if "ReadOwnSecrets" in statements else []
+        assert sorted(read) == sorted(secrets), component
+
+
+def test_connect_task_role_scopes_topics_and_groups_to_the_migration(synth: Synth) -> None:
+    st = connect_task_statements(synth, "dev")
+    topics = {r.rsplit("/", 1)[1] for r in st["TargetMskTopics"]["Resource"]}
+    assert {"orders.*", "payments.*", "customers"} <= topics
+    assert {"mm2-connect-configs", "mm2-connect-offsets", "mm2-connect-status"} <= topics
+    assert {"mm2-offset-syncs.source.internal", "source.checkpoints.internal", "heartbeats", "source.heartbeats"} <= topics
+    assert "*" not in topics
+    groups = {r.rsplit("/", 1)[1] for r in st["TargetMskGroups"]["Resource"]}
+    assert groups == {"orders-*", "payments-*", "mm2-connect-dev"}
+    for sid in ("TargetMskTopics", "TargetMskGroups"):
+        for r in st[sid]["Resource"]:
+            assert re.match(r"^arn:aws:kafka:eu-west-1:111111111111:(topic|group)/msk-migrate-dev/\$\{aws_msk_cluster\.\w+\.cluster_uuid\}/", r), r
+    assert set(st["TargetMskCluster"]["Action"]) == set(iam_mod.TARGET_CLUSTER_ACTIONS)
+    assert set(st["TargetMskTopics"]["Action"]) >= {
+        "kafka-cluster:CreateTopic", "kafka-cluster:WriteData", "kafka-cluster:AlterTopicDynamicConfiguration"
+    }
+
+
+def test_regex_topics_are_scoped_to_the_clusters_topics(synth: Synth) -> None:
+    st = connect_task_statements(synth, "prod")
+    prefix = "arn:aws:kafka:eu-west-1:222222222222:topic/payments-prod/6f1b7c7e-2b4d-4a8e-9c3a-0d5e8f7a1b2c-3/"
+    assert st["TargetMskTopics"]["Resource"] == [prefix + "*"]
+    assert st["TargetMskCluster"]["Resource"] == [synth.configs["prod"].target.existing_cluster_arn]
+
+
+def test_msk_iam_source_gets_read_only_access_and_non_iam_target_gets_none(synth: Synth) -> None:
+    st = connect_task_statements(synth, "msk-scram")
+    assert not any(sid.startswith("TargetMsk") for sid in st), "SCRAM target: Kafka ACLs, not IAM"
+    assert st["SourceMskReadCluster"]["Resource"] == [synth.configs["msk-scram"].source.msk_cluster_arn]
+    read_only = {"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData",
+                 "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:DescribeGroup"}
+    for sid in ("SourceMskReadCluster", "SourceMskReadTopics", "SourceMskReadGroups"):
+        assert set(st[sid]["Action"]) <= read_only
+    assert {r.rsplit("/", 1)[1] for r in st["SourceMskReadTopics"]["Resource"]} == {"orders", "payments", "heartbeats"}
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_connect_task_role_reads_the_config_bucket(synth: Synth, env: str) -> None:
+    st = connect_task_statements(synth, env)
+    bucket = next(iter(synth.resources(env, "aws_s3_bucket")))
+    assert st["ReadConnectorConfigs"]["Resource"] == ["${aws_s3_bucket." + bucket + ".arn}/*"]
+    assert st["ListConnectorConfigs"]["Resource"] == ["${aws_s3_bucket." + bucket + ".arn}"]
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_kms_key_policy_delegates_to_the_account_and_this_environments_logs(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    key = synth.one(env, "aws_kms_key")
+    assert key["enable_key_rotation"] is True
+    for st in json.loads(key["policy"])["Statement"]:
+        if "AWS" in st["Principal"]:
+            assert st["Principal"] == {"AWS": f"arn:aws:iam::{cfg.account_id}:root"}
+        else:
+            assert st["Principal"] == {"Service": f"logs.{cfg.region}.amazonaws.com"} and cfg.log_kms
+            assert st["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"].endswith(f":log-group:/{cfg.resource_prefix}/*")
+
+
+# ---------------------------------------------------------------- MSK
+
+
+@pytest.mark.parametrize("env", [e for e in ALL_ENVS if e in ("dev", "msk-scram")])
+def test_created_msk_cluster_is_encrypted_authenticated_and_safe(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    cluster = synth.one(env, "aws_msk_cluster")
+    assert cluster["encryption_info"]["encryption_in_transit"] == {"client_broker": "TLS", "in_cluster": True}
+    assert cluster["encryption_info"]["encryption_at_rest_kms_key_arn"].startswith("${aws_kms_key.")
+    assert cluster["client_authentication"] == {"sasl": {"iam": True, "scram": cfg.target.create.scram}, "unauthenticated": False}
+    assert cluster["logging_info"]["broker_logs"]["cloudwatch_logs"]["enabled"] is True
+    assert cluster["open_monitoring"]["prometheus"]["jmx_exporter"]["enabled_in_broker"] is True
+    assert cluster["number_of_broker_nodes"] == cfg.target.create.broker_count
+    props = dict(line.split("=", 1) for line in synth.one(env, "aws_msk_configuration")["server_properties"].splitlines())
+    for key, value in SAFE_BROKER_DEFAULTS.items():
+        assert props[key] == value
+    assert props["auto.create.topics.enable"] == "false" and props["min.insync.replicas"] == "2"
+    scram = synth.resources(env, "aws_msk_scram_secret_association")
+    if cfg.target.create.scram:
+        (assoc,) = scram.values()
+        assert cfg.target.auth.secret_arn in assoc["secret_arn_list"]
+    else:
+        assert not scram
+
+
+@pytest.mark.parametrize("env", [e for e in ALL_ENVS if e in ("prod", "existing-mtls")])
+def test_existing_cluster_is_looked_up_by_arn(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    assert not synth.resources(env, "aws_msk_cluster")
+    (brokers,) = synth.data(env, "aws_msk_bootstrap_brokers").values()
+    assert brokers["cluster_arn"] == cfg.target.existing_cluster_arn
+    attribute = BOOTSTRAP_ATTRIBUTE[cfg.target.auth.mode]
+    assert brokers["lifecycle"]["postcondition"][0]["condition"] == f'${{self.{attribute} != ""}}'
+
+
+# ---------------------------------------------------------------- connector configs in S3
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_config_bucket_is_hardened(synth: Synth, env: str) -> None:
+    bucket = synth.one(env, "aws_s3_bucket")
+    assert bucket["bucket"] == synth.configs[env].config_bucket_name and bucket["force_destroy"] is False
+    assert synth.one(env, "aws_s3_bucket_versioning")["versioning_configuration"]["status"] == "Enabled"
+    sse = synth.one(env, "aws_s3_bucket_server_side_encryption_configuration")["rule"][0]
+    assert sse["apply_server_side_encryption_by_default"]["sse_algorithm"] == "aws:kms"
+    block = synth.one(env, "aws_s3_bucket_public_access_block")
+    assert all(block[k] is True for k in ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"))
+    assert synth.one(env, "aws_s3_bucket_ownership_controls")["rule"]["object_ownership"] == "BucketOwnerEnforced"
+    (st,) = json.loads(synth.one(env, "aws_s3_bucket_policy")["policy"])["Statement"]
+    assert st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert len(st["Resource"]) == 2 and st["Resource"][1] == st["Resource"][0] + "/*"
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_connector_objects_are_exactly_the_renderer_output_with_the_real_bootstrap(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    bootstrap = sample_bootstrap(synth, env)
+    expected = render_connectors(cfg.source.endpoint(), cfg.target.endpoint(bootstrap), cfg.migration)
+    objs = objects(synth, env)
+    assert {k for k in objs if k.startswith("connectors/")} == {f"connectors/{n}.json" for n in expected}
+    for name, config in expected.items():
+        content = objs[f"connectors/{name}.json"]["content"]
+        assert set(BOOTSTRAP_REF.findall(content)) == {BOOTSTRAP_ATTRIBUTE[cfg.target.auth.mode]}
+        text = unescape_template(BOOTSTRAP_REF.sub(bootstrap, content))
+        assert json.loads(text) == config
+        assert text == json.dumps(config, indent=2, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_worker_env_object_lists_the_plain_worker_environment(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    bootstrap = sample_bootstrap(synth, env)
+    target = cfg.target.endpoint(bootstrap)
+    content = unescape_template(BOOTSTRAP_REF.sub(bootstrap, objects(synth, env)["worker/connect-worker.env"]["content"]))
+    pairs = dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
+    assert pairs == worker_environment(target, cfg.worker, cfg.source.endpoint())
+    for name in worker_secret_env(target, cfg.source.endpoint()):
+        assert f"# {name}\n" in content and f"{name}=" not in content
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_no_secret_values_anywhere_in_objects_or_task_environments(synth: Synth, env: str) -> None:
+    texts = [unescape_template(o["content"]) for o in objects(synth, env).values()]
+    for c in containers(synth, env).values():
+        texts += [f"{e['name']}={e['value']}" for e in c["environment"]]
+    texts.append(json.dumps(synth.stacks[env]))
+    for text in texts:
+        for pattern in SECRET_LOOKING[:3]:
+            assert not pattern.search(text), (pattern.pattern, text[:200])
+    for text in texts[:-1]:
+        for pattern in SECRET_LOOKING[3:]:
+            assert not pattern.search(text), (pattern.pattern, text[:400])
+    for key, obj in objects(synth, env).items():
+        if key.endswith(".json"):
+            for k, v in json.loads(unescape_template(BOOTSTRAP_REF.sub("x:1", obj["content"]))).items():
+                if SECRET_CONFIG_KEY.search(k):
+                    assert re.fullmatch(r"\$\{env:MM2_[A-Z_]+\}", v), (key, k, v)
+
+
+# ---------------------------------------------------------------- ECS
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    cs = containers(synth, env)
+    for c in cs.values():
+        names = [e["name"] for e in c["environment"]]
+        assert not [n for n in names if SECRET_ENV_NAME.search(n)], names
+    bootstrap = sample_bootstrap(synth, env)
+    target, source = cfg.target.endpoint(bootstrap), cfg.source.endpoint()
+    connect = cs["kafka-connect"]
+    assert {s["name"]: s["valueFrom"] for s in connect.get("secrets", [])} == worker_secret_env(target, source)
+    env_values = {e["name"]: BOOTSTRAP_REF.sub(bootstrap, e["value"]) for e in connect["environment"]}
+    assert env_values == worker_environment(target, cfg.worker, source)
+    grafana = cs["grafana"]
+    (secret,) = grafana["secrets"]
+    assert secret["name"] == "GF_SECURITY_ADMIN_PASSWORD"
+    arn = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
+    assert secret["valueFrom"] == f"{arn}:{cfg.monitoring.grafana.admin_secret_key}::"
+    assert "GF_SECURITY_ADMIN_PASSWORD" not in [e["name"] for e in grafana["environment"]]
+    if not cfg.monitoring.grafana.admin_secret_arn:
+        created = synth.resources(env, "aws_secretsmanager_secret")["grafana_admin"]
+        assert "secret_string" not in json.dumps(synth.resources(env, "aws_secretsmanager_secret_version")), "no default password"
+        assert created["kms_key_id"].startswith("${aws_kms_key.")
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_connect_task_definition_sizes_ports_health_and_roles(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    c = containers(synth, env)["kafka-connect"]
+    td = c["_task"]
+    assert (td["cpu"], td["memory"]) == (str(cfg.connect.cpu), str(cfg.connect.memory))
+    assert td["requires_compatibilities"] == ["FARGATE"] and td["network_mode"] == "awsvpc"
+    assert td["runtime_platform"] == {"cpu_architecture": "X86_64", "operating_system_family": "LINUX"}
+    assert td["execution_role_arn"] != td["task_role_arn"], "separate execution and task roles"
+    assert {p["containerPort"] for p in c["portMappings"]} == {cfg.worker.rest_port, cfg.worker.metrics_port}
+    assert f"http://localhost:{cfg.worker.rest_port}/" in c["healthCheck"]["command"][1]
+    assert c["logConfiguration"]["options"]["awslogs-group"] == f"/{cfg.resource_prefix}/connect"
+    for name in ("prometheus", "grafana"):
+        assert "task_role_arn" not in containers(synth, env)[name]["_task"], "no AWS API calls, no task role"
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_connect_autoscaling_tracks_cpu_within_tasks_max(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    target = synth.one(env, "aws_appautoscaling_target")
+    assert (target["min_capacity"], target["max_capacity"]) == (cfg.connect.min_capacity, cfg.connect.max_capacity)
+    assert target["max_capacity"] <= cfg.migration.tasks_max
+    assert target["scalable_dimension"] == "ecs:service:DesiredCount"
+    policy = synth.one(env, "aws_appautoscaling_policy")
+    tt = policy["target_tracking_scaling_policy_configuration"]
+    assert policy["policy_type"] == "TargetTrackingScaling"
+    assert tt["predefined_metric_specification"]["predefined_metric_type"] == "ECSServiceAverageCPUUtilization"
+    assert tt["target_value"] == cfg.connect.cpu_target_percent
+    (connect,) = [s for s in synth.resources(env, "aws_ecs_service").values() if s["name"].endswith("-kafka-connect")]
+    assert connect["lifecycle"]["ignore_changes"] == ["desired_count"]
+    assert connect["desired_count"] == cfg.connect.desired_count
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_services_run_private_on_fargate_and_register_in_cloud_map(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    cluster = synth.one(env, "aws_ecs_cluster")
+    assert {"name": "containerInsights", "value": "enabled"} in cluster["setting"]
+    ns = synth.one(env, "aws_service_discovery_private_dns_namespace")
+    assert ns["name"] == cfg.dns_namespace and ns["vpc"] == cfg.vpc_id
+    discovery = {v["name"] for v in synth.resources(env, "aws_service_discovery_service").values()}
+    assert discovery == {"connect", "prometheus", "grafana"}
+    services = synth.resources(env, "aws_ecs_service")
+    assert len(services) == 3
+    for s in services.values():
+        assert s["launch_type"] == "FARGATE" and s["network_configuration"]["assign_public_ip"] is False
+        assert s["network_configuration"]["subnets"] == cfg.subnet_ids
+        assert s["service_registries"]["registry_arn"].startswith("${aws_service_discovery_service.")
+        assert s["deployment_circuit_breaker"] == {"enable": True, "rollback": True}
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_log_groups_have_retention_and_optional_kms(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    groups = synth.resources(env, "aws_cloudwatch_log_group").values()
+    assert len(groups) == (4 if cfg.target.create else 3)
+    for g in groups:
+        assert g["retention_in_days"] == cfg.log_retention_days
+        assert g["name"].startswith(f"/{cfg.resource_prefix}/")
+        assert ("kms_key_id" in g) == cfg.log_kms
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_ecr_repositories_are_immutable_scanned_encrypted_and_pruned(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    repos = synth.resources(env, "aws_ecr_repository").values()
+    assert {r["name"] for r in repos} == set(cfg.ecr_repository_names().values())
+    for r in repos:
+        assert r["image_tag_mutability"] == "IMMUTABLE"
+        assert r["image_scanning_configuration"] == {"scan_on_push": True}
+        assert r["encryption_configuration"][0]["encryption_type"] == "KMS"
+    lifecycle = synth.resources(env, "aws_ecr_lifecycle_policy").values()
+    assert len(lifecycle) == 3
+    for lp in lifecycle:
+        rules = json.loads(lp["policy"])["rules"]
+        assert rules[-1]["selection"] == {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": cfg.ecr.keep_images}
+
+
+def test_images_are_pinned_by_digest_when_the_build_manifest_exists(synth: Synth) -> None:
+    for name, c in containers(synth, "dev").items():
+        assert re.fullmatch(r"\$\{aws_ecr_repository\.\w+\.repository_url\}@" + DEV_DIGESTS[name], c["image"]), c["image"]
+
+
+def test_images_use_the_configured_tag_without_a_manifest(synth: Synth) -> None:
+    for c in containers(synth, "prod").values():
+        assert re.fullmatch(r"\$\{aws_ecr_repository\.\w+\.repository_url\}:0\.1\.0", c["image"]), c["image"]
+
+
+def test_prometheus_and_grafana_find_their_upstreams_through_cloud_map(synth: Synth) -> None:
+    cs = containers(synth, "dev")
+    prom = {e["name"]: e["value"] for e in cs["prometheus"]["environment"]}
+    assert prom["MM2_CONNECT_DNS_NAME"] == "connect.msk-migrate-dev.internal" and prom["MM2_CONNECT_METRICS_PORT"] == "9404"
+    graf = {e["name"]: e["value"] for e in cs["grafana"]["environment"]}
+    assert graf["PROMETHEUS_URL"] == "http://prometheus.msk-migrate-dev.internal:9090"
+    assert graf["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
+
+
+# ---------------------------------------------------------------- outputs
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_outputs_cover_urls_configs_repositories_brokers_and_services(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    out = {k: v["value"] for k, v in synth.stacks[env]["output"].items()}
+    ns = cfg.dns_namespace
+    assert out["connect_rest_url"] == f"http://connect.{ns}:{cfg.worker.rest_port}"
+    assert out["prometheus_url"] == f"http://prometheus.{ns}:{PROMETHEUS_PORT}"
+    assert out["grafana_url"] == f"http://grafana.{ns}:{GRAFANA_PORT}"
+    assert set(out["connector_config_s3_uris"]) == set(cfg.migration.connector_names().values())
+    assert all(u.startswith(f"s3://{cfg.config_bucket_name}/connectors/") for u in out["connector_config_s3_uris"].values())
+    assert set(out["ecr_repository_urls"]) == {"kafka-connect", "prometheus", "grafana"}
+    assert cfg.target.auth.mode in out["target_bootstrap_brokers"]
+    assert set(out["ecs_service_names"]) == {"kafka-connect", "prometheus", "grafana"}
+    for key in ("ecs_cluster_name", "target_cluster_arn", "config_bucket", "worker_env_s3_uri", "grafana_admin_secret_arn"):
+        assert out[key], key

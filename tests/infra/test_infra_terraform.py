@@ -1,0 +1,147 @@
+"""The plain-Terraform path: the synthesized JSON works with terraform alone, no cdktf CLI.
+
+- ``terraform init -backend=false`` + ``terraform validate`` on every synthesized stack, with the AWS
+  provider 5.100.0 from the local filesystem mirror;
+- ``terraform plan`` of dev (creates its MSK cluster) against a moto server (STS answers the account
+  check; nothing else is read at plan time);
+- ``terraform plan`` of prod (existing cluster) against moto plus a stub of MSK's GetBootstrapBrokers:
+  the planned connector objects in S3 then carry the real bootstrap string and are byte-for-byte the
+  renderer's output.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from infra_helpers import ALL_ENVS, Synth, terraform
+from msk_migrate.connectors import render_connectors
+
+STUB_BOOTSTRAP_IAM = "b-1.payments.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098,b-2.payments.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098"
+
+
+@pytest.fixture(scope="module")
+def initialized(synth: Synth, terraform_bin: str, terraform_env: dict[str, str]) -> dict[str, Path]:
+    """``terraform init -backend=false`` once per stack (plugins linked from the mirror)."""
+    dirs = {}
+    for env in ALL_ENVS:
+        d = synth.stack_dir(env)
+        proc = terraform(terraform_bin, terraform_env, d, "init", "-backend=false", "-input=false", "-no-color")
+        assert proc.returncode == 0, f"terraform init failed for {env}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        dirs[env] = d
+    return dirs
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_terraform_validates_the_synthesized_stack_without_cdktf(
+    initialized: dict[str, Path], terraform_bin: str, terraform_env: dict[str, str], env: str
+) -> None:
+    proc = terraform(terraform_bin, terraform_env, initialized[env], "validate", "-json", "-no-color")
+    result = json.loads(proc.stdout)
+    assert result["valid"] is True, json.dumps(result["diagnostics"], indent=1)[:3000]
+    assert result["warning_count"] == 0, json.dumps(result["diagnostics"], indent=1)[:3000]
+
+
+def test_lock_file_pins_the_provider_version(initialized: dict[str, Path]) -> None:
+    lock = (initialized["dev"] / ".terraform.lock.hcl").read_text()
+    assert 'provider "registry.terraform.io/hashicorp/aws"' in lock and 'version     = "5.100.0"' in lock
+
+
+# ---------------------------------------------------------------- plan against moto
+
+
+class _MskStub(BaseHTTPRequestHandler):
+    """Answers GetBootstrapBrokers (GET /v1/clusters/<arn>/bootstrap-brokers), which moto lacks."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.split("?")[0].endswith("/bootstrap-brokers"):
+            body = json.dumps({"bootstrapBrokerStringSaslIam": STUB_BOOTSTRAP_IAM}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_response(404)
+            self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def aws_endpoints():
+    from moto.server import ThreadedMotoServer
+
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), _MskStub)
+    thread = threading.Thread(target=stub.serve_forever, daemon=True)
+    thread.start()
+    yield {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ENDPOINT_URL_KAFKA": f"http://127.0.0.1:{stub.server_address[1]}"}
+    stub.shutdown()
+    moto.stop()
+
+
+def _plan(synth: Synth, env: str, tmp_path: Path, terraform_bin: str, terraform_env: dict, endpoints: dict, monkeypatch) -> dict:
+    cfg = synth.configs[env]
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", cfg.account_id)  # read by the in-process moto server per request
+    work = tmp_path / env
+    shutil.copytree(synth.stack_dir(env), work, symlinks=True)
+    if cfg.backend is not None:
+        # The S3 backend would need the real state bucket: plan on local state instead (override file).
+        (work / "backend_override.tf.json").write_text(json.dumps({"terraform": {"backend": {"local": {"path": str(tmp_path / "state")}}}}))
+    env_vars = {
+        **terraform_env,
+        **endpoints,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": cfg.region,
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    init = terraform(terraform_bin, env_vars, work, "init", "-input=false", "-no-color", "-reconfigure")
+    assert init.returncode == 0, init.stderr[-3000:]
+    plan = terraform(terraform_bin, env_vars, work, "plan", "-input=false", "-no-color", "-out", "plan.bin")
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    assert "0 to change, 0 to destroy" in plan.stdout
+    shown = terraform(terraform_bin, env_vars, work, "show", "-json", "plan.bin")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    return json.loads(shown.stdout)
+
+
+def _planned(plan: dict, rtype: str) -> list[dict]:
+    return [r for r in plan["planned_values"]["root_module"]["resources"] if r["type"] == rtype]
+
+
+def test_terraform_plans_a_new_cluster_environment_against_moto(
+    synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict, aws_endpoints: dict, monkeypatch
+) -> None:
+    plan = _plan(synth, "dev", tmp_path, terraform_bin, terraform_env, aws_endpoints, monkeypatch)
+    (cluster,) = _planned(plan, "aws_msk_cluster")
+    assert cluster["values"]["cluster_name"] == "msk-migrate-dev"
+    assert len(_planned(plan, "aws_ecs_service")) == 3
+    # The bootstrap string (and so the connector content) is known only after the cluster exists.
+    changes = {c["address"]: c for c in plan["resource_changes"]}
+    objects = [c for a, c in changes.items() if a.startswith("aws_s3_object.") and "connector" in a]
+    assert objects and all(c["change"]["after_unknown"].get("content") for c in objects)
+
+
+def test_terraform_plan_puts_the_real_bootstrap_into_the_connector_objects(
+    synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict, aws_endpoints: dict, monkeypatch
+) -> None:
+    cfg = synth.configs["prod"]
+    plan = _plan(synth, "prod", tmp_path, terraform_bin, terraform_env, aws_endpoints, monkeypatch)
+    expected = render_connectors(cfg.source.endpoint(), cfg.target.endpoint(STUB_BOOTSTRAP_IAM), cfg.migration)
+    contents = {r["values"]["key"]: r["values"]["content"] for r in _planned(plan, "aws_s3_object")}
+    for name, config in expected.items():
+        assert contents[f"connectors/{name}.json"] == json.dumps(config, indent=2, sort_keys=True) + "\n"
+    assert f"CONNECT_BOOTSTRAP_SERVERS={STUB_BOOTSTRAP_IAM}\n" in contents["worker/connect-worker.env"]
+    # Terraform resolved the template literals: the worker sees ${env:...} references, not $${env:...}.
+    assert "${env:MM2_SOURCE_TLS_PRIVATE_KEY}" in contents["connectors/mm2-prod-source.json"]
+    assert "$${" not in "".join(contents.values())
