@@ -27,7 +27,8 @@ def local_env():
     require("mvn", "install Maven (apt-get install maven)")
     from msk_migrate.local.harness import LocalEnvironment
 
-    base = Path(os.environ.get("MSK_MIGRATE_TEST_ENV_DIR", REPO / ".local" / "test-env"))
+    # One directory per pytest process, so concurrent sessions never stop each other's clusters.
+    base = Path(os.environ.get("MSK_MIGRATE_TEST_ENV_DIR", REPO / ".local" / "test-env" / f"session-{os.getpid()}"))
     env = LocalEnvironment(base)
     env.down(wipe=True)
     env.up()

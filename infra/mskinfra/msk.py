@@ -105,6 +105,9 @@ class TargetMsk(Construct):
             logging_info={
                 "broker_logs": {"cloudwatch_logs": {"enabled": True, "log_group": self.log_group.name}},
             },
+            # The target cluster holds the migrated data and outlives the migration tooling: a
+            # `cdktf destroy` of this stack must never take it along (docs/runbooks/migration.md step 10).
+            lifecycle=TerraformResourceLifecycle(prevent_destroy=True),
         )
         scram_secrets = list(c.scram_secret_arns)
         if cfg.target.auth.mode == "scram" and cfg.target.auth.secret_arn not in scram_secrets:

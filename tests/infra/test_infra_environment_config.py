@@ -74,6 +74,7 @@ SUBPROCESS_CASES = {"autoscaling above tasks_max", "operator CIDR open to the in
 # (what, edits on dev.yaml, the field the error must name, a word of the fix/explanation)
 BAD = [
     ("autoscaling above tasks_max", {"connect.max_capacity": 8}, "connect.max_capacity", "tasks_max"),
+    ("more workers than Cloud Map DNS returns", {"migration.tasks_max": 16, "connect.max_capacity": 9}, "connect.max_capacity", "Cloud Map"),
     ("operator CIDR open to the internet", {"operator_access.cidrs": ["0.0.0.0/0"]}, "operator_access.cidrs", "internet"),
     ("operator IPv6 CIDR open to the internet", {"operator_access.cidrs": ["::/0"]}, "operator_access.cidrs", "internet"),
     ("unknown field", {"worker.hep": "1g"}, "worker.hep", "remove it"),

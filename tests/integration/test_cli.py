@@ -158,3 +158,43 @@ def test_offsets_command_verifies_translated_groups(tmp_path, local_env, mm2, un
     rows = json.loads(r.stdout)
     assert {(row["topic"], row["partition"]) for row in rows} == {(topic, 0), (topic, 1)}
     assert all(row["status"] == "ok" and row["redelivery"] >= 0 for row in rows)
+
+
+def test_connectors_are_applied_from_the_s3_objects_the_stack_uploads(local_env, connect, unique):
+    """The stack uploads connectors/<name>.json (flat configs from the renderer); apply reads them back."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from msk_migrate.connectors.render import render_connectors
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        s3.create_bucket(Bucket="configs")
+        spec = TEST_MIGRATION.model_copy(update={"name": f"s3{unique}", "topics": [f"it-{unique}-s3-.*"]})
+        configs = render_connectors(local_env.source(), local_env.target(), spec)
+        for name, cfg in configs.items():
+            s3.put_object(Bucket="configs", Key=f"connectors/{name}.json", Body=json.dumps(cfg).encode())
+        s3.put_object(Bucket="configs", Key="worker/worker.env", Body=b"CONNECT_GROUP_ID=x\n")
+        env = {**__import__("os").environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+        r = run("connectors", "apply", "--from-s3", "s3://configs/connectors/", "--s3-endpoint-url", endpoint,
+                "--connect-url", connect.url, "--output", "json", env=env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert sorted(out["created"]) == sorted(configs)
+        for name, cfg in configs.items():
+            live = connect.config(name)
+            assert {k: v for k, v in live.items() if k != "name"} == {k: v for k, v in cfg.items() if k != "name"}
+        r = run("connectors", "apply", "--from-s3", "s3://configs/missing/", "--s3-endpoint-url", endpoint,
+                "--connect-url", connect.url, env=env)
+        assert r.returncode == 2 and "no *.json objects" in r.stderr
+    finally:
+        for name in list(connect.connectors()):
+            if name.startswith(f"s3{unique}"):
+                connect.delete(name)
+        server.stop()

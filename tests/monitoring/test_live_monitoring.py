@@ -276,7 +276,8 @@ def test_a_really_failed_task_fires_kafka_connect_task_failed_and_it_clears_afte
 
         # The fix: allow the record's size; the task restarts, replicates it, and the alert clears.
         client.put_config(name, base)
-        client.wait_state(name, "RUNNING", timeout=60, min_tasks=1)
+        wait_for(lambda: [t["state"] for t in client.status(name).get("tasks", [])] == ["RUNNING"], 60,
+                 f"{name} task RUNNING after the fix")
         wait_for(lambda: not prom.query(url, f'ALERTS{{alertname="KafkaConnectTaskFailed", connector="{name}"}}'),
                  40, "KafkaConnectTaskFailed to clear")
         assert not [r for r in prom.query(url, rule["expr"]) if r["metric"]["connector"] == name]

@@ -35,29 +35,56 @@ def records(n: int, partitions: int = 2, prefix: str = "k", ts0: int = BASE_TS, 
     return out
 
 
-def create_topic(bootstrap: str, name: str, partitions: int, config: dict[str, str] | None = None) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    fut = admin.create_topics([NewTopic(name, partitions, 1, config=config or {})], operation_timeout=30)[name]
-    fut.result()
+_admins: dict[str, AdminClient] = {}
+_producers: dict[str, Producer] = {}
+
+
+def admin(bootstrap: str) -> AdminClient:
+    if bootstrap not in _admins:
+        _admins[bootstrap] = AdminClient({"bootstrap.servers": bootstrap})
+    return _admins[bootstrap]
+
+
+def create_topics(bootstrap: str, topics: dict[str, tuple[int, dict[str, str]]]) -> None:
+    """Create {name: (partitions, config)} in one request and wait until all are visible."""
+    if not topics:
+        return
+    a = admin(bootstrap)
+    futures = a.create_topics(
+        [NewTopic(n, p, 1, config=c or {}) for n, (p, c) in topics.items()], operation_timeout=30
+    )
+    for fut in futures.values():
+        fut.result()
     deadline = time.time() + 30
     while time.time() < deadline:  # metadata propagated
-        md = admin.list_topics(name, timeout=10)
-        t = md.topics.get(name)
-        if t is not None and t.error is None and len(t.partitions) == partitions:
+        md = a.list_topics(timeout=10)
+        if all(
+            n in md.topics and md.topics[n].error is None and len(md.topics[n].partitions) == p
+            for n, (p, _c) in topics.items()
+        ):
             return
         time.sleep(0.2)
-    raise TimeoutError(f"topic {name} not visible")
+    raise TimeoutError(f"topics {sorted(topics)} not visible")
+
+
+def create_topic(bootstrap: str, name: str, partitions: int, config: dict[str, str] | None = None) -> None:
+    create_topics(bootstrap, {name: (partitions, config or {})})
 
 
 def produce(bootstrap: str, topic: str, recs: Iterable[Rec], transactional: bool = False, abort: bool = False) -> None:
-    conf = {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
     if transactional:
-        conf["transactional.id"] = f"test-{uuid.uuid4().hex[:8]}"
-    p = Producer(conf)
-    errors: list[str] = []
-    if transactional:
-        p.init_transactions(30)
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "transactional.id": f"test-{uuid.uuid4().hex[:8]}"})
+        p.init_transactions(60)
         p.begin_transaction()
+    else:
+        # Not idempotent (no producer-id round trip); one in-flight request keeps the order.
+        if bootstrap not in _producers:
+            _producers[bootstrap] = Producer(
+                {"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all", "enable.idempotence": False,
+                 "max.in.flight.requests.per.connection": 1}
+            )
+        p = _producers[bootstrap]
+    errors: list[str] = []
     for r in recs:
         p.produce(
             topic, value=r.value, key=r.key, partition=r.partition, timestamp=r.ts,
@@ -65,9 +92,26 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec], transactional: bool
             on_delivery=lambda err, _m: errors.append(str(err)) if err else None,
         )
     if transactional:
-        (p.abort_transaction if abort else p.commit_transaction)(30)
+        if abort:
+            p.flush(30)  # the records reach the log, then the abort marker
+            p.abort_transaction(60)
+            errors.clear()
+        else:
+            p.commit_transaction(60)
     left = p.flush(30)
     assert left == 0 and not errors, f"produce to {topic} failed: {errors[:3]} ({left} left)"
+
+
+def create_pairs(pairs: list["Pair"]) -> None:
+    """Create the topics of many pairs with one request per cluster."""
+    src = {p.topic: (p.partitions, p.config) for p in pairs}
+    tgt = {
+        p.topic: (p.target_partitions or p.partitions, p.config if p.target_config is None else p.target_config)
+        for p in pairs
+        if p.on_target
+    }
+    create_topics(pairs[0].source, src)
+    create_topics(pairs[0].target, tgt)
 
 
 @dataclass
@@ -81,15 +125,21 @@ class Pair:
     config: dict[str, str] = field(default_factory=dict)
     target_partitions: int | None = None
     target_config: dict[str, str] | None = None
+    on_target: bool = True
 
-    def create(self, on_target: bool = True) -> "Pair":
-        create_topic(self.source, self.topic, self.partitions, self.config)
-        if on_target:
-            cfg = self.config if self.target_config is None else self.target_config
-            create_topic(self.target, self.topic, self.target_partitions or self.partitions, cfg)
+    def create(self) -> "Pair":
+        create_pairs([self])
         return self
 
     def write(self, src: list[Rec], tgt: list[Rec] | None = None) -> "Pair":
         produce(self.source, self.topic, src)
         produce(self.target, self.topic, src if tgt is None else tgt)
         return self
+
+
+def close_all() -> None:
+    """Drop cached clients before the clusters stop (no reconnect noise at exit)."""
+    for p in _producers.values():
+        p.flush(5)
+    _producers.clear()
+    _admins.clear()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import make_request
-from kafka_data import BASE_TS, Pair, Rec, records
+from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
 
 MODES = ["checksum", "full", "auto"]
 KINDS = ["same", "missing", "unexpected", "duplicate", "value", "header_order", "timestamp"]
@@ -29,12 +29,14 @@ def diff_topics(clusters, request) -> dict[str, str]:
         "header_order": [r.with_(headers=tuple(reversed(r.headers))) if i == 6 else r for i, r in enumerate(base)],
         "timestamp": [r.with_(ts=r.ts + 1) if i == 8 else r for i, r in enumerate(base)],
     }
-    names = {}
+    pairs = {
+        kind: Pair(clusters["source"], clusters["target"], f"diff-{kind.replace('_', '-')}-{run}", partitions=2)
+        for kind in targets
+    }
+    create_pairs(list(pairs.values()))
     for kind, tgt in targets.items():
-        name = f"diff-{kind.replace('_', '-')}-{run}"
-        Pair(clusters["source"], clusters["target"], name, partitions=2).create().write(base, tgt)
-        names[kind] = name
-    return names
+        pairs[kind].write(base, tgt)
+    return {kind: p.topic for kind, p in pairs.items()}
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +45,17 @@ def reports(clusters, spark, diff_topics):
 
     def get(mode: str):
         if mode not in cache:
-            from msk_migrate.validation import run_validation
+            from msk_migrate.validation import run_validation, sparkjob
 
             req = make_request(clusters, topics=sorted(diff_topics.values()), mode=mode, sample_size=5)
-            cache[mode] = run_validation(req, spark=spark)
+            # full mode explains its differences with Spark jobs (as for large differences),
+            # auto mode on the driver (small differences): both paths give the same answers.
+            saved = sparkjob.LOCAL_EXPLAIN_LIMIT
+            sparkjob.LOCAL_EXPLAIN_LIMIT = 0 if mode == "full" else saved
+            try:
+                cache[mode] = run_validation(req, spark=spark)
+            finally:
+                sparkjob.LOCAL_EXPLAIN_LIMIT = saved
         return cache[mode]
 
     return get

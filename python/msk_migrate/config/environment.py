@@ -35,6 +35,10 @@ ECR_COMPONENTS: tuple[str, ...] = ("kafka-connect", "prometheus", "grafana")
 PROMETHEUS_PORT = 9090
 GRAFANA_PORT = 3000
 
+#: Cloud Map answers a DNS query with at most 8 records (multivalue routing), and Prometheus finds the
+#: Connect workers through that DNS name: more workers than this would drop out of monitoring.
+MAX_DISCOVERABLE_WORKERS = 8
+
 #: CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
 
@@ -447,7 +451,7 @@ class ConnectService(BaseModel):
     memory: int = Field(4096, description="Fargate memory per task (MiB).")
     desired_count: int = Field(2, ge=1, description="Initial tasks (workers).")
     min_capacity: int = Field(2, ge=1, description="Autoscaling lower bound.")
-    max_capacity: int = Field(4, ge=1, description="Autoscaling upper bound; at most migration.tasks_max.")
+    max_capacity: int = Field(4, ge=1, description="Autoscaling upper bound; at most migration.tasks_max and 8.")
     cpu_target_percent: int = Field(60, ge=10, le=90, description="Target tracking on average service CPU.")
     scale_in_cooldown_seconds: int = Field(300, ge=0, description="Wait after scale-in (rebalances are costly).")
     scale_out_cooldown_seconds: int = Field(120, ge=0, description="Wait after scale-out.")
@@ -455,6 +459,12 @@ class ConnectService(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> "ConnectService":
         _check_fargate(self.cpu, self.memory)
+        if self.max_capacity > MAX_DISCOVERABLE_WORKERS:
+            raise _field_error(
+                "ConnectService", ("max_capacity",), self.max_capacity,
+                f"{self.max_capacity} workers exceed the {MAX_DISCOVERABLE_WORKERS} that Cloud Map DNS (Prometheus' discovery) "
+                "returns; use larger tasks (cpu/memory) instead of more than 8 workers",
+            )
         if not self.min_capacity <= self.desired_count <= self.max_capacity:
             raise ValueError(
                 f"need min_capacity <= desired_count <= max_capacity, got {self.min_capacity} / {self.desired_count} / {self.max_capacity}"

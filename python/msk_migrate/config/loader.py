@@ -16,7 +16,7 @@ M = TypeVar("M", bound=BaseModel)
 def first_error(exc: ValidationError, prefix: str = "") -> UsageError:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-after"))
-    field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
+    field = f"{prefix}{loc}" if loc else prefix.rstrip(". :") or "config"
     msg = err["msg"].removeprefix("Value error, ")
     fix = None
     if err["type"] == "extra_forbidden":

@@ -7,7 +7,7 @@ tests apply the same output to local clusters.
 from .client_props import client_properties
 from .render import POLICY_CLASS, render_connectors
 from .secrets import SecretRef, secret_refs
-from .worker_env import worker_environment
+from .worker_env import worker_environment, worker_secret_env
 
 __all__ = [
     "POLICY_CLASS",
@@ -16,4 +16,5 @@ __all__ = [
     "render_connectors",
     "secret_refs",
     "worker_environment",
+    "worker_secret_env",
 ]

@@ -63,15 +63,21 @@ def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
         "secret_arn": kw[f"{role}_secret_arn"],
         "ca_secret_arn": kw[f"{role}_ca_secret_arn"],
     }
-    if data["mode"] in ("scram", "mtls") and not data["secret_arn"]:
-        # Secrets from the environment only (the job's own choice; the Connect worker config needs an ARN).
-        check = validate_model(AuthConfig, {**data, "secret_arn": "arn:aws:secretsmanager:env-only"}, prefix=f"--{role}-auth ")
-        auth = AuthConfig.model_construct(**{**check.model_dump(), "secret_arn": None})
-    else:
-        auth = validate_model(AuthConfig, data, prefix=f"--{role}-")
-    return validate_model(
-        ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth}, prefix=f"--{role}-"
-    )
+    try:
+        if data["mode"] in ("scram", "mtls") and not data["secret_arn"]:
+            # Secrets from the environment only (the job's choice; the Connect worker config needs an ARN).
+            check = validate_model(AuthConfig, {**data, "secret_arn": "arn:aws:secretsmanager:env-only"})
+            auth = AuthConfig.model_construct(**{**check.model_dump(), "secret_arn": None})
+            endpoint = validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap})
+            return ClusterEndpoint.model_construct(alias=role, bootstrap_servers=endpoint.bootstrap_servers, auth=auth)
+        auth = validate_model(AuthConfig, data)
+        return validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth})
+    except UsageError as exc:
+        # Name the command-line option: bootstrap_servers -> --source-bootstrap-servers, etc.
+        field = exc.field.split(".")[-1] if exc.field and exc.field != "config" else "auth"
+        if field == "mode":
+            field = "auth"
+        raise UsageError(f"--{role}-{field.replace('_', '-')}", exc.message, exc.fix) from None
 
 
 def _clusters_file(path: str) -> tuple[ClusterEndpoint, ClusterEndpoint]:

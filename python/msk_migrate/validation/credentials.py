@@ -78,7 +78,7 @@ class SecretResolver:
                 raise UsageError(
                     f"{role}.auth.secret_arn",
                     f"cannot read {arn} from Secrets Manager: {first}",
-                    f"grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
+                    "grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
                 ) from None
         return self._cache[arn]
 

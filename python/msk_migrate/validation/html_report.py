@@ -8,6 +8,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .request import iso
+
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;color:#1d232a;max-width:1200px}
 h1{font-size:1.5rem;margin:0 0 .5rem}h2{font-size:1.2rem;margin-top:2rem}h3{font-size:1rem}
@@ -137,15 +139,15 @@ def render_html(r: dict[str, Any]) -> str:
                     detail = []
                     if it.get("changed"):
                         detail.append("changed: " + ", ".join(it["changed"]))
-                    if it.get("target_timestamp") is not None:
-                        detail.append(f"target timestamp {it['target_timestamp']}")
+                    if it.get("target_timestamp") is not None and it["target_timestamp"] != it.get("timestamp"):
+                        detail.append(f"target timestamp {iso(it['target_timestamp'])}")
                     if it.get("copies", 1) != 1:
                         detail.append(f"{it['copies']} copies")
                     if it.get("target_last_offset") is not None:
                         detail.append(f"target offsets {it['target_offset']}…{it['target_last_offset']}")
                     add(
                         f"<tr><td><code>{_e(key)}</code></td><td class='n'>{_e(it.get('source_offset'))}</td>"
-                        f"<td class='n'>{_e(it.get('target_offset'))}</td><td class='n'>{_e(it.get('timestamp'))}</td>"
+                        f"<td class='n'>{_e(it.get('target_offset'))}</td><td>{_e(iso(it.get('timestamp')))}</td>"
                         f"<td>{_e('; '.join(detail))}</td></tr>"
                     )
                 add("</tbody></table>")

@@ -373,6 +373,6 @@ def _explain_diff(dr) -> list[str]:
     if dr.duplicates:
         out.append(f"{dr.duplicates} duplicate record(s) on the target")
     if dr.changed:
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(dr.changes.items()))
-        out.append(f"{dr.changed} of them are the same record changed ({kinds})")
+        kinds = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in sorted(dr.changes.items()))
+        out.append(f"{dr.changed} of these are records changed in place ({kinds})")
     return out

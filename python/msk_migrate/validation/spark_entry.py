@@ -36,10 +36,18 @@ def known_args(argv: list[str]) -> list[str]:
         arg = argv[i]
         name = arg.split("=", 1)[0]
         if name in takes_value:
-            out.append(arg)
-            if takes_value[name] and "=" not in arg and i + 1 < len(argv):
-                out.append(argv[i + 1])
-                i += 1
+            if takes_value[name]:
+                out.append(arg)
+                if "=" not in arg and i + 1 < len(argv):
+                    out.append(argv[i + 1])
+                    i += 1
+            else:  # a flag; Glue job parameters always carry a value: "--allow-duplicates true"
+                value = arg.split("=", 1)[1] if "=" in arg else None
+                if value is None and i + 1 < len(argv) and argv[i + 1].lower() in ("true", "false"):
+                    value = argv[i + 1]
+                    i += 1
+                if value is None or value.lower() == "true":
+                    out.append(name)
         elif arg.startswith("--"):
             if "=" not in arg and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
                 i += 1  # skip the foreign option's value

@@ -34,6 +34,9 @@ MASK64 = (1 << 64) - 1
 _M22 = (1 << 22) - 1
 COMPONENTS = ("fp", "h_key", "h_value", "h_headers", "h_headers_sorted", "h_ts")
 KEY_SAMPLE_BYTES = 200
+#: Up to this many differing fingerprint groups are explained (paired, sampled) on the driver after
+#: one collect; more are explained by Spark jobs (bounded driver memory for any size of difference).
+LOCAL_EXPLAIN_LIMIT = 20_000
 
 
 @dataclass
@@ -323,11 +326,18 @@ def diff(
             F.sum(
                 F.when((F.col("s_n") > 0) & (F.col("t_n") > F.col("s_n")), F.col("t_n") - F.col("s_n")).otherwise(0)
             ).alias("duplicates"),
+            F.count(F.lit(1)).alias("groups"),
         )
+        groups = 0
         for row in counts.collect():
             r = out.setdefault((row["topic"], row["partition"]), DiffResult())
             r.missing, r.unexpected, r.duplicates = int(row["missing"]), int(row["unexpected"]), int(row["duplicates"])
+            groups += int(row["groups"])
         if not any(r.missing or r.unexpected or r.duplicates for r in out.values()):
+            return out
+        if groups <= LOCAL_EXPLAIN_LIMIT:
+            on_phase("diff: explaining differences")
+            _explain_local(mis.collect(), out, source.latest_per_key_topics, sample_size)
             return out
 
         on_phase("diff: explaining differences")
@@ -348,11 +358,92 @@ def diff(
                 r.samples[row["category"]].append(_sample_dict(row))
             for r in out.values():
                 for cat, items in r.samples.items():
-                    items.sort(key=lambda x: (x.get("source_offset") is None, x.get("source_offset") or 0, x.get("target_offset") or 0))
+                    items.sort(key=_sample_order)
         return out
     finally:
         for df in persisted:
             df.unpersist()
+
+
+def _kinds(s: Any, t: Any) -> list[str]:
+    kinds = []
+    if s["s_h_value"] != t["t_h_value"]:
+        kinds.append("value")
+    if s["s_h_headers_sorted"] != t["t_h_headers_sorted"]:
+        kinds.append("headers")
+    elif s["s_h_headers"] != t["t_h_headers"]:
+        kinds.append("header_order")
+    if s["s_ts_used"] != t["t_ts_used"]:
+        kinds.append("timestamp")
+    return kinds
+
+
+def _explain_local(rows: list[Any], out: dict[TP, DiffResult], latest_topics: set[str], n: int) -> None:
+    """The driver-side twin of :func:`_pairs` + :func:`_samples` for small differences (same rules)."""
+    missing = [r for r in rows if r["t_n"] == 0]
+    unexpected = [r for r in rows if r["s_n"] == 0]
+    by_key: dict[tuple, list[Any]] = {}
+    for u in unexpected:
+        by_key.setdefault((u["topic"], u["partition"], u["t_h_key"]), []).append(u)
+    cands: dict[tuple, tuple[Any, Any]] = {}
+    for m in missing:
+        for u in by_key.get((m["topic"], m["partition"], m["s_h_key"]), []):
+            if (
+                m["s_ts_used"] == u["t_ts_used"]
+                or (m["s_h_value"] == u["t_h_value"] and m["s_h_headers"] == u["t_h_headers"])
+                or m["topic"] in latest_topics
+            ):
+                cands[(m["topic"], m["partition"], m["fp"], u["fp"])] = (m, u)
+    best_t: dict[tuple, tuple] = {}
+    best_s: dict[tuple, tuple] = {}
+    for key, (m, u) in cands.items():
+        sk, tk = key[:3], (key[0], key[1], key[3])
+        if sk not in best_t or u["t_first"] < cands[best_t[sk]][1]["t_first"]:
+            best_t[sk] = key
+        if tk not in best_s or m["s_first"] < cands[best_s[tk]][0]["s_first"]:
+            best_s[tk] = key
+    pairs = [cands[k] for k in best_t.values() if best_s.get((k[0], k[1], k[3])) == k]
+    paired_s = {(m["topic"], m["partition"], m["fp"]) for m, _u in pairs}
+    paired_t = {(u["topic"], u["partition"], u["fp"]) for _m, u in pairs}
+    samples: dict[tuple, list[dict[str, Any]]] = {}
+
+    def add(cat: str, tp: TP, d: dict[str, Any]) -> None:
+        samples.setdefault((tp, cat), []).append(d)
+
+    for m, u in pairs:
+        r = out[(m["topic"], m["partition"])]
+        kinds = _kinds(m, u)
+        r.changed += 1
+        for k in kinds:
+            r.changes[k] = r.changes.get(k, 0) + 1
+        add("changed", (m["topic"], m["partition"]), {
+            "key": m["s_key_sample"], "key_null": m["s_key_null"], "key_len": m["s_key_len"],
+            "source_offset": m["s_first"], "target_offset": u["t_first"], "target_last": None,
+            "timestamp": m["s_ts_ms"], "target_timestamp": u["t_ts_ms"], "copies": 1, "kinds": kinds,
+            "category": "changed",
+        })
+    for r in out.values():
+        r.changed = min(r.changed, r.missing, r.unexpected)
+    for row in rows:
+        tp, s_n, t_n = (row["topic"], row["partition"]), row["s_n"], row["t_n"]
+        base = {"target_timestamp": None, "kinds": None}
+        if s_n > t_n and (row["topic"], row["partition"], row["fp"]) not in paired_s:
+            add("missing", tp, {**base, "category": "missing", "key": row["s_key_sample"], "key_null": row["s_key_null"],
+                "key_len": row["s_key_len"], "source_offset": row["s_first"], "target_offset": row["t_first"],
+                "target_last": None, "timestamp": row["s_ts_ms"], "copies": s_n - t_n})
+        elif s_n == 0 and (row["topic"], row["partition"], row["fp"]) not in paired_t:
+            add("unexpected", tp, {**base, "category": "unexpected", "key": row["t_key_sample"], "key_null": row["t_key_null"],
+                "key_len": row["t_key_len"], "source_offset": None, "target_offset": row["t_first"],
+                "target_last": row["t_last"], "timestamp": row["t_ts_ms"], "copies": t_n})
+        elif 0 < s_n < t_n:
+            add("duplicates", tp, {**base, "category": "duplicates", "key": row["t_key_sample"], "key_null": row["t_key_null"],
+                "key_len": row["t_key_len"], "source_offset": row["s_first"], "target_offset": row["t_first"],
+                "target_last": row["t_last"], "timestamp": row["s_ts_ms"], "copies": t_n - s_n})
+    for (tp, cat), items in samples.items():
+        items.sort(key=lambda d: (d["source_offset"] if d["source_offset"] is not None else d["target_offset"], d["target_offset"] or 0))
+        chosen = [_sample_dict(d) for d in items[:n]]
+        chosen.sort(key=_sample_order)
+        out[tp].samples[cat] = chosen
 
 
 def _pairs(mis: DataFrame, latest_topics: set[str]) -> DataFrame:
@@ -459,6 +550,10 @@ def _key_repr(raw: bytes | bytearray | None, key_null: bool, key_len: int | None
     import base64
 
     return {"key": base64.b64encode(data).decode(), "key_encoding": "base64", **({"key_truncated": True} if truncated else {})}
+
+
+def _sample_order(x: dict[str, Any]) -> tuple:
+    return (x.get("source_offset") is None, x.get("source_offset") or 0, x.get("target_offset") or 0)
 
 
 def _sample_dict(row: Any) -> dict[str, Any]:

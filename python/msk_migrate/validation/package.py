@@ -1,0 +1,69 @@
+"""Build what EMR / Glue need to run the validation job, into one directory to upload to S3:
+
+    DEST/msk_migrate.zip        the package, for --py-files (EMR) / --extra-py-files (Glue)
+    DEST/spark_entry.py         the entry script
+    DEST/jars/*.jar             spark-sql-kafka-0-10 of the cluster's Spark version + aws-msk-iam-auth,
+                                minus what a Spark distribution already ships
+    DEST/requirements-driver.txt  the driver's Python dependencies (pinned)
+
+    python -m msk_migrate.validation.package DEST [--spark-version 3.5.4] [--scala 2.12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+from .. import versions
+from .spark_local import artifact_name, resolve_jars
+
+PKG_DIR = Path(__file__).resolve().parents[1]
+
+#: Driver-side dependencies (executors need none: the job uses Spark SQL built-ins only).
+DRIVER_REQUIREMENTS = [
+    "click==8.1.8", "rich==13.9.4", "PyYAML==6.0.2", "pydantic==2.10.6", "confluent-kafka==2.8.0", "boto3==1.36.26",
+]
+
+
+def build(dest: Path, spark_version: str | None = None, scala: str | None = None) -> dict[str, object]:
+    dest.mkdir(parents=True, exist_ok=True)
+    zpath = dest / "msk_migrate.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(PKG_DIR.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                zf.write(f, f.relative_to(PKG_DIR.parent))
+    shutil.copy2(Path(__file__).with_name("spark_entry.py"), dest / "spark_entry.py")
+    jars_dir = dest / "jars"
+    jars_dir.mkdir(exist_ok=True)
+    spark_version = spark_version or versions.spark_version()
+    scala = scala or ("2.13" if spark_version.startswith("4.") else versions.scala_binary_version())
+    shipped = set()
+    try:
+        import pyspark
+
+        shipped = {artifact_name(j.name) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    except ImportError:  # pragma: no cover
+        pass
+    jars = [j for j in resolve_jars(spark_version, scala) if artifact_name(j) not in shipped]
+    for j in jars:
+        shutil.copy2(j, jars_dir / Path(j).name)
+    (dest / "requirements-driver.txt").write_text("\n".join(DRIVER_REQUIREMENTS) + "\n")
+    return {"zip": str(zpath), "entry": str(dest / "spark_entry.py"), "jars": sorted(p.name for p in jars_dir.glob("*.jar"))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Build the validation job's EMR/Glue artefacts.")
+    ap.add_argument("dest", type=Path)
+    ap.add_argument("--spark-version", help=f"Spark of the cluster (default {versions.spark_version()})")
+    ap.add_argument("--scala", help="Scala binary version (default 2.12 for Spark 3.x, 2.13 for 4.x)")
+    args = ap.parse_args(argv)
+    out = build(args.dest, args.spark_version, args.scala)
+    print(f"package: {out['zip']}\nentry:   {out['entry']}\njars:    " + "\n         ".join(out["jars"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
