@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from . import __version__
-from .errors import UnreachableError, UsageError
+from .cliutil import run_click
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,29 +30,7 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input and unreachable endpoints become one line on stderr and exit 2."""
-    try:
-        cli.main(args=argv, prog_name="msk-migrate", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(2)
-    except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
-        sys.exit(2)
-    except (UsageError, UnreachableError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except SystemExit:
-        raise
-    except TimeoutError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except Exception as exc:  # errors that carry their own exit code (REST errors, failed connectors)
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            raise
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(code)
-    sys.exit(0)
+    run_click(cli, argv, "msk-migrate")
 
 
 if __name__ == "__main__":

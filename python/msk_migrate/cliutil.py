@@ -36,3 +36,28 @@ def emit_json(data: Any) -> None:
 def fail(message: str, code: int = 2) -> "NoReturn":  # noqa: F821
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+def run_click(command: click.Command, argv: list[str] | None, prog_name: str) -> "NoReturn":  # noqa: F821
+    """Run a click command with the project's error contract: one line on stderr; exit 2 for bad
+    input, unreachable endpoints and REST errors, 1 for timeouts, otherwise the error's exit_code."""
+    from .errors import UnreachableError, UsageError
+
+    try:
+        command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+    except click.exceptions.Abort:
+        fail("aborted")
+    except click.ClickException as exc:
+        fail(exc.format_message())
+    except (UsageError, UnreachableError) as exc:
+        fail(str(exc))
+    except SystemExit:
+        raise
+    except TimeoutError as exc:
+        fail(str(exc), 1)
+    except Exception as exc:  # errors that carry their own exit code (REST errors, failed connectors)
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            raise
+        fail(str(exc), code)
+    sys.exit(0)

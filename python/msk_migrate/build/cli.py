@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import paths
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, output_option, run_click
 from ..errors import UnreachableError, UsageError
 from .docker import BuildError
 from .images import IMAGE_NAMES
@@ -128,12 +128,4 @@ def build_images_cmd(
 
 def main(argv: list[str] | None = None) -> None:
     """``./build_images.py``: click errors and bad input -> one line on stderr, exit 2."""
-    try:
-        build_images_cmd.main(args=argv, prog_name="build_images.py", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(2)
-    except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
-        sys.exit(2)
-    sys.exit(0)
+    run_click(build_images_cmd, argv, "build_images.py")

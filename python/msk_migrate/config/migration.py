@@ -14,7 +14,8 @@ _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _HOSTPORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$")
 
 
-def _check_regexes(values: list[str], field: str) -> list[str]:
+def check_regexes(values: list[str], field: str) -> list[str]:
+    """Raise ValueError naming ``field`` and the entry when one of ``values`` is not a valid regex."""
     for value in values:
         try:
             re.compile(value)
@@ -106,7 +107,7 @@ class MigrationSpec(BaseModel):
     @field_validator("topics", "topics_exclude", "groups", "groups_exclude")
     @classmethod
     def _regexes(cls, v: list[str], info) -> list[str]:
-        return _check_regexes(v, info.field_name)
+        return check_regexes(v, info.field_name)
 
     @field_validator("topic_renames")
     @classmethod

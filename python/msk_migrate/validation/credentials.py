@@ -19,12 +19,9 @@ redacts them from logs and the UI through ``spark.redaction.regex``, see :data:`
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import time
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -163,24 +160,28 @@ def msk_region(bootstrap_servers: str, environ: dict[str, str] | None = None) ->
 
 
 def msk_iam_token(region: str, credentials: Any = None) -> tuple[str, float]:
-    """An MSK IAM SASL/OAUTHBEARER token (what aws-msk-iam-sasl-signer-python builds): a SigV4
-    presigned ``kafka-cluster:Connect`` URL, base64url without padding. Returns (token, expiry epoch s)."""
-    import botocore.session
-    from botocore.auth import SigV4QueryAuth
-    from botocore.awsrequest import AWSRequest
+    """An MSK IAM SASL/OAUTHBEARER token from AWS's maintained signer (aws-msk-iam-sasl-signer-python):
+    a SigV4-presigned ``kafka-cluster:Connect`` URL, base64url. ``credentials``: explicit botocore
+    credentials (default: the standard AWS credential chain). Returns (token, expiry epoch seconds)."""
+    from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
+    from botocore.credentials import CredentialProvider
 
-    if credentials is None:
-        found = botocore.session.get_session().get_credentials()
-        if found is None:
-            raise UsageError("aws credentials", "none found for MSK IAM auth", "configure an AWS profile or role")
-        credentials = found.get_frozen_credentials()
-    expires = 900
-    url = f"https://kafka.{region}.amazonaws.com/?" + urllib.parse.urlencode({"Action": "kafka-cluster:Connect"})
-    request = AWSRequest(method="GET", url=url)
-    SigV4QueryAuth(credentials, "kafka-cluster", region, expires=expires).add_auth(request)
-    signed = request.url + "&" + urllib.parse.urlencode({"User-Agent": "msk-migrate-validation"})
-    token = base64.urlsafe_b64encode(signed.encode()).decode().rstrip("=")
-    return token, time.time() + expires
+    try:
+        if credentials is None:
+            token, expiry_ms = MSKAuthTokenProvider.generate_auth_token(region)
+        else:
+
+            class _Static(CredentialProvider):
+                METHOD = "explicit"
+
+                def load(self):
+                    return credentials
+
+            token, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_credentials_provider(region, _Static())
+    except Exception as exc:  # noqa: BLE001 - botocore raises several kinds when no credentials exist
+        raise UsageError("aws credentials", f"cannot sign an MSK IAM token: {exc}",
+                         "configure an AWS profile, role or AWS_* environment variables") from None
+    return token, expiry_ms / 1000
 
 
 def admin_config(role: str, endpoint: ClusterEndpoint, resolver: SecretResolver) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..config.migration import ClusterEndpoint, MigrationSpec
+from ..config.migration import ClusterEndpoint, check_regexes, MigrationSpec
 from ..errors import UsageError
 
 Mode = Literal["auto", "checksum", "full"]
@@ -142,12 +142,7 @@ class ValidationRequest(BaseModel):
     @field_validator("exclude_regexes")
     @classmethod
     def _excl(cls, v: list[str]) -> list[str]:
-        for r in v:
-            try:
-                re.compile(r)
-            except re.error as exc:
-                raise ValueError(f"{r!r} is not a valid regex: {exc}") from None
-        return v
+        return check_regexes(v, "exclude_regexes")
 
     @model_validator(mode="after")
     def _check(self) -> "ValidationRequest":
