@@ -179,13 +179,19 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
     res.connectors = status_rows(client, list(configs))
 
     t3 = time.time()
+    # Wait until every partition is translated (never ahead) AND MM2 has stopped refining the
+    # translation (two identical polls, one checkpoint interval apart): what consumers would get.
     deadline = time.time() + 120
+    previous = None
     while True:
         rows = verify_offsets(src, tgt, REHEARSAL_MIGRATION)
-        say(f"waiting for translated offsets: {sum(r.status == 'ok' for r in rows)}/{len(rows)} partitions")
-        if rows and all(r.status == "ok" for r in rows) or time.time() > deadline:
+        ok = sum(r.status == "ok" for r in rows)
+        say(f"waiting for translated offsets to settle: {ok}/{len(rows)} partitions translated")
+        current = [r.to_dict() for r in rows]
+        if rows and ok == len(rows) and current == previous or time.time() > deadline:
             break
-        time.sleep(2)
+        previous = current
+        time.sleep(REHEARSAL_MIGRATION.sync_group_offsets_interval_seconds + 2)
     res.offsets = [r.to_dict() for r in rows]
     res.seconds["offset_translation"] = round(time.time() - t3, 1)
 
