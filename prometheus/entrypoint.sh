@@ -57,6 +57,25 @@ sed -e "$SCRIPT" "$TEMPLATE" > "$OUT"
 if [ -n "$DNS_NAME" ]; then grep -q "\"$DNS_NAME\" *# MM2_CONNECT_DNS_NAME" "$OUT" || die "could not set the Connect DNS name in $OUT"; fi
 if [ -n "$PORT" ]; then grep -q "port: $PORT *# MM2_CONNECT_METRICS_PORT" "$OUT" || die "could not set the metrics port in $OUT"; fi
 
+# Paging: route alerts to the operators' Alertmanager(s) when the task names them.
+AM_TARGETS="${MM2_ALERTMANAGER_TARGETS:-}"
+AM_PREFIX="${MM2_ALERTMANAGER_PATH_PREFIX:-/}"
+if [ -n "$AM_TARGETS" ]; then
+  case "$AM_TARGETS" in
+    *[!A-Za-z0-9.,:-]*) die "MM2_ALERTMANAGER_TARGETS=$AM_TARGETS must be a comma-separated host:port list" ;;
+  esac
+  case "$AM_PREFIX" in
+    /*) ;;
+    *) die "MM2_ALERTMANAGER_PATH_PREFIX=$AM_PREFIX must start with /" ;;
+  esac
+  case "$AM_PREFIX" in
+    *[!A-Za-z0-9_./-]*) die "MM2_ALERTMANAGER_PATH_PREFIX=$AM_PREFIX may only contain letters, digits, _ . / -" ;;
+  esac
+  AM_LIST=$(printf '%s' "$AM_TARGETS" | sed 's/[^,][^,]*/"&"/g; s/,/, /g')
+  printf '\nalerting:\n  alertmanagers:\n    - path_prefix: "%s"\n      static_configs:\n        - targets: [%s]\n' \
+    "$AM_PREFIX" "$AM_LIST" >> "$OUT"
+fi
+
 PROMTOOL="${PROMTOOL_BIN:-/bin/promtool}"
 if [ -x "$PROMTOOL" ]; then
   "$PROMTOOL" check config "$OUT" >&2 || die "rendered config $OUT is invalid"

@@ -92,6 +92,11 @@ class Network(Construct):
                         to_port=tport,
                         description=f"{p} Connect to MSK :{tport}",
                     )
+        # Prometheus -> the operators' Alertmanager (paging), when configured.
+        am = cfg.monitoring.alertmanager
+        if am:
+            for port in am.ports():
+                self._egress_to_peers(self.prometheus, port, am.network, f"Prometheus to Alertmanager :{port}")
         # HTTPS to AWS APIs for every task (image pulls, logs, secrets, S3).
         for sg in (self.connect, self.prometheus, self.grafana):
             self._egress_to_peers(

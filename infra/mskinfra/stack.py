@@ -142,6 +142,11 @@ class MigrationStack(TerraformStack):
                 "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
                 "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
                 "MM2_ENVIRONMENT": cfg.name,
+                **(
+                    {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
+                     "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
+                    if cfg.monitoring.alertmanager else {}
+                ),
             },
             grafana_env={
                 "GF_SECURITY_ADMIN_USER": grafana.admin_user,

@@ -129,6 +129,8 @@ def test_no_ingress_is_open_to_the_internet(synth: Synth, env: str) -> None:
 def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     allowed_ports = {443, cfg.target.port, cfg.worker.rest_port, cfg.worker.metrics_port, PROMETHEUS_PORT, *cfg.source.ports()}
+    if cfg.monitoring.alertmanager:
+        allowed_ports |= set(cfg.monitoring.alertmanager.ports())
     for rule in egress_rules(synth, env):
         assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
         assert rule["from_port"] in allowed_ports, rule

@@ -121,6 +121,17 @@ def test_entrypoint_renders_the_environment_into_the_config_and_execs_prometheus
     assert "SUCCESS" in proc.stderr  # promtool checked the rendered config and its rules
 
 
+def test_entrypoint_routes_alerts_to_the_configured_alertmanagers(tmp_path, promtool):
+    proc, out = _render(tmp_path, promtool, {"MM2_ALERTMANAGER_TARGETS": "am-1.ops.internal:9093,10.0.0.5:9093",
+                                             "MM2_ALERTMANAGER_PATH_PREFIX": "/alertmanager"})
+    assert proc.returncode == 0, proc.stderr
+    am = yaml.safe_load(out.read_text())["alerting"]["alertmanagers"][0]
+    assert am["static_configs"][0]["targets"] == ["am-1.ops.internal:9093", "10.0.0.5:9093"]
+    assert am["path_prefix"] == "/alertmanager"
+    proc, _ = _render(tmp_path, promtool, {"MM2_ALERTMANAGER_TARGETS": "am:9093]\nscrape_configs: []"})
+    assert proc.returncode == 2 and "MM2_ALERTMANAGER_TARGETS" in proc.stderr
+
+
 def test_entrypoint_without_environment_keeps_the_defaults(tmp_path, promtool):
     proc, out = _render(tmp_path, promtool, {})
     assert proc.returncode == 0, proc.stderr

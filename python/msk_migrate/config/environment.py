@@ -509,8 +509,52 @@ class GrafanaService(TaskSize):
         return v if v is None else _check_secret_arn(v, "admin_secret_arn")
 
 
+class AlertmanagerRoute(BaseModel):
+    """Where Prometheus sends firing alerts (your existing Alertmanager: it owns paging and routing)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    targets: list[str] = Field(description="Alertmanager host:port list, e.g. alertmanager.ops.internal:9093.")
+    network: Peers = Field(description="The Alertmanagers' CIDRs / prefix lists / security groups (Prometheus egress).")
+    path_prefix: str = Field("/", description="Alertmanager API path prefix.")
+
+    @field_validator("targets")
+    @classmethod
+    def _targets(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("give at least one Alertmanager host:port")
+        for t in v:
+            host, _, port = t.rpartition(":")
+            if not host or not _DNS_NAME.match(host) and not re.fullmatch(r"[0-9.]+", host) or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"{t!r} is not host:port (e.g. alertmanager.ops.internal:9093)")
+        return v
+
+    @field_validator("network")
+    @classmethod
+    def _net(cls, v: Peers) -> Peers:
+        if v.is_empty():
+            raise ValueError("give the Alertmanagers' cidrs, prefix_list_ids or security_group_ids")
+        return v
+
+    @field_validator("path_prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        if not re.fullmatch(r"/[A-Za-z0-9_./-]*", v):
+            raise ValueError(f"path_prefix {v!r} must be a URL path starting with /")
+        return v
+
+    def ports(self) -> list[int]:
+        return sorted({int(t.rpartition(":")[2]) for t in self.targets})
+
+
 class MonitoringConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    alertmanager: AlertmanagerRoute | None = Field(
+        None,
+        description="Send alerts to an existing Alertmanager (paging). Absent = alerts are visible in "
+        "Prometheus and Grafana only, and page nobody.",
+    )
 
     namespace: str | None = Field(None, description="Cloud Map private DNS namespace. Default: <prefix>.internal.")
     prometheus: TaskSize = Field(default_factory=TaskSize)
