@@ -42,3 +42,17 @@ def test_invalid_migration_file_names_the_field(tmp_path, text, field, words):
 def test_missing_file_is_reported_with_its_path(tmp_path):
     with pytest.raises(UsageError, match="file not found"):
         load_yaml_model(MigrationFile, tmp_path / "nope.yaml")
+
+
+def test_operator_tools_may_take_scram_secrets_from_the_environment(tmp_path):
+    mf = _load(tmp_path, "source: {alias: s, bootstrap_servers: 'h:1', auth: {mode: scram, secrets_from: env}}\n"
+                         "target: {alias: t, bootstrap_servers: 'h:2'}\n")
+    from msk_migrate.validation.credentials import SecretResolver, admin_config
+
+    conf = admin_config("source", mf.source, SecretResolver(environ={"MM2_SOURCE_SASL_USERNAME": "u",
+                                                                     "MM2_SOURCE_SASL_PASSWORD": "p"}))
+    assert conf["sasl.username"] == "u" and conf["sasl.password"] == "p"
+    with pytest.raises(UsageError, match="secrets_from 'env' takes no secret_arn"):
+        _load(tmp_path, "source: {alias: s, bootstrap_servers: 'h:1', auth: {mode: scram, secrets_from: env, "
+                        "secret_arn: 'arn:aws:secretsmanager:us-east-1:1:secret:x-AbCdEf'}}\n"
+                        "target: {alias: t, bootstrap_servers: 'h:2'}\n")

@@ -18,7 +18,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from msk_migrate.config import ClusterEndpoint  # noqa: E402
 from msk_migrate.paths import LOCAL_DIR  # noqa: E402
 
 
@@ -73,21 +72,3 @@ def spark():
 @pytest.fixture
 def uniq() -> str:
     return uuid.uuid4().hex[:8]
-
-
-def endpoints(clusters: dict[str, str]) -> tuple[ClusterEndpoint, ClusterEndpoint]:
-    return (
-        ClusterEndpoint(alias="source", bootstrap_servers=clusters["source"]),
-        ClusterEndpoint(alias="target", bootstrap_servers=clusters["target"]),
-    )
-
-
-def make_request(clusters: dict[str, str], **kw: Any):
-    from msk_migrate.validation import ValidationRequest
-
-    source, target = endpoints(clusters)
-    return ValidationRequest(source=source, target=target, **kw)
-
-
-def cli_args(clusters: dict[str, str], *extra: str) -> list[str]:
-    return ["--source-bootstrap-servers", clusters["source"], "--target-bootstrap-servers", clusters["target"], *extra]

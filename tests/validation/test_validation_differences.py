@@ -7,7 +7,7 @@ one validation run per mode over all of them.
 from __future__ import annotations
 
 import pytest
-from conftest import make_request
+from validation_helpers import make_request
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
 
 MODES = ["checksum", "full", "auto"]

@@ -9,7 +9,7 @@ import time
 import uuid
 
 import pytest
-from conftest import make_request
+from validation_helpers import make_request
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, produce, records
 
 

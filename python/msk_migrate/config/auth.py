@@ -42,6 +42,11 @@ class AuthConfig(BaseModel):
     secret_arn: str | None = Field(
         None, description="Secrets Manager ARN holding the SCRAM credentials or the mTLS client cert+key."
     )
+    secrets_from: Literal["secrets_manager", "env"] = Field(
+        "secrets_manager",
+        description="Where SCRAM/mTLS secrets come from: ``secrets_manager`` (``secret_arn``; required on "
+        "ECS) or ``env`` (operator tools only: the MM2_<ROLE>_* variables of :mod:`msk_migrate.connectors.secrets`).",
+    )
     ca_secret_arn: str | None = Field(
         None,
         description="Secrets Manager ARN of a PEM CA bundle (JSON key ``ca``) for brokers signed by a "
@@ -50,9 +55,13 @@ class AuthConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "AuthConfig":
-        if self.mode in ("scram", "mtls") and not self.secret_arn:
+        if self.secrets_from == "env":
+            if self.secret_arn:
+                raise ValueError("secrets_from 'env' takes no secret_arn; remove one of them")
+        elif self.mode in ("scram", "mtls") and not self.secret_arn:
             raise ValueError(
-                f"auth mode {self.mode!r} needs secret_arn (the Secrets Manager secret with the credentials)"
+                f"auth mode {self.mode!r} needs secret_arn (the Secrets Manager secret with the credentials), "
+                "or secrets_from: env for operator tools"
             )
         if self.mode in ("iam", "plaintext") and self.secret_arn:
             raise ValueError(f"auth mode {self.mode!r} takes no secret_arn; remove it")

@@ -124,6 +124,8 @@ _SECRET_SUFFIX = re.compile(r"-[A-Za-z0-9]{6}$")
 
 def _check_full_secret_arns(auth: AuthConfig, where: str) -> None:
     """ECS and IAM need the complete ARN (with the random 6-character suffix Secrets Manager appends)."""
+    if auth.secrets_from != "secrets_manager":
+        raise ValueError(f"{where}auth.secrets_from must be secrets_manager on ECS (tasks get secrets from Secrets Manager)")
     for name in ("secret_arn", "ca_secret_arn"):
         value = getattr(auth, name)
         if value and not (_SECRET_ARN.match(value) and _SECRET_SUFFIX.search(value)):

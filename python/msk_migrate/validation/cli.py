@@ -65,11 +65,7 @@ def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
     }
     try:
         if data["mode"] in ("scram", "mtls") and not data["secret_arn"]:
-            # Secrets from the environment only (the job's choice; the Connect worker config needs an ARN).
-            check = validate_model(AuthConfig, {**data, "secret_arn": "arn:aws:secretsmanager:env-only"})
-            auth = AuthConfig.model_construct(**{**check.model_dump(), "secret_arn": None})
-            endpoint = validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap})
-            return ClusterEndpoint.model_construct(alias=role, bootstrap_servers=endpoint.bootstrap_servers, auth=auth)
+            data["secrets_from"] = "env"  # secrets from the MM2_<ROLE>_* variables only
         auth = validate_model(AuthConfig, data)
         return validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth})
     except UsageError as exc:
