@@ -6,8 +6,9 @@ offset translation, Spark validation. Writes the 'Local rehearsal' section of do
 
 from __future__ import annotations
 
-import resource
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,26 +20,51 @@ from msk_migrate.runbook.rehearse import DEMO_TOPICS, rehearse  # noqa: E402
 from perfdoc import write_section  # noqa: E402
 
 
-def _rss_mib(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
+def _tree_rss_mib(root: int) -> float:
+    """RSS of ``root`` and all its descendants (brokers, Connect, Prometheus, Spark's JVM)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            kb = next((int(line.split()[1]) for line in (d / "status").read_text().splitlines()
+                       if line.startswith("VmRSS:")), 0)
+        except (OSError, StopIteration, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+        rss[int(d.name)] = kb
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
     return total / 1024
+
+
+class PeakSampler(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.peak = max(self.peak, _tree_rss_mib(os.getpid()))
+            self.stop.wait(0.5)
 
 
 def main() -> None:
     base = LOCAL_DIR / "bench-rehearsal"
+    sampler = PeakSampler()
+    sampler.start()
     t0 = time.time()
     res = rehearse(base_dir=base, with_monitoring=True)
     wall = time.time() - t0
-    status = LocalEnvironment(base).status()
-    pids = [p["pid"] for p in status.values() if isinstance(p, dict) and "pid" in p]
-    rss = _rss_mib(pids)
+    sampler.stop.set()
+    sampler.join()
     LocalEnvironment(base).down(wipe=True)
     if not res.ok:
         raise SystemExit(f"rehearsal did not succeed: {res.to_dict()}")
@@ -52,9 +78,8 @@ def main() -> None:
 {rows}
 | whole command | {wall:.1f} s |
 
-Resident memory of the environment's processes after the run (brokers, Connect, Prometheus):
-{rss:,.0f} MiB; peak RSS of this Python process (with Spark's driver JVM as a child not included):
-{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB."""
+Peak resident memory of the whole process tree (this Python process, both brokers, Connect,
+Prometheus and Spark's driver JVM), sampled every 0.5 s: {sampler.peak:,.0f} MiB."""
     write_section("Local rehearsal (make rehearse)", body)
     print(body)
 

@@ -198,3 +198,13 @@ def test_connectors_are_applied_from_the_s3_objects_the_stack_uploads(local_env,
             if name.startswith(f"s3{unique}"):
                 connect.delete(name)
         server.stop()
+
+
+def test_replication_factor_above_the_target_brokers_is_refused_before_apply(tmp_path, local_env, connect):
+    mf = _migration_file(tmp_path, local_env, name="rf", replication_factor=3)
+    before = set(connect.connectors())
+    r = run("connectors", "apply", "--config", str(mf), "--connect-url", connect.url)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "migration.replication_factor" in r.stderr and "1 broker" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert set(connect.connectors()) == before

@@ -63,3 +63,10 @@ def test_worker_environment_and_ecs_secrets_name_the_same_variables():
     assert env["CONNECT_AUTH_MODE"] == "scram" and "PASSWORD" not in " ".join(env.values())
     assert secrets["MM2_TARGET_SASL_PASSWORD"] == f"{ARN}:password::"
     assert secrets["MM2_SOURCE_TLS_PRIVATE_KEY"] == f"{ARN}:private_key::"
+
+
+def test_every_connector_of_the_flow_shares_policy_separator_and_topic_filter():
+    cfgs = render_connectors(_ep("source", "plaintext"), _ep("target", "iam"), MigrationSpec(topics=["orders.*"]))
+    keys = ("replication.policy.class", "replication.policy.separator", "topics", "topics.exclude")
+    shared = {tuple(c[k] for k in keys) for c in cfgs.values()}
+    assert len(shared) == 1 and next(iter(shared))[2] == "orders.*"

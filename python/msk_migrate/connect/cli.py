@@ -86,6 +86,13 @@ def apply_cmd(config, directory, s3, s3_endpoint_url, connect_url, no_wait, time
     """Validate every config with the worker, then create/update them and wait for RUNNING."""
     configs = _load(config, directory, s3, s3_endpoint_url)
     client = _client(connect_url)
+    if config:  # the typed input lets us check the target before anything is applied
+        from ..config.loader import load_yaml_model
+        from ..config.migration_file import MigrationFile
+        from ..runbook.preflight import require_replication_factors
+
+        mf = load_yaml_model(MigrationFile, config)
+        require_replication_factors(mf.target, mf.migration, mf.worker)
     con = human(output)
     try:
         with con.status("applying connectors") as sp:

@@ -32,7 +32,12 @@ def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) 
         "key.converter": BYTES,
         "value.converter": BYTES,
         "header.converter": BYTES,
+        # MM2 requires the same policy, separator and topic filter on every connector of a flow:
+        # the checkpoint connector only translates offsets of topics the source connector replicates.
         "replication.policy.class": POLICY_CLASS,
+        "replication.policy.separator": ".",
+        "topics": ",".join(m.topics),
+        "topics.exclude": ",".join(m.topics_exclude),
         # Offset syncs on the target: MM2 then needs only read access to the source cluster.
         "offset-syncs.topic.location": "target",
         "offset-syncs.topic.replication.factor": str(m.internal_replication_factor),
@@ -58,8 +63,6 @@ def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: Migra
         "connector.class": SOURCE_CLASS,
         "tasks.max": str(m.tasks_max),
         **common,
-        "topics": ",".join(m.topics),
-        "topics.exclude": ",".join(m.topics_exclude),
         "replication.factor": str(m.replication_factor),
         "sync.topic.configs.enabled": _b(m.sync_topic_configs),
         # MSK with IAM has no Kafka ACLs to copy; ACLs of self-managed clusters are migrated by hand.

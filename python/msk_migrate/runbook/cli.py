@@ -84,12 +84,16 @@ def rehearse(no_monitoring: bool, no_validate: bool, output: str) -> None:
     if output == "json":
         emit_json(res.to_dict())
         sys.exit(0 if res.ok else 1)
-    t = Table(title="replicated topics (identical names on the target)")
-    for c in ("topic", "source records", "target records"):
+    t = Table(title="replicated topics")
+    for c in ("source topic", "target topic", "source records", "target records", "synced configs"):
         t.add_column(c)
     for r in res.topics:
         ok = r["source_records"] == r["target_records"]
-        t.add_row(r["topic"], f"{r['source_records']:,}", f"[{'green' if ok else 'red'}]{r['target_records']:,}[/]")
+        same = r["target_topic"] == r["topic"]
+        cfg = ", ".join(r["synced_configs"]) or "-"
+        cfg = f"[red]differ: {r['config_differences']}[/]" if r["config_differences"] else f"[green]{cfg}[/]"
+        t.add_row(r["topic"], f"[{'green' if same else 'red'}]{r['target_topic']}[/]", f"{r['source_records']:,}",
+                  f"[{'green' if ok else 'red'}]{r['target_records']:,}[/]", cfg)
     con.print(t)
     con.print(offsets_table(res.offsets))
     st = res.status

@@ -137,3 +137,18 @@ def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint, migration: M
     rep.add("consumer groups", "ok" if rep.groups else "warn",
             f"{len(rep.groups)} group(s) will be checkpointed" if rep.groups else "no source group matches groups")
     return rep
+
+
+def require_replication_factors(target: ClusterEndpoint, migration: MigrationSpec, worker: WorkerSpec | None = None) -> None:
+    """Refuse (exit 2, nothing applied) replication factors the target cluster cannot honour."""
+    from ..errors import UsageError
+
+    admin = connect_admin("target", target)  # keep a reference: futures die with their client
+    brokers = len(admin.describe_cluster(request_timeout=15).result().nodes)
+    fields = {"migration.replication_factor": migration.replication_factor,
+              "migration.internal_replication_factor": migration.internal_replication_factor}
+    if worker is not None:
+        fields["worker.replication_factor"] = worker.replication_factor
+    for field, rf in fields.items():
+        if rf > brokers:
+            raise UsageError(field, f"{rf} is above the target's {brokers} broker(s)", f"set it to at most {brokers}")

@@ -41,7 +41,7 @@ REHEARSAL_MIGRATION = MigrationSpec(
 
 #: topic -> (partitions, records, config)
 DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
-    "shop.orders": (6, 60_000, {}),
+    "shop.orders": (6, 60_000, {"retention.ms": "604800000", "max.message.bytes": "2097152"}),
     "shop.events": (3, 45_000, {}),
     "shop.customers": (2, 12_000, {"cleanup.policy": "compact"}),
     "shop.payments": (2, 3_000, {}),  # transactional, with one aborted transaction
@@ -62,7 +62,8 @@ class RehearsalResult:
     @property
     def ok(self) -> bool:
         return (
-            all(t["target_records"] == t["source_records"] for t in self.topics)
+            all(t["target_records"] == t["source_records"] and t["target_topic"] == t["topic"]
+                and not t["config_differences"] for t in self.topics)
             and all(o["status"] == "ok" for o in self.offsets)
             and self.validation.get("verdict") == "match"
         )
@@ -175,7 +176,22 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             break
         time.sleep(2)
     res.seconds["replication"] = round(time.time() - t2, 1)
-    res.topics = [{"topic": t, "source_records": source_ends[t], "target_records": target_ends[t]} for t in topics]
+    # Topic config parity: every config set on a source topic that MM2 syncs must hold on the target.
+    from ..validation.kafka_meta import ClusterMeta, synced_config_differences
+
+    src_meta = ClusterMeta("source", {"bootstrap.servers": src.bootstrap_servers}, 15).describe(topics)
+    tgt_meta = ClusterMeta("target", {"bootstrap.servers": tgt.bootstrap_servers}, 15).describe(topics)
+    res.topics = [
+        {
+            "topic": t,
+            "target_topic": REHEARSAL_MIGRATION.topic_renames.get(t, t),
+            "source_records": source_ends[t],
+            "target_records": target_ends[t],
+            "synced_configs": sorted(src_meta[t].overrides) if t in src_meta else [],
+            "config_differences": synced_config_differences(src_meta[t], tgt_meta.get(t)) if t in src_meta else [],
+        }
+        for t in topics
+    ]
     res.connectors = status_rows(client, list(configs))
 
     t3 = time.time()
