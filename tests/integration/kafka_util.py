@@ -8,6 +8,8 @@ from typing import Iterable
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from msk_migrate.local.harness import wait_for as wait_until  # noqa: F401 - re-exported for the tests
+
 
 def admin(bootstrap: str) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap})
@@ -69,14 +71,3 @@ def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[i
     res = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
     c.close()
     return {tp.partition: tp.offset for tp in res}
-
-
-def wait_until(predicate, timeout: float, interval: float = 1.0, what: str = "condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")

@@ -28,6 +28,7 @@ from msk_migrate.connect.rest import ConnectClient, ConnectRestError
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.local import prometheus as prom
 from msk_migrate.local.connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
+from msk_migrate.local.harness import wait_for
 from msk_migrate.local.procs import stop
 
 from ..integration.kafka_util import create_topic
@@ -98,16 +99,6 @@ def parse_exposition(text: str) -> dict[str, set[frozenset[str]]]:
         fam.setdefault(m.group(1), set()).add(labels)
     return fam
 
-
-def wait_for(fn, timeout: float, what: str, interval: float = 1.0):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
 
 
 @pytest.fixture(scope="module")

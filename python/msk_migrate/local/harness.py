@@ -202,7 +202,8 @@ class LocalEnvironment:
         return stopped
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, interval: float = 1.0, what: str = "condition") -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str = "condition", interval: float = 1.0) -> Any:
+    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout`` passes."""
     deadline = time.time() + timeout
     last: Any = None
     while time.time() < deadline:
@@ -210,4 +211,4 @@ def wait_for(predicate: Callable[[], Any], timeout: float, interval: float = 1.0
         if last:
             return last
         time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
