@@ -11,7 +11,7 @@ import pytest
 
 from msk_migrate.config import AuthConfig, ClusterEndpoint
 from msk_migrate.errors import UsageError
-from msk_migrate.validation import credentials as cred
+from msk_migrate import clients as cred
 from msk_migrate.validation.request import ValidationRequest, load_snapshot, parse_timestamp
 
 ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mm2-src-AbCdEf"

@@ -135,6 +135,12 @@ def _check_full_secret_arns(auth: AuthConfig, where: str) -> None:
             )
 
 
+def _optional_msk_arn(v: str | None) -> str | None:
+    if v is not None:
+        parse_msk_arn(v)
+    return v
+
+
 def _check_ids(values: list[str], pattern: re.Pattern[str], what: str, example: str) -> list[str]:
     for v in values:
         if not pattern.match(v):
@@ -259,12 +265,7 @@ class SourceCluster(ClusterEndpoint):
             raise ValueError("give the source brokers' cidrs, prefix_list_ids or security_group_ids (Connect egress goes only there)")
         return v
 
-    @field_validator("msk_cluster_arn")
-    @classmethod
-    def _arn(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_msk_arn(v)
-        return v
+    _arn = field_validator("msk_cluster_arn")(classmethod(lambda cls, v: _optional_msk_arn(v)))
 
     @model_validator(mode="after")
     def _iam(self) -> "SourceCluster":
@@ -408,12 +409,7 @@ class TargetCluster(BaseModel):
             raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
         return v
 
-    @field_validator("existing_cluster_arn")
-    @classmethod
-    def _arn(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_msk_arn(v)
-        return v
+    _arn = field_validator("existing_cluster_arn")(classmethod(lambda cls, v: _optional_msk_arn(v)))
 
     @model_validator(mode="after")
     def _one(self) -> "TargetCluster":

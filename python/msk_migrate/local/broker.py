@@ -6,14 +6,13 @@ The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x), the ta
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from .procs import ProcRecord, free_port, launch, log_tail, port_open
+from .procs import ProcRecord, free_port, launch, port_open, wait_ready
 
 LOG4J1 = """log4j.rootLogger=INFO, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
@@ -121,16 +120,9 @@ def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
 
 
 def wait_broker_ready(rec: ProcRecord, port: int, timeout: float = 120.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not rec.alive():
-            raise RuntimeError(f"{rec.name} exited during start-up:\n{log_tail(rec.log)}")
-        if port_open(port):
-            try:
-                md = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=5)
-                if md.brokers:
-                    return
-            except Exception:  # noqa: BLE001 - not ready yet
-                pass
-        time.sleep(0.5)
-    raise RuntimeError(f"{rec.name} not ready after {timeout:.0f}s:\n{log_tail(rec.log)}")
+    def probe() -> bool:
+        if not port_open(port):
+            return False
+        return bool(AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=5).brokers)
+
+    wait_ready(rec, probe, timeout, log_lines=20)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import requests
@@ -12,7 +11,7 @@ from ..config.migration import ClusterEndpoint, WorkerSpec
 from ..connectors.worker_env import worker_environment
 from ..paths import CONNECT_ENTRYPOINT, JMX_EXPORTER_RULES
 from .classpath import classpath, jar_in
-from .procs import ProcRecord, free_port, launch, log_tail
+from .procs import ProcRecord, free_port, launch, wait_ready
 
 MIRROR_CLASSES = {
     "org.apache.kafka.connect.mirror.MirrorSourceConnector",
@@ -63,18 +62,12 @@ def start_connect_worker(
 
 
 def wait_connect_ready(rec: ProcRecord, url: str, timeout: float = 180.0) -> None:
-    """Ready = REST answers and the MM2 connector plugins are loaded."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not rec.alive():
-            raise RuntimeError(f"{rec.name} exited during start-up:\n{log_tail(rec.log, 40)}")
-        try:
-            r = requests.get(f"{url}/connector-plugins", timeout=3)
-            if r.status_code == 200 and MIRROR_CLASSES <= {p["class"] for p in r.json()}:
-                # The worker also needs to have joined its group before accepting configs.
-                if requests.get(f"{url}/connectors", timeout=3).status_code == 200:
-                    return
-        except requests.RequestException:
-            pass
-        time.sleep(1)
-    raise RuntimeError(f"{rec.name} not ready after {timeout:.0f}s:\n{log_tail(rec.log, 40)}")
+    """Ready = REST answers, the MM2 connector plugins are loaded and the worker joined its group."""
+
+    def probe() -> bool:
+        r = requests.get(f"{url}/connector-plugins", timeout=3)
+        if r.status_code != 200 or not MIRROR_CLASSES <= {p["class"] for p in r.json()}:
+            return False
+        return requests.get(f"{url}/connectors", timeout=3).status_code == 200
+
+    wait_ready(rec, probe, timeout, interval=1.0, log_lines=40)

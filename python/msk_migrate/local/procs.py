@@ -13,6 +13,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 
 def free_port() -> int:
@@ -109,3 +110,20 @@ def log_tail(path: str | Path, lines: int = 20) -> str:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def wait_ready(rec: ProcRecord, probe: Callable[[], bool], timeout: float, interval: float = 0.5,
+               log_lines: int = 30) -> None:
+    """Poll ``probe`` until it is true; fail with the log tail if the process dies or time runs out.
+    Exceptions from ``probe`` count as "not ready yet" (the server is still starting)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not rec.alive():
+            raise RuntimeError(f"{rec.name} exited during start-up:\n{log_tail(rec.log, log_lines)}")
+        try:
+            if probe():
+                return
+        except Exception:  # noqa: BLE001 - not ready yet
+            pass
+        time.sleep(interval)
+    raise RuntimeError(f"{rec.name} not ready after {timeout:.0f}s:\n{log_tail(rec.log, log_lines)}")

@@ -30,7 +30,8 @@ import yaml
 
 from ..errors import UsageError
 from ..paths import PROMETHEUS_DIR
-from .procs import ProcRecord, free_port, launch, log_tail, port_open, stop
+from . import procs
+from .procs import ProcRecord, free_port, launch, port_open, stop
 
 ECS_CONFIG = PROMETHEUS_DIR / "prometheus.yml"
 CONNECT_JOB = "kafka-connect"
@@ -195,17 +196,8 @@ def start_prometheus(
 
 
 def wait_ready(started: PrometheusProcess, timeout: float = 60.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not started.record.alive():
-            raise RuntimeError(f"prometheus exited during start-up:\n{log_tail(started.record.log, 30)}")
-        try:
-            if requests.get(f"{started.url}/-/ready", timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"prometheus not ready after {timeout:.0f}s:\n{log_tail(started.record.log, 30)}")
+    procs.wait_ready(started.record, lambda: requests.get(f"{started.url}/-/ready", timeout=2).status_code == 200,
+                     timeout, interval=0.3)
 
 
 def reload(url: str) -> None:

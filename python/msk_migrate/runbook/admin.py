@@ -7,7 +7,7 @@ from confluent_kafka.admin import AdminClient
 
 from ..config.migration import ClusterEndpoint
 from ..errors import UnreachableError
-from ..validation.credentials import SecretResolver, admin_config
+from ..clients import SecretResolver, admin_config
 
 
 def connect_admin(role: str, endpoint: ClusterEndpoint, timeout: float = 15.0) -> AdminClient:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .. import __version__
 from ..errors import UnreachableError, UsageError
 from . import kafka_meta as km
-from .credentials import SecretResolver, admin_config, spark_kafka_options
+from ..clients import SecretResolver, admin_config, spark_kafka_options
 from .report import PartitionResult, Report, SideDigest, TopicResult, check_destination
 from .request import ValidationRequest, iso
 

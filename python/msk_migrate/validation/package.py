@@ -23,9 +23,13 @@ from .spark_local import artifact_name, resolve_jars
 PKG_DIR = Path(__file__).resolve().parents[1]
 
 #: Driver-side dependencies (executors need none: the job uses Spark SQL built-ins only).
-DRIVER_REQUIREMENTS = [
-    "click==8.1.8", "rich==13.9.4", "PyYAML==6.0.2", "pydantic==2.10.6", "confluent-kafka==2.8.0", "boto3==1.36.26",
-]
+def driver_requirements() -> list[str]:
+    """The package's own pinned runtime dependencies (pyproject.toml is their one source of truth)."""
+    from importlib.metadata import requires
+
+    return [r for r in (requires("msk-migrate") or []) if "extra ==" not in r]
+
+
 
 
 def build(dest: Path, spark_version: str | None = None, scala: str | None = None) -> dict[str, object]:
@@ -50,7 +54,7 @@ def build(dest: Path, spark_version: str | None = None, scala: str | None = None
     jars = [j for j in resolve_jars(spark_version, scala) if artifact_name(j) not in shipped]
     for j in jars:
         shutil.copy2(j, jars_dir / Path(j).name)
-    (dest / "requirements-driver.txt").write_text("\n".join(DRIVER_REQUIREMENTS) + "\n")
+    (dest / "requirements-driver.txt").write_text("\n".join(driver_requirements()) + "\n")
     return {"zip": str(zpath), "entry": str(dest / "spark_entry.py"), "jars": sorted(p.name for p in jars_dir.glob("*.jar"))}
 
 

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from msk_migrate.validation.cli import run_cli
-    from msk_migrate.validation.credentials import REDACTION_REGEX
+    from msk_migrate.clients import REDACTION_REGEX
 
     spark = (
         SparkSession.builder.appName("msk-migrate-validate")

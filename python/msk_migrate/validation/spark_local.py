@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import versions
 from ..errors import UsageError
 from ..paths import JVM_DIR, LOCAL_DIR
-from .credentials import REDACTION_REGEX
+from ..clients import REDACTION_REGEX
 
 _VERSIONED = re.compile(r"^(?P<artifact>.+)-(?P<version>\d[^-]*(?:-[A-Za-z0-9.]+)*)\.jar$")
 

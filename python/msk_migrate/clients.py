@@ -1,6 +1,6 @@
-"""Client settings for the validation job, per cluster role ('source' or 'target').
+"""Kafka client settings for operator tools (validate, preflight, offsets), per cluster role ('source' or 'target').
 
-The job speaks the same auth vocabulary as the connector renderer
+These tools speak the same auth vocabulary as the connector renderer
 (:func:`msk_migrate.connectors.client_props.client_properties`): the Spark Kafka source gets those
 Java client properties as ``kafka.<prop>`` options, and confluent-kafka's AdminClient (metadata parity,
 offset look-ups) gets the librdkafka equivalent.
@@ -25,11 +25,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..config.auth import AuthConfig
-from ..config.migration import ClusterEndpoint
-from ..connectors.client_props import client_properties
-from ..connectors.secrets import SecretRef, secret_refs
-from ..errors import UsageError
+from .config.auth import AuthConfig
+from .config.migration import ClusterEndpoint
+from .connectors.client_props import client_properties
+from .connectors.secrets import SecretRef, secret_refs
+from .errors import UsageError
 
 #: Spark redacts option values whose *key* matches this (jaas config holds the SCRAM password, the
 #: keystore key and certificate options hold PEM material).
