@@ -3,12 +3,19 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-jvm test-python rehearse synth bench lint down clean
+.PHONY: setup test test-unit test-jvm test-python rehearse synth bench lint down clean
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
 
-test: setup test-jvm test-python   ## the whole suite (JUnit + pytest on real Kafka/Connect/Spark/Prometheus)
+test: setup test-jvm test-python   ## the whole suite: JUnit + pytest on real Kafka/Connect/Spark/Prometheus
+
+test-unit: setup  ## the fast tier: no Kafka, Spark, Terraform, Maven or server (seconds)
+	$(VENV)/pytest -m unit -q
+
+# One tier at a time, e.g. `make test-tier TIER=kafka` (tiers: unit kafka spark infra prometheus aws images jvm faults).
+test-tier: setup
+	$(VENV)/pytest -m "$(TIER)"
 
 test-jvm:         ## JUnit 5 tests of the replication policy JAR
 	mvn -q -B -f jvm/pom.xml -pl replication-policy test
@@ -26,7 +33,10 @@ synth: setup      ## synthesize the CDKTF stacks into cdktf.out/ (no cdktf CLI n
 bench: setup      ## benchmarks; figures go to docs/PERFORMANCE.md
 	@for b in bench/*_bench.py; do echo "== $$b"; $(VENV)/python $$b || exit 1; done
 
-lint: setup       ## hadolint on every Dockerfile
+lint: setup       ## ruff + mypy + shellcheck + hadolint (the same gates as .pre-commit-config.yaml)
+	$(VENV)/ruff check .
+	$(VENV)/mypy
+	$(VENV)/shellcheck --severity=style $$(git ls-files '*.sh')
 	$(VENV)/hadolint --failure-threshold style images/*/Dockerfile
 
 down:             ## stop the local environment started by `msk-migrate local up` / rehearse

@@ -20,6 +20,44 @@ def require(tool: str, hint: str) -> str:
     return path
 
 
+# ---- test tiers --------------------------------------------------------------------------------
+# Every test gets exactly the markers of what it needs, derived from the fixtures it uses (directly or
+# through other fixtures) and, for tests that start a tool themselves, from its module's ``TIERS``.
+# A test that needs nothing gets ``unit``: `make test-unit` runs those in seconds with no server.
+#   kafka       local KRaft brokers / Connect workers        spark       local Spark + spark-sql-kafka
+#   infra       cdktf synth / terraform                      prometheus  Debian prometheus / promtool
+#   aws         moto's server                                images      buildah / registry / skopeo
+#   jvm         Maven builds                                 faults      fault injection (slow)
+HEAVY_TIERS = ("kafka", "spark", "infra", "prometheus", "aws", "images", "jvm", "faults")
+FIXTURE_TIERS = {
+    "local_env": "kafka", "clusters": "kafka", "spark": "spark", "synth": "infra",
+    "terraform_bin": "infra", "terraform_env": "infra", "promtool": "prometheus",
+    "prometheus_bin": "prometheus", "moto_url": "aws", "moto_s": "aws", "aws_endpoints": "aws",
+}
+
+#: Tests that start a component themselves (a CLI subprocess, Maven), by node-id prefix.
+PATH_TIERS = {
+    "tests/integration/": "kafka",
+    "tests/faults/": "faults",
+    "tests/images/test_dockerfiles.py::test_connect_maven_stage": "jvm",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        tiers = {FIXTURE_TIERS[f] for f in getattr(item, "fixturenames", ()) if f in FIXTURE_TIERS}
+        tiers |= {tier for prefix, tier in PATH_TIERS.items() if item.nodeid.startswith(prefix)}
+        tiers |= set(getattr(item.module, "TIERS", ()))
+        marks = {m.name for m in item.iter_markers()}
+        tiers |= marks & set(HEAVY_TIERS)
+        if "integration" in marks:
+            tiers.add("kafka")
+        for tier in sorted(tiers):
+            item.add_marker(getattr(pytest.mark, tier))
+        if not tiers:
+            item.add_marker(pytest.mark.unit)
+
+
 @pytest.fixture(scope="session")
 def local_env():
     """Started once; torn down at the end of the session (processes stopped, data wiped)."""

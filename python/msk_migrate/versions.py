@@ -1,43 +1,90 @@
-"""Versions of the JVM side, read from jvm/pom.xml: the one place they are pinned."""
+"""Every version msk-migrate depends on, each read from the one place it is pinned.
+
+* JVM side (Kafka, aws-msk-iam-auth, the JMX agent, Spark, Scala, the JVM project revision):
+  ``jvm/pom.xml`` properties, read here and nowhere else (:func:`pom_properties`).
+* Python side: the package's own version and its pins come from the installed distribution's
+  metadata (``pyproject.toml`` at build time) through :mod:`importlib.metadata`.
+
+``tests/unit/test_versions.py`` checks that the two sides agree where they describe one thing
+(the project revision, the Spark version of the ``pyspark`` pin).
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 import xml.etree.ElementTree as ET
+from importlib import metadata
 
 from .paths import JVM_DIR
 
 _NS = {"m": "http://maven.apache.org/POM/4.0.0"}
+DIST_NAME = "msk-migrate"
 
 
 @functools.cache
 def pom_properties() -> dict[str, str]:
+    """The ``<properties>`` of jvm/pom.xml (the only reader of that file)."""
     root = ET.parse(JVM_DIR / "pom.xml").getroot()
     props = root.find("m:properties", _NS)
-    return {child.tag.split("}", 1)[1]: (child.text or "").strip() for child in props}
+    if props is None:
+        raise RuntimeError(f"{JVM_DIR / 'pom.xml'} has no <properties>")
+    return {child.tag.split("}", 1)[1]: (child.text or "").strip() for child in props if isinstance(child.tag, str)}
+
+
+def _pom(key: str) -> str:
+    try:
+        return pom_properties()[key]
+    except KeyError:
+        raise RuntimeError(f"{JVM_DIR / 'pom.xml'} has no <{key}> property") from None
+
+
+def jvm_revision() -> str:
+    """The JVM modules' version (``${revision}``): names the policy JAR ``replication-policy-<rev>.jar``."""
+    return _pom("revision")
 
 
 def kafka_version() -> str:
     """Connect runtime and local source cluster."""
-    return pom_properties()["kafka.version"]
+    return _pom("kafka.version")
 
 
 def kafka_target_version() -> str:
     """Local target cluster (a 4.x line MSK offers)."""
-    return pom_properties()["kafka.target.version"]
+    return _pom("kafka.target.version")
 
 
 def spark_version() -> str:
-    return pom_properties()["spark.version"]
+    return _pom("spark.version")
 
 
 def scala_binary_version() -> str:
-    return pom_properties()["scala.binary.version"]
+    return _pom("scala.binary.version")
 
 
 def aws_msk_iam_auth_version() -> str:
-    return pom_properties()["aws-msk-iam-auth.version"]
+    return _pom("aws-msk-iam-auth.version")
 
 
 def jmx_exporter_version() -> str:
-    return pom_properties()["jmx-prometheus-javaagent.version"]
+    return _pom("jmx-prometheus-javaagent.version")
+
+
+def package_version() -> str:
+    """The installed msk-migrate version (pyproject.toml's ``version``)."""
+    return metadata.version(DIST_NAME)
+
+
+def pinned_requirement(name: str, extra: str | None = None) -> str | None:
+    """The exact version pyproject.toml pins for ``name`` (in ``extra`` when given), or None."""
+    wanted = re.sub(r"[-_.]+", "-", name).lower()
+    for req in metadata.requires(DIST_NAME) or []:
+        m = re.match(r"\s*([A-Za-z0-9_.\-\[\]]+?)(?:\[[^\]]*\])?\s*==\s*([^;\s]+)\s*(?:;(.*))?$", req)
+        if not m:
+            continue
+        req_name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+        marker = m.group(3) or ""
+        in_extra = f'extra == "{extra}"' in marker if extra else "extra ==" not in marker
+        if req_name == wanted and in_extra:
+            return m.group(2)
+    return None

@@ -10,9 +10,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .. import versions
 from ..errors import UsageError
 from ..paths import JVM_DIR, LOCAL_DIR
-from .. import versions
 
 #: name -> (maven module, extra args builder)
 MODULES = {
@@ -61,7 +61,7 @@ def classpath(name: str, kafka_version: str | None = None) -> str:
     cp = out.read_text().strip()
     if name == "connect":
         # Reactor builds list the policy module as target/classes or the jar; prefer the jar.
-        jar = JVM_DIR / "replication-policy" / "target" / f"replication-policy-{versions.pom_properties().get('project.version', '0.1.0')}.jar"
+        jar = JVM_DIR / "replication-policy" / "target" / f"replication-policy-{versions.jvm_revision()}.jar"
         cp = cp.replace(str(JVM_DIR / "replication-policy" / "target" / "classes"), str(jar))
     return cp
 
