@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -33,31 +33,75 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def fail(message: str, code: int = 2) -> "NoReturn":  # noqa: F821
-    click.echo(f"error: {message}", err=True)
+#: Exit code of an error msk-migrate did not anticipate (a bug): still one line, never a traceback,
+#: and distinct from 2 so tests that feed malformed input notice an input that escaped validation.
+INTERNAL_ERROR = 3
+
+
+def _one_line(text: str) -> str:
+    """Errors are one line: the first non-empty line of a multi-line message, plus how many were cut."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    if not lines:
+        return "unknown error"
+    return lines[0] if len(lines) == 1 else f"{lines[0]} (+{len(lines) - 1} more lines; re-run with MSK_MIGRATE_DEBUG=1)"
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    click.echo(f"error: {_one_line(message)}", err=True)
     sys.exit(code)
 
 
-def run_click(command: click.Command, argv: list[str] | None, prog_name: str) -> "NoReturn":  # noqa: F821
-    """Run a click command with the project's error contract: one line on stderr; exit 2 for bad
-    input, unreachable endpoints and REST errors, 1 for timeouts, otherwise the error's exit_code."""
+def error_exit_code(exc: BaseException) -> tuple[int, str]:
+    """The project's error contract, in one place: (exit code, one-line message) for an exception.
+
+    2 = bad input (UsageError, click usage errors, unreadable/unwritable files), an unreachable
+    endpoint (UnreachableError) or a REST error; 1 = a timeout or a failed outcome that carries
+    exit_code 1; INTERNAL_ERROR = anything else (a bug) - still one line."""
     from .errors import UnreachableError, UsageError
 
+    if isinstance(exc, click.exceptions.Abort):
+        return 2, "aborted"
+    if isinstance(exc, click.ClickException):
+        return 2, exc.format_message()
+    if isinstance(exc, UsageError | UnreachableError):
+        return 2, str(exc)
+    if isinstance(exc, TimeoutError):
+        return 1, str(exc) or "timed out"
+    code = getattr(exc, "exit_code", None)
+    if isinstance(code, int):
+        return code, str(exc)
+    if isinstance(exc, OSError) and (exc.filename or exc.strerror):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return 2, f"{where}{exc.strerror or exc} (fix: give a path that exists and is readable/writable)"
+    if isinstance(exc, UnicodeError | ValueError) and type(exc).__module__.startswith(("json", "yaml")):
+        return 2, f"malformed input: {exc}"
+    return INTERNAL_ERROR, f"internal error ({type(exc).__name__}): {exc}"
+
+
+def run_cli(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> int:
+    """Run a click command behind the one error boundary; returns the exit code (never raises,
+    never prints a traceback unless MSK_MIGRATE_DEBUG=1)."""
+    import os
+
     try:
-        command.main(args=argv, prog_name=prog_name, standalone_mode=False)
-    except click.exceptions.Abort:
-        fail("aborted")
-    except click.ClickException as exc:
-        fail(exc.format_message())
-    except (UsageError, UnreachableError) as exc:
-        fail(str(exc))
-    except SystemExit:
-        raise
-    except TimeoutError as exc:
-        fail(str(exc), 1)
-    except Exception as exc:  # errors that carry their own exit code (REST errors, failed connectors)
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            raise
-        fail(str(exc), code)
-    sys.exit(0)
+        rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False, obj=obj)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        return 130
+    except BaseException as exc:
+        if os.environ.get("MSK_MIGRATE_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        code, message = error_exit_code(exc)
+        click.echo(f"error: {_one_line(message)}", err=True)
+        return code
+    # click returns ctx.exit(n)'s code (--help, --version) when not in standalone mode.
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def run_click(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> NoReturn:
+    """Entry points: :func:`run_cli` and exit with its code."""
+    sys.exit(run_cli(command, argv, prog_name, obj))
