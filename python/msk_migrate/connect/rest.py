@@ -121,6 +121,8 @@ class ConnectClient:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.session = requests.Session()
+        #: passed per request: a Session's own ``verify`` loses to REQUESTS_CA_BUNDLE (requests issue #3829)
+        self.verify: str | bool = True
         creds = default_credentials(self.url) if auth is None else auth
         if creds:
             self.session.auth = (creds.username, creds.password)
@@ -128,11 +130,11 @@ class ConnectClient:
         if ca:
             if not Path(ca).is_file():
                 raise UsageError("--connect-ca", f"{ca} is not a file", "pass the PEM CA bundle of the worker's certificate")
-            self.session.verify = ca
+            self.verify = ca
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
         try:
-            r = self.session.request(method, self.url + path, timeout=self.timeout, **kw)
+            r = self.session.request(method, self.url + path, timeout=self.timeout, verify=self.verify, **kw)
         except requests.ConnectionError as exc:
             raise UnreachableError(f"Connect REST at {self.url} unreachable: {exc.__class__.__name__}: "
                                    f"{str(exc.args[0] if exc.args else exc)[:200]}") from None
