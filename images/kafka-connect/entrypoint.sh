@@ -1,127 +1,83 @@
 #!/usr/bin/env bash
-# Kafka Connect worker entrypoint for MirrorMaker 2: the single source of worker.properties.
+# Kafka Connect worker entrypoint for MirrorMaker 2.
 #
-# The ECS task definition (infra) and the local harness (msk_migrate.local) both run this script;
-# the variables are built by msk_migrate.connectors.worker_environment(). Secrets are never written
-# to the file: the worker resolves ${env:MM2_TARGET_...} through Kafka's EnvVarConfigProvider.
+# worker.properties is rendered by Python (msk_migrate.connectors.worker_env.worker_properties, the
+# same code that renders the connectors' client settings) and arrives in CONNECT_WORKER_PROPERTIES,
+# lines joined by a literal "\n". This script knows no Kafka setting. It only
+#   1. checks that every variable named in CONNECT_REQUIRED_ENV is set (one line on stderr, exit 2),
+#   2. writes worker.properties (0600), prefixed by what only the running task knows: its address
+#      (rest.advertised.host.name) and the REST keystore password,
+#   3. writes the secret files Kafka's REST extensions read from disk into CONNECT_CONFIG_DIR (tmpfs):
+#      the basic-auth credentials (CONNECT_REST_USERNAME/PASSWORD, JAAS entry CONNECT_REST_JAAS_CONFIG)
+#      and the REST keystore (CONNECT_REST_TLS_KEYSTORE, base64 PKCS#12),
+#   4. starts the JVM with the JMX exporter agent.
+# The variable list is documented at the top of python/msk_migrate/connectors/worker_env.py.
 #
-# Required: CONNECT_BOOTSTRAP_SERVERS
-# Optional (default): CONNECT_AUTH_MODE (plaintext: iam|scram|mtls|plaintext), CONNECT_SCRAM_MECHANISM
-#   (SCRAM-SHA-512), CONNECT_SCRAM_TLS (true), CONNECT_TRUSTSTORE_PEM (false: use MM2_TARGET_TLS_CA),
-#   CONNECT_GROUP_ID (mm2-connect), CONNECT_{CONFIG,OFFSET,STATUS}_STORAGE_TOPIC (mm2-connect-*),
-#   CONNECT_REPLICATION_FACTOR (3), CONNECT_REST_PORT (8083), CONNECT_REST_BIND_HOST (0.0.0.0),
-#   CONNECT_REST_ADVERTISED_HOST (first address of `hostname -i`), CONNECT_METRICS_PORT (9404),
-#   CONNECT_METRICS_BIND_HOST (0.0.0.0), CONNECT_HEAP (1g), CONNECT_OFFSET_FLUSH_INTERVAL_MS (10000),
-#   CONNECT_CLASSPATH (/opt/kafka-connect/libs/*), CONNECT_CONFIG_DIR (/tmp/connect),
+# Image layout (defaults): CONNECT_CLASSPATH (/opt/kafka-connect/libs/*), CONNECT_CONFIG_DIR (/tmp/connect),
 #   JMX_AGENT_JAR (/opt/kafka-connect/jmx_prometheus_javaagent.jar),
-#   JMX_EXPORTER_CONFIG (/opt/kafka-connect/jmx-exporter.yaml), CONNECT_LOG_LEVEL (INFO),
-#   CONNECT_DRY_RUN (print worker.properties and exit), JAVA (java).
+#   JMX_EXPORTER_CONFIG (/opt/kafka-connect/jmx-exporter.yaml). Run time: CONNECT_REST_ADVERTISED_HOST
+#   (first address of `hostname -i`), CONNECT_METRICS_BIND_HOST (0.0.0.0), CONNECT_LOG_LEVEL (INFO),
+#   CONNECT_JVM_EXTRA_OPTS, CONNECT_DRY_RUN (print worker.properties, secrets masked, and exit), JAVA (java).
 set -euo pipefail
 
 die() { echo "entrypoint: $*" >&2; exit 2; }
 
-: "${CONNECT_BOOTSTRAP_SERVERS:?entrypoint: CONNECT_BOOTSTRAP_SERVERS is required (target cluster host:port list)}"
-AUTH_MODE="${CONNECT_AUTH_MODE:-plaintext}"
-SCRAM_MECHANISM="${CONNECT_SCRAM_MECHANISM:-SCRAM-SHA-512}"
-SCRAM_TLS="${CONNECT_SCRAM_TLS:-true}"
-TRUSTSTORE_PEM="${CONNECT_TRUSTSTORE_PEM:-false}"
-REST_PORT="${CONNECT_REST_PORT:-8083}"
-METRICS_PORT="${CONNECT_METRICS_PORT:-9404}"
-RF="${CONNECT_REPLICATION_FACTOR:-3}"
 CONFIG_DIR="${CONNECT_CONFIG_DIR:-/tmp/connect}"
 CLASSPATH_VALUE="${CONNECT_CLASSPATH:-/opt/kafka-connect/libs/*}"
 JMX_AGENT_JAR="${JMX_AGENT_JAR:-/opt/kafka-connect/jmx_prometheus_javaagent.jar}"
 JMX_EXPORTER_CONFIG="${JMX_EXPORTER_CONFIG:-/opt/kafka-connect/jmx-exporter.yaml}"
 LOG_LEVEL="${CONNECT_LOG_LEVEL:-INFO}"
+FROM="set by msk_migrate.connectors.worker_environment(); on ECS the task definition"
 
-case "$AUTH_MODE" in iam|scram|mtls|plaintext) ;; *) die "CONNECT_AUTH_MODE=$AUTH_MODE is not one of iam, scram, mtls, plaintext";; esac
-case "$SCRAM_MECHANISM" in SCRAM-SHA-512|SCRAM-SHA-256) ;; *) die "CONNECT_SCRAM_MECHANISM=$SCRAM_MECHANISM is not SCRAM-SHA-512 or SCRAM-SHA-256";; esac
-for v in REST_PORT METRICS_PORT RF; do
-  [[ "${!v}" =~ ^[0-9]+$ ]] || die "CONNECT_${v/RF/REPLICATION_FACTOR}=${!v} must be a number"
+for v in CONNECT_WORKER_PROPERTIES CONNECT_HEAP CONNECT_METRICS_PORT; do
+  [[ -n "${!v:-}" ]] || die "$v is not set ($FROM sets it)"
 done
-[[ "${CONNECT_HEAP:-1g}" =~ ^[0-9]+[mMgG]$ ]] || die "CONNECT_HEAP=${CONNECT_HEAP} must look like 512m or 2g"
+[[ "$CONNECT_METRICS_PORT" =~ ^[0-9]+$ ]] || die "CONNECT_METRICS_PORT=$CONNECT_METRICS_PORT must be a number"
+[[ "$CONNECT_HEAP" =~ ^[0-9]+[mMgG]$ ]] || die "CONNECT_HEAP=$CONNECT_HEAP must look like 512m or 2g"
+
+# 1. Every variable the rendered configuration names must be present (secrets come from ECS `secrets`).
+for v in ${CONNECT_REQUIRED_ENV:-}; do
+  [[ "$v" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "CONNECT_REQUIRED_ENV names '$v', which is not a variable name"
+  [[ -n "${!v:-}" ]] || die "$v is not set (worker.properties needs it; on ECS it comes from the task definition's secrets)"
+done
 
 if [[ -z "${CONNECT_REST_ADVERTISED_HOST:-}" ]]; then
   CONNECT_REST_ADVERTISED_HOST="$( (hostname -i 2>/dev/null || true) | awk '{print $1}')"
   [[ -n "$CONNECT_REST_ADVERTISED_HOST" ]] || CONNECT_REST_ADVERTISED_HOST="$(hostname)"
 fi
 
-# Security properties of the worker's clients towards the target cluster (no secret values).
-security_props() {
-  case "$AUTH_MODE" in
-    plaintext)
-      echo "security.protocol=PLAINTEXT" ;;
-    iam)
-      echo "security.protocol=SASL_SSL"
-      echo "sasl.mechanism=AWS_MSK_IAM"
-      echo "sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required;"
-      echo "sasl.client.callback.handler.class=software.amazon.msk.auth.iam.IAMClientCallbackHandler" ;;
-    scram)
-      if [[ "$SCRAM_TLS" == "true" ]]; then echo "security.protocol=SASL_SSL"; else echo "security.protocol=SASL_PLAINTEXT"; fi
-      echo "sasl.mechanism=$SCRAM_MECHANISM"
-      echo 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${env:MM2_TARGET_SASL_USERNAME}" password="${env:MM2_TARGET_SASL_PASSWORD}";' ;;
-    mtls)
-      echo "security.protocol=SSL"
-      echo "ssl.keystore.type=PEM"
-      echo 'ssl.keystore.certificate.chain=${env:MM2_TARGET_TLS_CERTIFICATE_CHAIN}'
-      echo 'ssl.keystore.key=${env:MM2_TARGET_TLS_PRIVATE_KEY}' ;;
-  esac
-  if [[ "$TRUSTSTORE_PEM" == "true" && "$AUTH_MODE" != "plaintext" ]]; then
-    echo "ssl.truststore.type=PEM"
-    echo 'ssl.truststore.certificates=${env:MM2_TARGET_TLS_CA}'
-  fi
-}
-
-# Secrets the chosen mode references must be present, or the worker would fail later and obscurely.
-require_env() { [[ -n "${!1:-}" ]] || die "$1 is not set (auth mode $AUTH_MODE needs it; on ECS it comes from the task definition's secrets)"; }
-case "$AUTH_MODE" in
-  scram) require_env MM2_TARGET_SASL_USERNAME; require_env MM2_TARGET_SASL_PASSWORD ;;
-  mtls) require_env MM2_TARGET_TLS_CERTIFICATE_CHAIN; require_env MM2_TARGET_TLS_PRIVATE_KEY ;;
-esac
-[[ "$TRUSTSTORE_PEM" == "true" ]] && require_env MM2_TARGET_TLS_CA
-
-render_worker_properties() {
-  cat <<PROPS
-# Rendered by entrypoint.sh at $(date -u +%Y-%m-%dT%H:%M:%SZ). Do not edit: set CONNECT_* variables.
-bootstrap.servers=${CONNECT_BOOTSTRAP_SERVERS}
-group.id=${CONNECT_GROUP_ID:-mm2-connect}
-config.storage.topic=${CONNECT_CONFIG_STORAGE_TOPIC:-mm2-connect-configs}
-offset.storage.topic=${CONNECT_OFFSET_STORAGE_TOPIC:-mm2-connect-offsets}
-status.storage.topic=${CONNECT_STATUS_STORAGE_TOPIC:-mm2-connect-status}
-config.storage.replication.factor=${RF}
-offset.storage.replication.factor=${RF}
-status.storage.replication.factor=${RF}
-offset.flush.interval.ms=${CONNECT_OFFSET_FLUSH_INTERVAL_MS:-10000}
-key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
-value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
-header.converter=org.apache.kafka.connect.converters.ByteArrayConverter
-listeners=http://${CONNECT_REST_BIND_HOST:-0.0.0.0}:${REST_PORT}
-rest.advertised.host.name=${CONNECT_REST_ADVERTISED_HOST}
-rest.advertised.port=${REST_PORT}
-rest.advertised.listener=http
-# MM2 connectors may set per-connector client overrides (e.g. source consumer isolation level).
-connector.client.config.override.policy=All
-# Secrets stay outside this file: env = EnvVarConfigProvider, file = FileConfigProvider.
-config.providers=env,file
-config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
-config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
-PROPS
-  local line
-  while IFS= read -r line; do
-    echo "$line"
-    echo "producer.$line"
-    echo "consumer.$line"
-    echo "admin.$line"
-  done < <(security_props)
-}
-
 mkdir -p "$CONFIG_DIR"
+umask 077
 WORKER_PROPERTIES="$CONFIG_DIR/worker.properties"
-render_worker_properties > "$WORKER_PROPERTIES"
-chmod 600 "$WORKER_PROPERTIES"
+JVM_SECURITY_OPTS=()
+
+# 3. Secret files for the REST extensions (only when the configuration asks for them).
+if [[ -n "${CONNECT_REST_USERNAME:-}" && -n "${CONNECT_REST_JAAS_CONFIG:-}" ]]; then
+  [[ "$CONNECT_REST_USERNAME" =~ ^[A-Za-z0-9._-]+$ ]] || die "CONNECT_REST_USERNAME may hold only letters, digits and . _ -"
+  [[ "${CONNECT_REST_PASSWORD:-}" != *[\\$'\n\r']* ]] || die "CONNECT_REST_PASSWORD must not contain a backslash or line break"
+  printf '%s=%s\n' "$CONNECT_REST_USERNAME" "$CONNECT_REST_PASSWORD" > "$CONFIG_DIR/rest-credentials.properties"
+  printf '%s\n' "$CONNECT_REST_JAAS_CONFIG" > "$CONFIG_DIR/rest-jaas.conf"
+  JVM_SECURITY_OPTS+=("-Djava.security.auth.login.config=$CONFIG_DIR/rest-jaas.conf")
+fi
+REST_KEYSTORE_PASSWORD_LINE=""
+if [[ -n "${CONNECT_REST_TLS_KEYSTORE:-}" ]]; then
+  printf '%s' "$CONNECT_REST_TLS_KEYSTORE" | base64 -d > "$CONFIG_DIR/rest-keystore.p12" 2>/dev/null \
+    || die "CONNECT_REST_TLS_KEYSTORE is not base64 (expected a base64-encoded PKCS#12 keystore)"
+  [[ "${CONNECT_REST_TLS_KEYSTORE_PASSWORD:-}" != *[\\$'\n\r']* ]] || die "CONNECT_REST_TLS_KEYSTORE_PASSWORD must not contain a backslash or line break"
+  REST_KEYSTORE_PASSWORD_LINE="listeners.https.ssl.keystore.password=${CONNECT_REST_TLS_KEYSTORE_PASSWORD:-}"
+fi
+
+# 2. worker.properties: run-time prefix, then the rendered settings verbatim.
+write_worker_properties() {
+  echo "# Written by entrypoint.sh from CONNECT_WORKER_PROPERTIES (rendered by msk_migrate.connectors.worker_env)."
+  echo "rest.advertised.host.name=${CONNECT_REST_ADVERTISED_HOST}"
+  [[ -z "$REST_KEYSTORE_PASSWORD_LINE" ]] || echo "$REST_KEYSTORE_PASSWORD_LINE"
+  printf '%s\n' "${CONNECT_WORKER_PROPERTIES//\\n/$'\n'}"
+}
+write_worker_properties > "$WORKER_PROPERTIES"
 
 if [[ -n "${CONNECT_DRY_RUN:-}" ]]; then
-  cat "$WORKER_PROPERTIES"
+  sed 's/^\(listeners\.https\.ssl\.keystore\.password\)=.*/\1=*****/' "$WORKER_PROPERTIES"
   exit 0
 fi
 
@@ -138,12 +94,15 @@ LOG
 [[ -f "$JMX_AGENT_JAR" ]] || die "JMX_AGENT_JAR=$JMX_AGENT_JAR does not exist"
 [[ -f "$JMX_EXPORTER_CONFIG" ]] || die "JMX_EXPORTER_CONFIG=$JMX_EXPORTER_CONFIG does not exist"
 
+echo "entrypoint: Kafka Connect worker for target cluster ${CONNECT_BOOTSTRAP_SERVERS:-?} (config $WORKER_PROPERTIES)" >&2
+# shellcheck disable=SC2086  # CONNECT_JVM_EXTRA_OPTS is a list of JVM options
 exec "${JAVA:-java}" \
-  -Xms"${CONNECT_HEAP:-1g}" -Xmx"${CONNECT_HEAP:-1g}" \
+  -Xms"$CONNECT_HEAP" -Xmx"$CONNECT_HEAP" \
   -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
   -Djava.awt.headless=true \
   -Dlog4j.configuration="file:$CONFIG_DIR/log4j.properties" \
-  -javaagent:"$JMX_AGENT_JAR=${CONNECT_METRICS_BIND_HOST:-0.0.0.0}:${METRICS_PORT}:$JMX_EXPORTER_CONFIG" \
+  -javaagent:"$JMX_AGENT_JAR=${CONNECT_METRICS_BIND_HOST:-0.0.0.0}:${CONNECT_METRICS_PORT}:$JMX_EXPORTER_CONFIG" \
+  ${JVM_SECURITY_OPTS[@]+"${JVM_SECURITY_OPTS[@]}"} \
   ${CONNECT_JVM_EXTRA_OPTS:-} \
   -cp "$CLASSPATH_VALUE" \
   org.apache.kafka.connect.cli.ConnectDistributed "$WORKER_PROPERTIES"

@@ -28,7 +28,7 @@ from typing import Any, Callable
 from .config.auth import AuthConfig
 from .config.migration import ClusterEndpoint
 from .connectors.client_props import client_properties
-from .connectors.secrets import SecretRef, secret_refs
+from .connectors.secrets import SecretRef, secret_env_name, secret_refs
 from .errors import UsageError
 
 #: Spark redacts option values whose *key* matches this (jaas config holds the SCRAM password, the
@@ -43,7 +43,7 @@ _FORBIDDEN_OPTION = re.compile(r"(?i)^(security\.|sasl\.|ssl\.|bootstrap\.server
 
 def ca_env(role: str) -> str:
     """Variable for a private CA bundle (PEM) when no ``ca_secret_arn`` is configured."""
-    return f"MM2_{role.upper()}_TLS_CA"
+    return secret_env_name(role, "ca")
 
 
 @dataclass

@@ -1,41 +1,139 @@
-"""images/kafka-connect/entrypoint.sh: the single source of worker.properties (run outside a container)."""
+"""images/kafka-connect/entrypoint.sh writes what msk_migrate.connectors.worker_env renders (run outside a container)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 
+from msk_migrate.config.auth import AuthConfig
+from msk_migrate.config.migration import ClusterEndpoint, WorkerSpec
+from msk_migrate.connectors.client_props import client_properties
+from msk_migrate.connectors.worker_env import (
+    RestSecurity,
+    render_properties,
+    worker_environment,
+    worker_properties,
+    worker_secret_env,
+)
 from msk_migrate.paths import CONNECT_ENTRYPOINT
 
+ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:mm2-AbCdEf"
+CA_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:ca-AbCdEf"
 
-def _run(tmp_path, **env):
-    base = {"PATH": os.environ["PATH"], "CONNECT_CONFIG_DIR": str(tmp_path), "CONNECT_DRY_RUN": "1"}
+
+def _target(mode: str, **auth) -> ClusterEndpoint:
+    if mode in ("scram", "mtls"):
+        auth.setdefault("secret_arn", ARN)
+    return ClusterEndpoint(alias="target", bootstrap_servers="b-1:9096", auth=AuthConfig(mode=mode, **auth))
+
+
+def _run(tmp_path, env: dict[str, str]):
+    base = {"PATH": os.environ["PATH"], "CONNECT_DRY_RUN": "1"}
     return subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env={**base, **env}, capture_output=True, text=True)
 
 
+def _env(tmp_path, target, rest=RestSecurity(), **extra) -> dict[str, str]:
+    return {**worker_environment(target, WorkerSpec(), rest=rest, config_dir=str(tmp_path)), **extra}
+
+
+def _parse(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def test_written_worker_properties_are_exactly_the_python_rendering(tmp_path):
+    for target in (_target("plaintext"), _target("iam"), _target("scram", ca_secret_arn=CA_ARN), _target("mtls")):
+        env = _env(tmp_path, target)
+        secrets = {name: "x" for name in env["CONNECT_REQUIRED_ENV"].split()}
+        r = _run(tmp_path, {**env, **secrets, "CONNECT_REST_ADVERTISED_HOST": "10.0.0.7"})
+        assert r.returncode == 0, r.stderr
+        written = _parse((tmp_path / "worker.properties").read_text())
+        expected = _parse(render_properties(worker_properties(target, WorkerSpec(), config_dir=str(tmp_path))))
+        assert written == {**expected, "rest.advertised.host.name": "10.0.0.7"}
+        assert oct((tmp_path / "worker.properties").stat().st_mode)[-3:] == "600"
+
+
+def test_worker_clients_use_the_connectors_security_settings_for_every_client_prefix():
+    for target in (_target("iam"), _target("scram"), _target("mtls", ca_secret_arn=CA_ARN)):
+        props = worker_properties(target, WorkerSpec())
+        for key, value in client_properties("target", target.auth).items():
+            for prefix in ("", "producer.", "consumer.", "admin."):
+                assert props[prefix + key] == value
+
+
+def test_iam_worker_properties_carry_aws_msk_iam_auth_expected_keys():
+    props = worker_properties(_target("iam"), WorkerSpec())
+    for prefix in ("", "producer.", "consumer.", "admin."):
+        assert props[prefix + "security.protocol"] == "SASL_SSL"
+        assert props[prefix + "sasl.mechanism"] == "AWS_MSK_IAM"
+        assert props[prefix + "sasl.jaas.config"] == "software.amazon.msk.auth.iam.IAMLoginModule required;"
+        assert props[prefix + "sasl.client.callback.handler.class"] == (
+            "software.amazon.msk.auth.iam.IAMClientCallbackHandler")
+
+
 def test_worker_properties_reference_secrets_instead_of_containing_them(tmp_path):
-    r = _run(tmp_path, CONNECT_BOOTSTRAP_SERVERS="b-1:9096", CONNECT_AUTH_MODE="scram",
-             MM2_TARGET_SASL_USERNAME="mm2", MM2_TARGET_SASL_PASSWORD="hunter2-secret")
+    target = _target("scram")
+    env = _env(tmp_path, target)
+    r = _run(tmp_path, {**env, "MM2_TARGET_SASL_USERNAME": "mm2", "MM2_TARGET_SASL_PASSWORD": "hunter2-secret",
+                        "CONNECT_REST_USERNAME": "ops", "CONNECT_REST_PASSWORD": "rest-pass-secret"})
     assert r.returncode == 0, r.stderr
     props = (tmp_path / "worker.properties").read_text()
-    assert "hunter2-secret" not in props
+    assert "hunter2-secret" not in props and "rest-pass-secret" not in props
     assert 'password="${env:MM2_TARGET_SASL_PASSWORD}"' in props
     assert "producer.sasl.mechanism=SCRAM-SHA-512" in props and "consumer.security.protocol=SASL_SSL" in props
-    assert "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider" in props
-    assert oct((tmp_path / "worker.properties").stat().st_mode)[-3:] == "600"
+    # REST credentials go to a 0600 file for Kafka's PropertyFileLoginModule, referenced by the JAAS entry.
+    creds = tmp_path / "rest-credentials.properties"
+    assert creds.read_text() == "ops=rest-pass-secret\n" and oct(creds.stat().st_mode)[-3:] == "600"
+    assert f'file="{creds}"' in (tmp_path / "rest-jaas.conf").read_text()
 
 
-def test_iam_worker_uses_the_msk_iam_login_module(tmp_path):
-    r = _run(tmp_path, CONNECT_BOOTSTRAP_SERVERS="b-1:9098", CONNECT_AUTH_MODE="iam", CONNECT_REPLICATION_FACTOR="3")
-    assert r.returncode == 0, r.stderr
-    assert "sasl.mechanism=AWS_MSK_IAM" in r.stdout and "config.storage.replication.factor=3" in r.stdout
+def test_env_provider_reads_only_mm2_secret_variables_and_no_file_provider_exists():
+    target = _target("scram")
+    source = ClusterEndpoint(alias="source", bootstrap_servers="s:9094",
+                             auth=AuthConfig(mode="mtls", secret_arn=ARN))
+    props = worker_properties(target, WorkerSpec(), source)
+    assert props["config.providers"] == "env"
+    assert props["config.providers.env.param.allowlist.pattern"] == (
+        "^(?:MM2_SOURCE_TLS_CERTIFICATE_CHAIN|MM2_SOURCE_TLS_PRIVATE_KEY|"
+        "MM2_TARGET_SASL_PASSWORD|MM2_TARGET_SASL_USERNAME)$")
+    assert not [k for k in props if k.startswith("config.providers.file")]
+    assert props["connector.client.config.override.policy"] == "None"
+    plain = worker_properties(_target("plaintext"), WorkerSpec())
+    assert plain["config.providers.env.param.allowlist.pattern"] == "(?!)"  # matches no variable
+
+
+def test_rest_is_authenticated_by_default_and_https_is_optional():
+    props = worker_properties(_target("iam"), WorkerSpec())
+    assert props["rest.extension.classes"].endswith("BasicAuthSecurityRestExtension")
+    assert props["listeners"] == "http://0.0.0.0:8083"
+    tls = worker_properties(_target("iam"), WorkerSpec(), rest=RestSecurity(tls=True), config_dir="/tmp/connect")
+    assert tls["listeners"] == "https://0.0.0.0:8083" and tls["rest.advertised.listener"] == "https"
+    assert tls["listeners.https.ssl.keystore.location"] == "/tmp/connect/rest-keystore.p12"
+
+
+def test_ecs_secrets_name_the_variables_the_entrypoint_requires():
+    target = _target("scram")
+    env = worker_environment(target, WorkerSpec(), rest=RestSecurity(tls=True))
+    secrets = worker_secret_env(target, None, rest_secret_arn=ARN, rest_tls_secret_arn=CA_ARN)
+    assert sorted(env["CONNECT_REQUIRED_ENV"].split()) == sorted(secrets)
+    assert secrets["CONNECT_REST_PASSWORD"] == f"{ARN}:password::"
+
+
+def test_missing_required_variable_is_one_line_exit_2(tmp_path):
+    env = _env(tmp_path, _target("scram"))
+    r = _run(tmp_path, {**env, "MM2_TARGET_SASL_USERNAME": "mm2", "CONNECT_REST_USERNAME": "ops",
+                        "CONNECT_REST_PASSWORD": "p"})
+    assert r.returncode == 2 and "MM2_TARGET_SASL_PASSWORD" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "worker.properties").exists()  # nothing half-written
 
 
 def test_bad_worker_environment_is_one_line_exit_2(tmp_path):
-    for env, word in [({"CONNECT_AUTH_MODE": "kerberos"}, "CONNECT_AUTH_MODE"),
-                      ({"CONNECT_AUTH_MODE": "scram"}, "MM2_TARGET_SASL_USERNAME"),
-                      ({"CONNECT_REST_PORT": "http"}, "CONNECT_REST_PORT")]:
-        r = _run(tmp_path, CONNECT_BOOTSTRAP_SERVERS="b-1:9092", **env)
+    good = _env(tmp_path, _target("plaintext"), rest=RestSecurity(basic_auth=False))
+    cases = [({"CONNECT_HEAP": "lots"}, "CONNECT_HEAP"),
+             ({"CONNECT_METRICS_PORT": "http"}, "CONNECT_METRICS_PORT"),
+             ({"CONNECT_WORKER_PROPERTIES": ""}, "CONNECT_WORKER_PROPERTIES"),
+             ({"CONNECT_REQUIRED_ENV": "NOT-A-NAME"}, "CONNECT_REQUIRED_ENV"),
+             ({"CONNECT_REST_TLS_KEYSTORE": "%%% not base64"}, "CONNECT_REST_TLS_KEYSTORE")]
+    for override, word in cases:
+        r = _run(tmp_path, {**good, **override})
         assert r.returncode == 2 and word in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    r = _run(tmp_path)
-    assert r.returncode != 0 and "CONNECT_BOOTSTRAP_SERVERS" in r.stderr

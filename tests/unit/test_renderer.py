@@ -60,7 +60,8 @@ def test_worker_environment_and_ecs_secrets_name_the_same_variables():
     target = _ep("target", "scram", secret_arn=ARN)
     env = worker_environment(target, WorkerSpec())
     secrets = worker_secret_env(target, _ep("source", "mtls", secret_arn=ARN))
-    assert env["CONNECT_AUTH_MODE"] == "scram" and "PASSWORD" not in " ".join(env.values())
+    assert "sasl.mechanism=SCRAM-SHA-512" in env["CONNECT_WORKER_PROPERTIES"] and "hunter" not in " ".join(env.values())
+    assert set(env["CONNECT_REQUIRED_ENV"].split()) >= {"MM2_TARGET_SASL_USERNAME", "MM2_TARGET_SASL_PASSWORD"}
     assert secrets["MM2_TARGET_SASL_PASSWORD"] == f"{ARN}:password::"
     assert secrets["MM2_SOURCE_TLS_PRIVATE_KEY"] == f"{ARN}:private_key::"
 

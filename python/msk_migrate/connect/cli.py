@@ -12,7 +12,7 @@ from rich.table import Table
 from ..cliutil import emit_json, human, output_option
 from ..errors import UsageError
 from .apply import apply, status_rows
-from .rest import ConnectClient, ConnectorFailed
+from .rest import ConnectClient, ConnectorFailed, credentials_from_secret
 from .sources import from_config_file, from_dir, from_s3
 
 
@@ -23,10 +23,24 @@ def _default_url() -> str | None:
     return st.get("connect", {}).get("url") if st.get("connect", {}).get("running") else None
 
 
-url_option = click.option(
+_url_option = click.option(
     "--connect-url", envvar="MSK_MIGRATE_CONNECT_URL", default=None,
     help="Kafka Connect REST URL (env MSK_MIGRATE_CONNECT_URL; default: the local environment's worker).",
 )
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[f"connect.{param.name}"] = value
+
+
+def url_option(f):
+    """--connect-url plus the REST credentials and CA options (kept out of each command's signature)."""
+    f = click.option("--connect-ca", envvar="MSK_MIGRATE_CONNECT_CA", expose_value=False, callback=_remember,
+                     help="PEM CA bundle of an HTTPS worker with a private CA (env MSK_MIGRATE_CONNECT_CA).")(f)
+    f = click.option("--connect-secret-arn", envvar="MSK_MIGRATE_CONNECT_SECRET_ARN", expose_value=False,
+                     callback=_remember, help="Secrets Manager secret with the REST username/password "
+                     "(default: env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
+    return _url_option(f)
 
 
 def _client(url: str | None) -> ConnectClient:
@@ -34,7 +48,9 @@ def _client(url: str | None) -> ConnectClient:
     if not url:
         raise UsageError("--connect-url", "no Connect worker given and no local environment running",
                          "pass --connect-url http://HOST:8083 or run `msk-migrate local up`")
-    return ConnectClient(url)
+    meta = click.get_current_context().meta
+    arn = meta.get("connect.connect_secret_arn")
+    return ConnectClient(url, auth=credentials_from_secret(arn) if arn else None, ca=meta.get("connect.connect_ca"))
 
 
 def _load(config: Path | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:

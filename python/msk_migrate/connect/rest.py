@@ -1,14 +1,101 @@
-"""Kafka Connect REST client. Server errors surface with the worker's own message."""
+"""Kafka Connect REST client. Server errors surface with the worker's own message.
+
+The worker's REST API requires HTTP basic auth (Kafka's BasicAuthSecurityRestExtension, see
+:mod:`msk_migrate.connectors.worker_env`). Credentials, in this order: the ``auth`` argument (the CLI's
+``--connect-secret-arn``), the environment (``MSK_MIGRATE_CONNECT_USER``/``MSK_MIGRATE_CONNECT_PASSWORD``),
+then, for a worker on this machine only, the credentials the local harness generated for it
+(``.local/connect-credentials/``, 0600, never committed). A private CA for an HTTPS worker:
+``ca`` or ``MSK_MIGRATE_CONNECT_CA`` (path of a PEM bundle).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import time
-from typing import Any
-from urllib.parse import quote
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+from urllib.parse import quote, urlsplit
 
 import requests
 
-from ..errors import UnreachableError
+from ..errors import UnreachableError, UsageError
+from ..paths import LOCAL_DIR
+
+USER_ENV = "MSK_MIGRATE_CONNECT_USER"
+PASSWORD_ENV = "MSK_MIGRATE_CONNECT_PASSWORD"
+CA_ENV = "MSK_MIGRATE_CONNECT_CA"
+SECRET_ARN_ENV = "MSK_MIGRATE_CONNECT_SECRET_ARN"
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+@dataclass(frozen=True)
+class RestCredentials:
+    username: str
+    password: str = field(repr=False)
+
+
+def _local_credentials_file(url: str) -> Path | None:
+    parts = urlsplit(url)
+    if parts.hostname not in _LOCAL_HOSTS or not parts.port:
+        return None
+    return LOCAL_DIR / "connect-credentials" / f"{parts.port}.json"
+
+
+def save_local_credentials(url: str, creds: RestCredentials) -> Path:
+    """Record the credentials of a worker started on this machine (by the local harness)."""
+    path = _local_credentials_file(url)
+    if path is None:
+        raise ValueError(f"{url} is not a worker on this machine")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"username": creds.username, "password": creds.password}, fh)
+    tmp.replace(path)
+    return path
+
+
+def credentials_from_secret(arn: str, secretsmanager: Callable[[], Any] | None = None) -> RestCredentials:
+    """REST credentials from a Secrets Manager secret with JSON keys ``username`` and ``password``."""
+    parts = arn.split(":")
+    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "secretsmanager":
+        raise UsageError("--connect-secret-arn", f"{arn!r} is not a Secrets Manager secret ARN",
+                         "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
+    try:
+        if secretsmanager is not None:
+            client = secretsmanager()
+        else:
+            import boto3
+
+            client = boto3.client("secretsmanager", region_name=parts[3])
+        data = json.loads(client.get_secret_value(SecretId=arn)["SecretString"])
+        return RestCredentials(str(data["username"]), str(data["password"]))
+    except (ValueError, KeyError, TypeError):
+        raise UsageError("--connect-secret-arn", f"secret {arn} is not JSON with keys username and password",
+                         "store the REST credentials as {\"username\": ..., \"password\": ...}") from None
+    except Exception as exc:  # noqa: BLE001 - botocore raises many kinds
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UsageError("--connect-secret-arn", f"cannot read {arn}: {first}",
+                         "grant secretsmanager:GetSecretValue on it, or export "
+                         f"{USER_ENV} and {PASSWORD_ENV}") from None
+
+
+def default_credentials(url: str, environ: dict[str, str] | None = None) -> RestCredentials | None:
+    """Credentials from the environment, else those the local harness recorded for ``url``."""
+    env = os.environ if environ is None else environ
+    if env.get(USER_ENV) or env.get(PASSWORD_ENV):
+        if not (env.get(USER_ENV) and env.get(PASSWORD_ENV)):
+            raise UsageError(USER_ENV, f"set both {USER_ENV} and {PASSWORD_ENV}", "export the missing one")
+        return RestCredentials(env[USER_ENV], env[PASSWORD_ENV])
+    if env.get(SECRET_ARN_ENV):
+        return credentials_from_secret(env[SECRET_ARN_ENV])
+    path = _local_credentials_file(url)
+    if path is not None and path.exists():
+        data = json.loads(path.read_text())
+        return RestCredentials(data["username"], data["password"])
+    return None
 
 
 class ConnectRestError(Exception):
@@ -23,19 +110,39 @@ class ConnectRestError(Exception):
 
 
 class ConnectClient:
-    def __init__(self, url: str, timeout: float = 30.0):
+    def __init__(
+        self,
+        url: str,
+        timeout: float = 30.0,
+        auth: RestCredentials | Literal[False] | None = None,
+        ca: str | None = None,
+    ):
+        """``auth``: explicit credentials, None = :func:`default_credentials`, False = none at all."""
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.session = requests.Session()
+        #: passed per request: a Session's own ``verify`` loses to REQUESTS_CA_BUNDLE (requests issue #3829)
+        self.verify: str | bool = True
+        creds = default_credentials(self.url) if auth is None else auth
+        if creds:
+            self.session.auth = (creds.username, creds.password)
+        ca = ca or os.environ.get(CA_ENV)
+        if ca:
+            if not Path(ca).is_file():
+                raise UsageError("--connect-ca", f"{ca} is not a file", "pass the PEM CA bundle of the worker's certificate")
+            self.verify = ca
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
         try:
-            r = self.session.request(method, self.url + path, timeout=self.timeout, **kw)
+            r = self.session.request(method, self.url + path, timeout=self.timeout, verify=self.verify, **kw)
         except requests.ConnectionError as exc:
             raise UnreachableError(f"Connect REST at {self.url} unreachable: {exc.__class__.__name__}: "
                                    f"{str(exc.args[0] if exc.args else exc)[:200]}") from None
         except requests.Timeout:
             raise UnreachableError(f"Connect REST at {self.url} did not answer within {self.timeout:.0f}s") from None
+        if r.status_code == 401:
+            raise ConnectRestError(401, "authentication required or refused by the worker "
+                                   f"(set {USER_ENV}/{PASSWORD_ENV} or --connect-secret-arn)", path)
         if r.status_code >= 400:
             try:
                 msg = r.json().get("message") or r.text

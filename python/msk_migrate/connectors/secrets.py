@@ -16,7 +16,7 @@ from ..config.auth import AuthConfig
 @dataclass(frozen=True)
 class SecretRef:
     env: str  #: variable name inside the worker, e.g. MM2_SOURCE_SASL_PASSWORD
-    secret_arn: str  #: Secrets Manager secret
+    secret_arn: str | None  #: Secrets Manager secret (None: operator tools with secrets_from env)
     json_key: str  #: key inside the secret's JSON
 
     @property
@@ -28,20 +28,25 @@ class SecretRef:
         return f"{self.secret_arn}:{self.json_key}::"
 
 
-def _prefix(role: str) -> str:
-    return f"MM2_{role.upper()}_"
+#: Variable suffix per purpose; the purpose is also the JSON key inside the Secrets Manager secret.
+SECRET_PURPOSES: dict[str, str] = {
+    "username": "SASL_USERNAME",
+    "password": "SASL_PASSWORD",
+    "certificate_chain": "TLS_CERTIFICATE_CHAIN",
+    "private_key": "TLS_PRIVATE_KEY",
+    "ca": "TLS_CA",
+}
+
+
+def secret_env_name(role: str, purpose: str) -> str:
+    """The one spelling of a secret variable: ``MM2_<ROLE>_<SUFFIX>`` (e.g. MM2_SOURCE_SASL_PASSWORD)."""
+    return f"MM2_{role.upper()}_{SECRET_PURPOSES[purpose]}"
 
 
 def secret_refs(role: str, auth: AuthConfig) -> dict[str, SecretRef]:
     """Secret variables for one side ('source' or 'target'), keyed by purpose."""
-    p = _prefix(role)
-    refs: dict[str, SecretRef] = {}
-    if auth.mode == "scram":
-        refs["username"] = SecretRef(p + "SASL_USERNAME", auth.secret_arn, "username")
-        refs["password"] = SecretRef(p + "SASL_PASSWORD", auth.secret_arn, "password")
-    elif auth.mode == "mtls":
-        refs["certificate_chain"] = SecretRef(p + "TLS_CERTIFICATE_CHAIN", auth.secret_arn, "certificate_chain")
-        refs["private_key"] = SecretRef(p + "TLS_PRIVATE_KEY", auth.secret_arn, "private_key")
+    purposes = {"scram": ("username", "password"), "mtls": ("certificate_chain", "private_key")}.get(auth.mode, ())
+    refs = {p: SecretRef(secret_env_name(role, p), auth.secret_arn, p) for p in purposes}
     if auth.ca_secret_arn:
-        refs["ca"] = SecretRef(p + "TLS_CA", auth.ca_secret_arn, "ca")
+        refs["ca"] = SecretRef(secret_env_name(role, "ca"), auth.ca_secret_arn, "ca")
     return refs

@@ -1,44 +1,223 @@
-"""The environment contract of images/kafka-connect/entrypoint.sh.
+"""The Kafka Connect worker's configuration: the only writer of ``worker.properties``.
 
-The entrypoint is the single source of worker.properties: it turns these variables into the file.
-ECS task definitions (infra) and the local harness both build the variables here, so the worker is
-configured identically in both places. Secret variables (see :mod:`.secrets`) are not part of the
-plain environment: ECS injects them through ``secrets``; locally the harness adds them.
+:func:`worker_properties` renders every worker setting (cluster, internal topics, REST listener and its
+authentication, config providers and their limits, the security settings of the worker's clients from
+:func:`.client_props.client_properties`, the very function that renders the connectors' client settings).
+:func:`worker_environment` carries that rendering to images/kafka-connect/entrypoint.sh, the same way on
+ECS (infra puts it in the task definition) and locally (msk_migrate.local starts the entrypoint with it).
+The entrypoint does not know any Kafka setting: it writes the file from ``CONNECT_WORKER_PROPERTIES``
+after checking that every variable named in ``CONNECT_REQUIRED_ENV`` is set, prefixes the two values
+only known at run time (the task's address, the REST keystore password) and writes the two secret files
+Kafka's REST extensions read from disk (basic-auth credentials, REST keystore) into its tmpfs directory.
+
+Secret values never appear here: the worker's clients reference ``${env:MM2_TARGET_...}`` (resolved in
+the JVM by Kafka's EnvVarConfigProvider, restricted to exactly the MM2 secret variables), ECS injects the
+variables from Secrets Manager (:func:`worker_secret_env`).
+
+Environment contract (names; the infra-security helper and the harness read them from here):
+
+============================  =====================================================================
+plain (``environment``)
+``CONNECT_WORKER_PROPERTIES``  worker.properties, lines joined by a literal ``\\n`` (one line, so the
+                               ECS console and the config bucket's ``KEY=value`` reference file show it)
+``CONNECT_REQUIRED_ENV``       space-separated variables the entrypoint requires (exit 2 if one is unset)
+``CONNECT_REST_JAAS_CONFIG``   JAAS entry ``KafkaConnect`` for the basic-auth REST extension
+``CONNECT_BOOTSTRAP_SERVERS``  the target cluster, for the entrypoint's start line only
+``CONNECT_CONFIG_DIR``         writable (tmpfs) directory for the rendered files
+``CONNECT_HEAP``, ``CONNECT_METRICS_PORT``  JVM heap and the JMX exporter port
+secret (ECS ``secrets``)
+``CONNECT_REST_USERNAME``, ``CONNECT_REST_PASSWORD``  REST basic-auth credentials (not readable by
+                               connectors: outside the env provider's allowlist)
+``CONNECT_REST_TLS_KEYSTORE``, ``CONNECT_REST_TLS_KEYSTORE_PASSWORD``  base64 PKCS#12 keystore and
+                               its password, only when the worker itself serves HTTPS
+``MM2_SOURCE_*``, ``MM2_TARGET_*`` cluster credentials (:mod:`.secrets`)
+============================  =====================================================================
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from ..config.migration import ClusterEndpoint, WorkerSpec
+from .client_props import client_properties
 from .secrets import secret_refs
 
+#: The image's writable directory (a tmpfs/ephemeral volume on ECS); the entrypoint's default too.
+IMAGE_CONFIG_DIR = "/tmp/connect"
 
-def worker_environment(target: ClusterEndpoint, worker: WorkerSpec, source: ClusterEndpoint | None = None) -> dict[str, str]:
-    """Plain (non-secret) variables for a Connect worker whose home cluster is ``target``."""
-    env = {
-        "CONNECT_BOOTSTRAP_SERVERS": target.bootstrap_servers,
-        "CONNECT_AUTH_MODE": target.auth.mode,
-        "CONNECT_SCRAM_MECHANISM": target.auth.scram_mechanism,
-        "CONNECT_SCRAM_TLS": "true" if target.auth.tls else "false",
-        "CONNECT_TRUSTSTORE_PEM": "true" if "ca" in secret_refs("target", target.auth) else "false",
-        "CONNECT_GROUP_ID": worker.group_id,
-        "CONNECT_CONFIG_STORAGE_TOPIC": worker.config_storage_topic,
-        "CONNECT_OFFSET_STORAGE_TOPIC": worker.offset_storage_topic,
-        "CONNECT_STATUS_STORAGE_TOPIC": worker.status_storage_topic,
-        "CONNECT_REPLICATION_FACTOR": str(worker.replication_factor),
-        "CONNECT_REST_PORT": str(worker.rest_port),
-        "CONNECT_METRICS_PORT": str(worker.metrics_port),
-        "CONNECT_HEAP": worker.heap,
-        "CONNECT_OFFSET_FLUSH_INTERVAL_MS": str(worker.offset_flush_interval_ms),
+ENV_WORKER_PROPERTIES = "CONNECT_WORKER_PROPERTIES"
+ENV_REQUIRED = "CONNECT_REQUIRED_ENV"
+ENV_REST_JAAS_CONFIG = "CONNECT_REST_JAAS_CONFIG"
+ENV_BOOTSTRAP = "CONNECT_BOOTSTRAP_SERVERS"
+ENV_CONFIG_DIR = "CONNECT_CONFIG_DIR"
+ENV_HEAP = "CONNECT_HEAP"
+ENV_METRICS_PORT = "CONNECT_METRICS_PORT"
+ENV_REST_USERNAME = "CONNECT_REST_USERNAME"
+ENV_REST_PASSWORD = "CONNECT_REST_PASSWORD"
+ENV_REST_TLS_KEYSTORE = "CONNECT_REST_TLS_KEYSTORE"
+ENV_REST_TLS_KEYSTORE_PASSWORD = "CONNECT_REST_TLS_KEYSTORE_PASSWORD"
+
+#: Files the entrypoint writes into CONNECT_CONFIG_DIR (named here, referenced by the rendered settings).
+REST_CREDENTIALS_FILE = "rest-credentials.properties"
+REST_KEYSTORE_FILE = "rest-keystore.p12"
+
+#: Kafka's basic-auth REST extension (org.apache.kafka:connect-basic-auth-extension, jvm/classpaths/connect).
+BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+PROPERTY_FILE_LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
+ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
+#: Prefixes under which the worker's own clients take their settings (bare = the worker's group client).
+CLIENT_PREFIXES = ("", "producer.", "consumer.", "admin.")
+
+_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class RestSecurity:
+    """How the worker's REST API is protected. Default = the product posture: basic auth on, HTTP
+    inside the VPC (TLS terminated by the operators' load balancer); ``tls`` = the worker serves HTTPS."""
+
+    basic_auth: bool = True
+    tls: bool = False
+    bind_host: str = "0.0.0.0"
+    advertised_host: str | None = None  #: None = the entrypoint's address at run time
+
+
+def env_allowlist_pattern(names: list[str]) -> str:
+    """Java regex matching exactly ``names`` (nothing at all when empty)."""
+    return "^(?:" + "|".join(sorted(set(names))) + ")$" if names else "(?!)"
+
+
+def worker_properties(
+    target: ClusterEndpoint,
+    worker: WorkerSpec,
+    source: ClusterEndpoint | None = None,
+    rest: RestSecurity = RestSecurity(),
+    config_dir: str = IMAGE_CONFIG_DIR,
+) -> dict[str, str]:
+    """Every worker setting, in file order. Add keys here (the one place worker settings are written)."""
+    scheme = "https" if rest.tls else "http"
+    props: dict[str, str] = {
+        "bootstrap.servers": target.bootstrap_servers,
+        "group.id": worker.group_id,
+        "config.storage.topic": worker.config_storage_topic,
+        "offset.storage.topic": worker.offset_storage_topic,
+        "status.storage.topic": worker.status_storage_topic,
+        "config.storage.replication.factor": str(worker.replication_factor),
+        "offset.storage.replication.factor": str(worker.replication_factor),
+        "status.storage.replication.factor": str(worker.replication_factor),
+        "offset.flush.interval.ms": str(worker.offset_flush_interval_ms),
+        "key.converter": BYTES_CONVERTER,
+        "value.converter": BYTES_CONVERTER,
+        "header.converter": BYTES_CONVERTER,
+        "listeners": f"{scheme}://{rest.bind_host}:{worker.rest_port}",
+        "rest.advertised.listener": scheme,
+        "rest.advertised.port": str(worker.rest_port),
     }
+    if rest.advertised_host:
+        props["rest.advertised.host.name"] = rest.advertised_host
+    if rest.tls:
+        props.update(
+            {
+                "listeners.https.ssl.keystore.type": "PKCS12",
+                "listeners.https.ssl.keystore.location": f"{config_dir}/{REST_KEYSTORE_FILE}",
+                "listeners.https.ssl.client.authentication": "none",
+            }
+        )
+    if rest.basic_auth:
+        props["rest.extension.classes"] = BASIC_AUTH_EXTENSION
+    props.update(
+        {
+            # MM2 builds its own source consumer/admin clients from its connector settings (source.consumer.*,
+            # target.cluster.*); no MM2 connector needs Connect's producer/consumer/admin.override.* (docs/design.md).
+            "connector.client.config.override.policy": "None",
+            # Secrets: only the env provider, and only for the MM2 secret variables. No file provider.
+            "config.providers": "env",
+            "config.providers.env.class": ENV_CONFIG_PROVIDER,
+            "config.providers.env.param.allowlist.pattern": env_allowlist_pattern(
+                list(mm2_secret_env(target, source))
+            ),
+        }
+    )
+    security = client_properties("target", target.auth)
+    for prefix in CLIENT_PREFIXES:
+        props.update({prefix + k: v for k, v in security.items()})
+    return props
+
+
+def render_properties(props: dict[str, str]) -> str:
+    """``key=value`` lines. Keys and values are checked: the file format has no quoting we rely on."""
+    lines = []
+    for key, value in props.items():
+        if not _KEY.match(key):
+            raise ValueError(f"worker property key {key!r} is not a plain Kafka key")
+        if any(c in value for c in "\\\n\r"):
+            raise ValueError(f"worker property {key} contains a backslash or line break")
+        lines.append(f"{key}={value}")
+    return "\n".join(lines) + "\n"
+
+
+def required_variables(props: dict[str, str], rest: RestSecurity) -> list[str]:
+    """Variables the worker cannot start without: every ``${env:NAME}`` it references, REST secrets."""
+    names = sorted({m for v in props.values() for m in re.findall(r"\$\{env:([A-Za-z0-9_]+)\}", v)})
+    if rest.basic_auth:
+        names += [ENV_REST_USERNAME, ENV_REST_PASSWORD]
+    if rest.tls:
+        names += [ENV_REST_TLS_KEYSTORE, ENV_REST_TLS_KEYSTORE_PASSWORD]
+    return names
+
+
+def worker_environment(
+    target: ClusterEndpoint,
+    worker: WorkerSpec,
+    source: ClusterEndpoint | None = None,
+    rest: RestSecurity = RestSecurity(),
+    config_dir: str = IMAGE_CONFIG_DIR,
+) -> dict[str, str]:
+    """Plain (non-secret) variables for a Connect worker whose home cluster is ``target``."""
+    props = worker_properties(target, worker, source, rest, config_dir)
+    env = {
+        ENV_WORKER_PROPERTIES: render_properties(props).rstrip("\n").replace("\n", "\\n"),
+        ENV_REQUIRED: " ".join(required_variables(props, rest)),
+        ENV_BOOTSTRAP: target.bootstrap_servers,
+        ENV_CONFIG_DIR: config_dir,
+        ENV_HEAP: worker.heap,
+        ENV_METRICS_PORT: str(worker.metrics_port),
+    }
+    if rest.basic_auth:
+        env[ENV_REST_JAAS_CONFIG] = (
+            f'KafkaConnect {{ {PROPERTY_FILE_LOGIN_MODULE} required file="{config_dir}/{REST_CREDENTIALS_FILE}"; }};'
+        )
     return env
 
 
-def worker_secret_env(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, str]:
-    """``{ENV_NAME: ecs valueFrom}`` for every secret the worker and its connectors reference."""
+def mm2_secret_env(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, str]:
+    """``{ENV_NAME: ecs valueFrom}`` of the cluster credentials (the worker's and its connectors')."""
     out: dict[str, str] = {}
     for role, ep in (("target", target), ("source", source)):
-        if ep is None:
-            continue
-        for ref in secret_refs(role, ep.auth).values():
-            out[ref.env] = ref.ecs_value_from
+        if ep is not None:
+            out.update({ref.env: ref.ecs_value_from for ref in secret_refs(role, ep.auth).values()})
+    return out
+
+
+def worker_secret_env(
+    target: ClusterEndpoint,
+    source: ClusterEndpoint | None = None,
+    rest_secret_arn: str | None = None,
+    rest_tls_secret_arn: str | None = None,
+) -> dict[str, str]:
+    """``{ENV_NAME: ecs valueFrom}`` for every secret the worker and its connectors reference.
+
+    ``rest_secret_arn``: the secret with JSON keys ``username``/``password`` of the REST API;
+    ``rest_tls_secret_arn``: JSON keys ``keystore`` (base64 PKCS#12) and ``keystore_password``.
+    """
+    out = mm2_secret_env(target, source)
+    if rest_secret_arn:
+        out[ENV_REST_USERNAME] = f"{rest_secret_arn}:username::"
+        out[ENV_REST_PASSWORD] = f"{rest_secret_arn}:password::"
+    if rest_tls_secret_arn:
+        out[ENV_REST_TLS_KEYSTORE] = f"{rest_tls_secret_arn}:keystore::"
+        out[ENV_REST_TLS_KEYSTORE_PASSWORD] = f"{rest_tls_secret_arn}:keystore_password::"
     return out

@@ -7,7 +7,7 @@ The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x), the ta
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
@@ -36,6 +36,20 @@ logger.broker.level = INFO
 
 
 @dataclass
+class BrokerSecurity:
+    """Authenticated listeners next to PLAINTEXT, as plain Kafka configuration (no authorizer: any
+    authenticated principal may do anything): ``SASL_SSL`` with SCRAM users created at storage format
+    (``--add-scram``, KRaft) and ``SSL`` requiring a client certificate. TLS material is PEM files:
+    ``ca_pem`` (trust store, signs client certificates) and ``keystore_pem`` (the broker's unencrypted
+    PKCS#8 key followed by its certificate chain)."""
+
+    ca_pem: Path
+    keystore_pem: Path
+    scram_users: dict[str, str]
+    scram_mechanism: str = "SCRAM-SHA-512"
+
+
+@dataclass
 class BrokerSpec:
     role: str  #: "source" or "target"
     version: str
@@ -43,6 +57,26 @@ class BrokerSpec:
     data_dir: Path
     auto_create_topics: bool
     heap: str = "384m"
+    security: BrokerSecurity | None = None
+    #: listener name -> port, filled by :func:`start_broker` (PLAINTEXT, and SASL_SSL/SSL with ``security``)
+    ports: dict[str, int] = field(default_factory=dict)
+
+
+def _security_properties(sec: BrokerSecurity, sasl_port: int, ssl_port: int) -> dict[str, str]:
+    return {
+        "listeners": f",SASL_SSL://127.0.0.1:{sasl_port},SSL://127.0.0.1:{ssl_port}",
+        "advertised.listeners": f",SASL_SSL://127.0.0.1:{sasl_port},SSL://127.0.0.1:{ssl_port}",
+        "listener.security.protocol.map": ",SASL_SSL:SASL_SSL,SSL:SSL",
+        "sasl.enabled.mechanisms": sec.scram_mechanism,
+        f"listener.name.sasl_ssl.{sec.scram_mechanism.lower()}.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "listener.name.ssl.ssl.client.auth": "required",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(sec.keystore_pem),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(sec.ca_pem),
+        "ssl.endpoint.identification.algorithm": "https",
+    }
 
 
 def _properties(spec: BrokerSpec, port: int, cport: int) -> str:
@@ -74,6 +108,11 @@ def _properties(spec: BrokerSpec, port: int, cport: int) -> str:
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
     }
+    if spec.security:
+        extra = _security_properties(spec.security, spec.ports["SASL_SSL"], spec.ports["SSL"])
+        for key in ("listeners", "advertised.listeners", "listener.security.protocol.map"):
+            props[key] += extra.pop(key)
+        props.update(extra)
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -97,10 +136,14 @@ def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
     (spec.data_dir / "log4j2.properties").write_text(LOG4J2)
     ports_file = spec.data_dir / "ports"
     if ports_file.exists():  # restart keeps the ports (clients and Connect configs point at them)
-        port, cport = (int(p) for p in ports_file.read_text().split())
+        port, cport, *secure = (int(p) for p in ports_file.read_text().split())
     else:
         port, cport = free_port(), free_port()
-        ports_file.write_text(f"{port} {cport}")
+        secure = [free_port(), free_port()] if spec.security else []
+        ports_file.write_text(" ".join(str(p) for p in (port, cport, *secure)))
+    spec.ports = {"PLAINTEXT": port}
+    if spec.security:
+        spec.ports.update(SASL_SSL=secure[0], SSL=secure[1])
     props = spec.data_dir / "server.properties"
     props.write_text(_properties(spec, port, cport))
     if not (spec.data_dir / "log" / "meta.properties").exists():
@@ -109,8 +152,13 @@ def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
         cid = "-"
         while cid.startswith("-"):  # the storage tool would read a leading '-' as an option
             cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        scram = []
+        if spec.security:
+            mech = spec.security.scram_mechanism
+            for user, password in spec.security.scram_users.items():
+                scram += ["--add-scram", f"{mech}=[name={user},password={password}]"]
         fmt = subprocess.run(
-            _java_cmd(spec, "kafka.tools.StorageTool", "format", "-t", cid, "-c", str(props)),
+            _java_cmd(spec, "kafka.tools.StorageTool", "format", "-t", cid, "-c", str(props), *scram),
             capture_output=True, text=True,
         )
         if fmt.returncode != 0:

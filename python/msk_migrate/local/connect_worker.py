@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 from pathlib import Path
 
-import requests
-
 from ..config.migration import ClusterEndpoint, WorkerSpec
-from ..connectors.worker_env import worker_environment
+from ..connect.rest import ConnectClient, RestCredentials, save_local_credentials
+from ..connectors import worker_env as wenv
+from ..connectors.worker_env import RestSecurity, worker_environment
 from ..paths import CONNECT_ENTRYPOINT, JMX_EXPORTER_RULES
 from .classpath import classpath, jar_in
 from .procs import ProcRecord, free_port, launch, wait_ready
@@ -34,6 +36,28 @@ def local_worker_spec(group_id: str = "mm2-connect", rest_port: int | None = Non
     )
 
 
+#: The local worker's REST posture: the product default (basic auth on) on the loopback interface.
+LOCAL_REST = RestSecurity(basic_auth=True, tls=False, bind_host="127.0.0.1", advertised_host="127.0.0.1")
+
+
+def rest_url(worker: WorkerSpec, rest: RestSecurity = LOCAL_REST) -> str:
+    return f"{'https' if rest.tls else 'http'}://127.0.0.1:{worker.rest_port}"
+
+
+def local_rest_credentials(data_dir: Path) -> RestCredentials:
+    """This worker's REST credentials: generated once per environment, kept 0600 under .local/."""
+    path = data_dir / "rest-credentials.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        return RestCredentials(data["username"], data["password"])
+    data_dir.mkdir(parents=True, exist_ok=True)
+    creds = RestCredentials("msk-migrate", secrets.token_urlsafe(24))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"username": creds.username, "password": creds.password}, fh)
+    return creds
+
+
 def start_connect_worker(
     target: ClusterEndpoint,
     data_dir: Path,
@@ -41,33 +65,44 @@ def start_connect_worker(
     kafka_version: str | None = None,
     secret_env: dict[str, str] | None = None,
     name: str = "connect",
+    *,
+    source: ClusterEndpoint | None = None,
+    rest: RestSecurity = LOCAL_REST,
+    extra_env: dict[str, str] | None = None,
 ) -> ProcRecord:
-    """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS)."""
+    """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
+
+    With basic auth (the default), the worker's credentials are generated under ``data_dir`` and
+    recorded for :class:`ConnectClient` (``.local/connect-credentials/<port>.json``).
+    ``secret_env``: values of the MM2_* secret variables (and, for HTTPS, the REST keystore ones).
+    """
     cp = classpath("connect", kafka_version)
-    env = worker_environment(target, worker)
+    env = worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"))
     env.update(
         {
             "CONNECT_CLASSPATH": cp,
-            "CONNECT_CONFIG_DIR": str(data_dir / "config"),
-            "CONNECT_REST_BIND_HOST": "127.0.0.1",
-            "CONNECT_REST_ADVERTISED_HOST": "127.0.0.1",
             "CONNECT_METRICS_BIND_HOST": "127.0.0.1",
             "JMX_AGENT_JAR": jar_in(cp, "jmx_prometheus_javaagent"),
             "JMX_EXPORTER_CONFIG": os.environ.get("MSK_MIGRATE_JMX_RULES", str(JMX_EXPORTER_RULES)),
             **(secret_env or {}),
+            **(extra_env or {}),
         }
     )
     data_dir.mkdir(parents=True, exist_ok=True)
+    if rest.basic_auth:
+        creds = local_rest_credentials(data_dir)
+        env[wenv.ENV_REST_USERNAME], env[wenv.ENV_REST_PASSWORD] = creds.username, creds.password
+        save_local_credentials(rest_url(worker, rest), creds)
     return launch(name, ["bash", str(CONNECT_ENTRYPOINT)], data_dir / "connect.log", env=env)
 
 
-def wait_connect_ready(rec: ProcRecord, url: str, timeout: float = 180.0) -> None:
-    """Ready = REST answers, the MM2 connector plugins are loaded and the worker joined its group."""
+def wait_connect_ready(rec: ProcRecord, url: str, timeout: float = 180.0, client: ConnectClient | None = None) -> None:
+    """Ready = REST answers (authenticated), the MM2 connector plugins are loaded and the worker joined its group."""
+    client = client or ConnectClient(url, timeout=3)
 
     def probe() -> bool:
-        r = requests.get(f"{url}/connector-plugins", timeout=3)
-        if r.status_code != 200 or not MIRROR_CLASSES <= {p["class"] for p in r.json()}:
+        if not MIRROR_CLASSES <= {p["class"] for p in client.plugins()}:
             return False
-        return requests.get(f"{url}/connectors", timeout=3).status_code == 200
+        return isinstance(client.connectors(), list)
 
     wait_ready(rec, probe, timeout, interval=1.0, log_lines=40)
