@@ -42,7 +42,12 @@ def start_connect_worker(
     secret_env: dict[str, str] | None = None,
     name: str = "connect",
 ) -> ProcRecord:
-    """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS)."""
+    """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
+    MSK_MIGRATE_WORKER=image runs the worker from the built kafka-connect image instead (local/image_worker.py)."""
+    if os.environ.get("MSK_MIGRATE_WORKER") == "image":
+        from .image_worker import start_image_worker
+
+        return start_image_worker(target, data_dir, worker, secret_env, name, kafka_version=kafka_version)
     cp = classpath("connect", kafka_version)
     env = worker_environment(target, worker)
     env.update(
