@@ -141,7 +141,10 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
                       for name in images}
         finally:
             auth.unlink(missing_ok=True)
-        return {"build": result, "skopeo": checks, "timings": timings, "registry": registry.host}
+        out = {"build": result, "skopeo": checks, "timings": timings, "registry": registry.host}
+        if keep_registry:
+            out["_registry"] = registry  # the caller stops it
+        return out
     finally:
         if registry is not None and not keep_registry:
             registry.stop()

@@ -351,7 +351,7 @@ def _execute(plan: Plan, console: Console) -> dict[str, Any]:
                 if img.release_tag and plan.images_store.pushed_digest(img.repository, tag=img.release_tag) != img.reuse_digest:
                     plan.images_store.add_tag(img.repository, img.reuse_digest, img.release_tag)
                 digests[img.name] = img.reuse_digest
-                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already pushed; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)
+                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already in {_where(plan)}; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)
     _check_local_bases(plan)
     if plan.push and not logged_in and any(not img.reuse_digest for img in plan.images):
         _login(plan, console, plan.images[0].repository_uri.split("/", 1)[0])
@@ -378,7 +378,7 @@ def _execute(plan: Plan, console: Console) -> dict[str, Any]:
                     progress.update(task, description=f"{img.name}: [red]failed[/]")
                     last = next((line for line in reversed(tail) if line.strip()), f"exit code {code}")
                     done = [n for n, d in digests.items() if d]
-                    pushed = f"; pushed already: {', '.join(done)} (no manifest written; a rerun reuses them)" if plan.push and done else ""
+                    pushed = f"; in {_where(plan)} already: {', '.join(done)} (no manifest written; a rerun reuses them)" if plan.push and done else ""
                     raise dockercli.BuildError(f"{img.name}: {builder.name} {' '.join(argv[1:3]) if builder.name == 'docker' else _verb(argv)} failed: {last.strip()} (full log: {img.log_file}){pushed}")
             digest = builder.digest(img)
             if plan.push:
@@ -402,6 +402,10 @@ def _execute(plan: Plan, console: Console) -> dict[str, Any]:
     return result
 
 
+def _where(plan: Plan) -> str:
+    return "ECR" if isinstance(plan.images_store, Ecr) else f"registry {plan.registry}"
+
+
 def _verb(argv: list[str]) -> str:
     """``buildah bud`` / ``buildah push`` out of a buildah argv (past its global storage options)."""
     return next((f"buildah {a}" for a in argv[1:] if a in ("bud", "push", "login")), "buildah")
@@ -409,7 +413,7 @@ def _verb(argv: list[str]) -> str:
 
 def _verify_pushed(plan: Plan, img: ImagePlan, digest: str | None) -> str:
     """The digest the manifest pins must exist in the registry under this repository."""
-    where = "ECR" if isinstance(plan.images_store, Ecr) else f"registry {plan.registry}"
+    where = _where(plan)
     if digest:
         found = plan.images_store.pushed_digest(img.repository, digest=digest)
         if found != digest:
