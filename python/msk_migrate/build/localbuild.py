@@ -103,6 +103,8 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     standins.ensure(root, store, say=say)
+    if standins.seed_maven_cache(store):
+        say("seeded the Connect build stage's Maven cache mount from ~/.m2/repository")
     timings["standins_s"] = round(time.monotonic() - t0, 1)
 
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -188,3 +188,23 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def seed_maven_cache(store: Store, source: Path = Path.home() / ".m2" / "repository") -> Path | None:
+    """Seeds the Connect build stage's ``RUN --mount=type=cache,target=/root/.m2/repository`` (buildah
+    keeps it in ``$TMPDIR/buildah-cache-<uid>/<target>``) with a copy of this machine's Maven repository,
+    which `make setup` filled with the same artefacts: what BuildKit's cache mount is on a developer's
+    machine. Done once, only when the cache is empty; the image's content does not depend on it."""
+    cache = store.tmp / f"buildah-cache-{os.getuid()}" / "root" / ".m2" / "repository"
+    if cache.exists() and any(cache.iterdir()):
+        return None
+    if not source.is_dir():
+        return None
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_name("repository.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(source, partial, symlinks=True)
+    if cache.exists():
+        cache.rmdir()
+    partial.replace(cache)
+    return cache

@@ -58,6 +58,7 @@ def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version
 
     st = store()
     standins.ensure(REPO_ROOT, st, say=progress)
+    standins.seed_maven_cache(st)
     spec = IMAGES["kafka-connect"]
     args = {b.arg: b.by_tag for b in read_bases(REPO_ROOT / spec.dockerfile)}
     args["KAFKA_VERSION"] = kafka_version or _pom_kafka_version(REPO_ROOT)
