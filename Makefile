@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-unit test-jvm test-python rehearse synth bench lint down clean
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -24,8 +24,8 @@ test-jvm:         ## JUnit 5 tests of the replication policy JAR
 test-python:
 	$(VENV)/pytest
 
-rehearse: setup   ## one-command local migration rehearsal (clusters, MM2, validation verdict)
-	$(VENV)/msk-migrate rehearse
+rehearse: setup   ## one-command local migration rehearsal (clusters, MM2, validation verdict); WORKER=image runs Connect from the built image
+	$(VENV)/msk-migrate rehearse $(if $(WORKER),--worker $(WORKER))
 
 synth: setup      ## synthesize the CDKTF stacks into cdktf.out/ (no cdktf CLI needed)
 	$(VENV)/python infra/main.py
@@ -44,3 +44,9 @@ down:             ## stop the local environment started by `msk-migrate local up
 
 clean: down
 	rm -rf .local/env .local/test-env cdktf.out reports
+
+images: setup     ## build the 3 images with buildah (stand-in bases), push to a local registry with ECR credentials, check with skopeo
+	$(VENV)/python -m msk_migrate.build.localbuild
+
+test-images: setup  ## the image tier alone (real buildah builds, registry push, the worker run from the image)
+	$(VENV)/pytest tests/images -q

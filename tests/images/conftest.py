@@ -1,5 +1,6 @@
 """Fixtures for the image tests: moto's ECR server, a throw-away git checkout of the image inputs, and
-a RECORDING docker on PATH standing in for the engine (nothing is really built or pushed)."""
+a RECORDING docker on PATH standing in for the engine path (`--builder docker`, which needs a Docker
+daemon this machine does not have). The buildah path builds and pushes for real: tests/images/test_buildah_images.py."""
 
 from __future__ import annotations
 
@@ -98,6 +99,8 @@ def build(tmp_path, checkout, fake_docker_bin, moto_url):
             **(env or {}),
         }
         entry = [sys.executable, "-m", "msk_migrate.cli", "build-images"] if via_msk_migrate else [sys.executable, str(REPO / "build_images.py")]
+        if "--builder" not in args:
+            args = (*args, "--builder", "docker")  # the recording docker stands in for the engine path
         proc = subprocess.run([*entry, *args], capture_output=True, text=True,
                               env={k: v for k, v in full_env.items() if v is not None}, timeout=120)
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

@@ -380,3 +380,47 @@ def test_msk_migrate_build_images_is_the_same_command_as_the_script(build, check
     assert json.loads((checkout / MANIFEST).read_text())["images"]["grafana"]["digest"].startswith("sha256:")
     bad = build("123", REGION, via_msk_migrate=True)
     assert bad.code == 2 and _one_line_error(bad).startswith("error: ACCOUNT")
+
+
+# ---- --builder: the same plan for docker and buildah ----------------------------------------------
+
+def test_auto_builder_is_docker_when_its_daemon_answers_and_buildah_when_not(build, checkout):
+    dead = {"AWS_ENDPOINT_URL_ECR": dead_endpoint()}
+    with_daemon = build(ACCOUNT, REGION, "--builder", "auto", "--dry-run", "--images", "grafana", env=dead)
+    assert with_daemon.code == 0, with_daemon.stderr
+    assert "docker buildx build --platform linux/amd64" in with_daemon.stdout and "buildah " not in with_daemon.stdout
+    without = build(ACCOUNT, REGION, "--builder", "auto", "--dry-run", "--images", "grafana", env={**dead, "FAKE_DOCKER_NO_ENGINE": "1"})
+    assert without.code == 0, without.stderr
+    assert " bud --platform linux/amd64 --isolation chroot" in without.stdout and "docker buildx build" not in without.stdout
+
+
+def test_buildah_plan_logs_in_with_the_ecr_token_then_builds_and_pushes_every_tag(build, checkout):
+    run = build(ACCOUNT, REGION, "--builder", "buildah", "--dry-run", "--tag", "v2.0.0", "--images", "prometheus",
+                env={"AWS_ENDPOINT_URL_ECR": dead_endpoint()})
+    assert run.code == 0, run.stderr
+    out, sha = run.stdout, head(checkout)
+    storage = f"--root {checkout / '.local' / 'images' / 'storage'} --runroot {checkout / '.local' / 'images' / 'run'} --storage-driver vfs"
+    assert f"buildah {storage} login --username AWS --password-stdin {REGISTRY}" in out
+    assert f"--tag {REGISTRY}/msk-migrate-dev-prometheus:{sha[:12]} --tag {REGISTRY}/msk-migrate-dev-prometheus:v2.0.0" in out
+    for tag in (sha[:12], "v2.0.0"):
+        assert f"{REGISTRY}/msk-migrate-dev-prometheus:{tag} docker://{REGISTRY}/msk-migrate-dev-prometheus:{tag}" in out
+    assert out.index("get_authorization_token") < out.index(" login ") < out.index(" bud ") < out.index(" push ") < out.index("write ")
+    assert run.calls == []  # the recording docker is never asked
+
+
+def test_local_bases_build_against_the_pinned_names_without_digests_and_never_pull(build, checkout):
+    run = build(ACCOUNT, REGION, "--builder", "buildah", "--local-bases", "--dry-run", "--images", "kafka-connect",
+                env={"AWS_ENDPOINT_URL_ECR": dead_endpoint()})
+    assert run.code == 0, run.stderr
+    assert "--pull=never" in run.stdout
+    assert "--build-arg MAVEN_IMAGE=maven:3.9.11-eclipse-temurin-17 " in run.stdout
+    assert "--build-arg JRE_IMAGE=eclipse-temurin:17.0.16_8-jre-jammy " in run.stdout
+    assert "@sha256" not in run.stdout
+
+
+def test_a_base_pinned_by_tag_only_is_warned_about_on_every_build(build, checkout):
+    run = build(ACCOUNT, REGION, "--dry-run", "--images", "grafana", env={"AWS_ENDPOINT_URL_ECR": dead_endpoint()})
+    assert run.code == 0, run.stderr
+    assert "grafana: base image grafana/grafana:11.6.5 is pinned by tag only" in run.stdout
+    quiet = build(ACCOUNT, REGION, "--dry-run", "--images", "prometheus", env={"AWS_ENDPOINT_URL_ECR": dead_endpoint()})
+    assert "pinned by tag only" not in quiet.stdout

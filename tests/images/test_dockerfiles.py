@@ -1,7 +1,7 @@
 """The Dockerfiles: lint, pinning, the contract with entrypoint.sh and the monitoring files, the Maven
 build stage (run for real, outside Docker) and Grafana's admin-password guard.
 
-No Docker engine here: nothing in this file builds an image."""
+Nothing in this file builds an image: tests/images/test_buildah_images.py builds them for real."""
 
 from __future__ import annotations
 
@@ -74,18 +74,37 @@ def test_every_hadolint_ignore_is_justified_inline(dockerfile):
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
-def test_every_base_image_is_pinned_to_a_version_tag(dockerfile):
-    for stage in stages(dockerfile):
-        args = [a for a in stage[0][1].split() if not a.startswith("--")]
-        image = args[0]
-        assert ":" in image, image
-        tag = image.split("@")[0].rsplit(":", 1)[1]
-        assert tag != "latest" and re.search(r"\d+\.\d+\.\d+", tag), f"{dockerfile.parent.name}: {image} is not pinned to a release"
+def test_every_base_image_is_a_pinned_release_named_by_an_arg_the_stand_ins_can_override(dockerfile):
+    from msk_migrate.build.bases import read_bases
+
+    bases = {f"${{{b.arg}}}": b for b in read_bases(dockerfile)}
+    names = [s[0][1].split(" AS ")[0].split() for s in stages(dockerfile)]
+    for words in names:
+        image = [w for w in words if not w.startswith("--")][0]
+        assert image in bases, f"{dockerfile.parent.name}: FROM {image} is not a *_IMAGE ARG (tests could not use a stand-in)"
+    for base in bases.values():
+        assert base.tag != "latest" and re.search(r"\d+\.\d+\.\d+", base.tag), f"{base.pinned} is not pinned to a release"
+
+
+def test_connect_and_prometheus_bases_are_pinned_by_digest_and_grafana_is_flagged_until_it_is():
+    from msk_migrate.build.bases import read_bases
+
+    for name in ("kafka-connect", "prometheus"):
+        assert all(b.digest for b in read_bases(IMAGES_DIR / name / "Dockerfile")), name
+    # No digest of grafana/grafana:11.6.5 could be resolved from these machines: the Dockerfile says so
+    # and build_images.py warns on every build (tests/images/test_build_images.py).
+    [grafana] = read_bases(IMAGES_DIR / "grafana" / "Dockerfile")
+    if grafana.digest is None:
+        assert "Pinned by TAG ONLY" in (IMAGES_DIR / "grafana" / "Dockerfile").read_text()
 
 
 def test_connect_runtime_is_a_pinned_java_17_jre_running_as_a_numeric_non_root_user():
+    from msk_migrate.build.bases import read_bases
+
     build, runtime = stages(CONNECT)
-    assert re.fullmatch(r"eclipse-temurin:17\.0\.\d+_\d+-jre-jammy( AS runtime)?", runtime[0][1])
+    jre = {b.arg: b for b in read_bases(CONNECT)}["JRE_IMAGE"]
+    assert runtime[0][1] == "${JRE_IMAGE} AS runtime"
+    assert re.fullmatch(r"eclipse-temurin:17\.0\.\d+_\d+-jre-jammy", jre.by_tag)
     users = [args for ins, args in runtime if ins == "USER"]
     assert users and re.fullmatch(r"[1-9]\d{3,}(:[1-9]\d{3,})?", users[-1])
     runs = " ".join(args for ins, args in runtime if ins == "RUN")

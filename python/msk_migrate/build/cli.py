@@ -43,6 +43,13 @@ def _repositories_from_env_file(env_file: Path, account: str, region: str) -> di
 @click.option("--kafka-version", help="Kafka Connect runtime for the kafka-connect image (KAFKA_VERSION build arg) [default: jvm/pom.xml].")
 @click.option("--no-push", is_flag=True, help="Build and load locally; no ECR, no manifest.")
 @click.option("--dry-run", is_flag=True, help="Print every command and AWS call; run none of them.")
+@click.option("--builder", default="auto", show_default=True, metavar="auto|docker|buildah",
+              help="docker buildx (needs a Docker daemon) or buildah (daemonless); auto = docker when a daemon answers, else buildah.")
+@click.option("--local-bases", is_flag=True,
+              help="Build against local images named like the pinned bases minus their digests (the stand-ins of `make images`); never pull.")
+@click.option("--registry", "registry", metavar="HOST[:PORT]",
+              help="Push to this registry instead of ECR's host (ECR still names the repositories and issues the token); the manifest goes to .local/images/.")
+@click.option("--registry-ca", type=click.Path(path_type=Path, dir_okay=False), help="PEM CA certificate of --registry.")
 @output_option
 @click.option("--ecr-endpoint-url", hidden=True, help="ECR endpoint override (tests: moto). AWS_ENDPOINT_URL_ECR works too.")
 def build_images_cmd(
@@ -56,10 +63,14 @@ def build_images_cmd(
     kafka_version: str | None,
     no_push: bool,
     dry_run: bool,
+    builder: str,
+    local_bases: bool,
+    registry: str | None,
+    registry_ca: Path | None,
     output: str,
     ecr_endpoint_url: str | None,
 ) -> None:
-    """Build the images for linux/amd64, push them to ECR and write build/manifest-ACCOUNT-REGION.json.
+    """Build the images for linux/amd64 (docker buildx or buildah), push them to ECR and write build/manifest-ACCOUNT-REGION.json.
 
     ACCOUNT and REGION are where `cdktf deploy` created the ECR repositories. Images: kafka-connect
     (Connect + MirrorMaker 2 + the replication policy JAR), prometheus, grafana. Tags: the git
@@ -85,6 +96,10 @@ def build_images_cmd(
             kafka_version=kafka_version,
             push=not no_push,
             ecr_endpoint_url=ecr_endpoint_url,
+            builder=builder,
+            local_bases=local_bases,
+            registry=registry,
+            registry_ca=registry_ca,
         )
         plan = runner.prepare(request)
         for warning in plan.warnings:

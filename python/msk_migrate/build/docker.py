@@ -121,8 +121,10 @@ def run(
     log_file: Path | None = None,
     stdin_text: str | None = None,
     on_line: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    append: bool = False,
 ) -> tuple[int, list[str]]:
-    """Runs ``argv`` (argv[0] == "docker") streaming its merged output line by line.
+    """Runs ``argv`` (argv[0] is the tool's name: docker or buildah) streaming its merged output line by line.
 
     Returns the exit code and the last 30 lines. ``stdin_text`` (the ECR password) is written to the
     process's stdin and never logged.
@@ -131,7 +133,7 @@ def run(
     log = None
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        log = log_file.open("w", encoding="utf-8")
+        log = log_file.open("a" if append else "w", encoding="utf-8")
     try:
         proc = subprocess.Popen(
             [docker, *argv[1:]],
@@ -139,6 +141,7 @@ def run(
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            env=env,
             text=True,
             errors="replace",
         )

@@ -104,3 +104,15 @@ def kafka_version(value: str | None) -> str | None:
     if int(m.group(1)) not in (3, 4):
         raise UsageError("--kafka-version", f"{value} is not a 3.x or 4.x release", "the Connect image supports Kafka 3.x and 4.x")
     return value
+
+
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::(\d{1,5}))?$")
+
+
+def registry_host(value: str) -> str:
+    """``--registry``: a registry host[:port] (no scheme, no path)."""
+    value = value.strip()
+    m = _HOST.match(value)
+    if not m or (m.group(1) and not 0 < int(m.group(1)) < 65536):
+        raise UsageError("--registry", f"{value!r} is not a registry host[:port]", "e.g. 127.0.0.1:5000 (no https://, no path)")
+    return value

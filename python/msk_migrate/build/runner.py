@@ -27,10 +27,14 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..config import environment as envconfig
 from ..errors import UnreachableError, UsageError
+from . import builders
 from . import docker as dockercli
 from . import gitinfo, inputs, manifest
+from .bases import read_bases
+from .buildah import Store
 from .ecr import Ecr
 from .images import IMAGES, PLATFORM
+from .registry import Registry
 
 
 @dataclass
@@ -47,6 +51,15 @@ class Request:
     kafka_version: str | None = None
     push: bool = True
     ecr_endpoint_url: str | None = None
+    #: auto (docker when a daemon answers, else buildah), docker or buildah.
+    builder: str = "auto"
+    #: Build against local images named like the pinned bases minus their digests; never pull.
+    local_bases: bool = False
+    #: Push to this registry (host[:port]) instead of the host ECR reports; ECR still names the
+    #: repositories and issues the login token. The manifest then goes under <local dir>/images/.
+    registry: str | None = None
+    #: CA certificate of --registry (a directory holding it is passed to buildah as --cert-dir).
+    registry_ca: Path | None = None
 
 
 @dataclass
@@ -63,6 +76,8 @@ class ImagePlan:
     log_file: Path
     #: Set when the commit tag is already in ECR: the image is reused, not rebuilt.
     reuse_digest: str | None = None
+    #: Base images that must already be in local storage (--local-bases).
+    local_bases: list[str] = field(default_factory=list)
 
     @property
     def tags(self) -> list[str]:
@@ -76,16 +91,6 @@ class ImagePlan:
     def uri(self) -> str:
         return f"{self.repository_uri}:{self.primary_tag}"
 
-    def argv(self, push: bool) -> list[str]:
-        return dockercli.buildx_command(
-            dockerfile=self.dockerfile,
-            tags=[f"{self.repository_uri}:{t}" for t in self.tags],
-            build_args=self.build_args,
-            labels=self.labels,
-            metadata_file=self.metadata_file,
-            push=push,
-        )
-
 
 @dataclass
 class Plan:
@@ -97,6 +102,9 @@ class Plan:
     images: list[ImagePlan]
     manifest_path: Path
     ecr: Ecr
+    builder: builders.Builder
+    #: Where pushed images are looked up: ECR itself, or the --registry that replaces its host.
+    images_store: Ecr | Registry
     #: Repository name of every image (built or not) in this environment: a partial build keeps the
     #: previous manifest's entry of an image only when it names the same repository.
     repositories: dict[str, str] = field(default_factory=dict)
@@ -104,12 +112,17 @@ class Plan:
 
     @property
     def registry(self) -> str:
+        if isinstance(self.images_store, Registry):
+            return self.images_store.host
         return self.region.registry(self.account)
 
     def commands(self) -> list[str]:
         """Every command a real run would execute, in order (the dry run's output)."""
         region = f"  # boto3 ecr client, region {self.region.name}"
-        out = [shlex.join(c) for c in dockercli.PREFLIGHT]
+        out = [shlex.join(c) for c in self.builder.preflight_commands()]
+        for img in self.images:
+            for ref in img.local_bases:
+                out.append(f"{self.builder.name}: {ref} must be in local storage (--local-bases: never pulled)")
         if self.push:
             for img in self.images:
                 out.append(f"ecr.describe_repositories(registryId={self.account!r}, repositoryNames=[{img.repository!r}]){region}")
@@ -120,9 +133,9 @@ class Plan:
                         f"imageIds=[{{'imageTag': {tag!r}}}]){region}; already there -> reuse, do not rebuild"
                     )
             out.append(f"ecr.get_authorization_token(registryIds=[{self.account!r}]){region}")
-            out.append(shlex.join(dockercli.login_command(self.registry)) + "  # password on stdin, from the token")
+            out.append(shlex.join(self.builder.login(self.registry)) + "  # password on stdin, from the token")
         for img in self.images:
-            out.append(shlex.join(img.argv(self.push)))
+            out += [shlex.join(step) for step in self.builder.steps(img, self.push)]
             if self.push:
                 out.append(
                     f"ecr.describe_images(registryId={self.account!r}, repositoryName={img.repository!r}, "
@@ -172,6 +185,10 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
     release = inputs.release_tag(req.release_tag)
     kafka_version = inputs.kafka_version(req.kafka_version)
     repositories = req.repositories or default_repositories(req.env, req.repository_prefix)
+    builder_name = builders.resolve(req.builder)
+    registry_host = inputs.registry_host(req.registry) if req.registry else None
+    if req.registry_ca is not None and not req.registry_ca.is_file():
+        raise UsageError("--registry-ca", f"{req.registry_ca} is not a file", "give the PEM CA certificate of --registry")
     for name in names:
         if name not in repositories:
             raise UsageError("--env-file", f"no ECR repository name for image {name!r}")
@@ -193,13 +210,20 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
     if kafka_version and "kafka-connect" not in names:
         warnings.append("--kafka-version only applies to kafka-connect, which is not being built")
 
-    registry = region.registry(account)
+    registry = registry_host or region.registry(account)
     build_dir = req.local_dir / "build"
     plans: list[ImagePlan] = []
     for name in names:
         spec = IMAGES[name]
         tag = commit_tag
         build_args: dict[str, str] = {}
+        local_bases: list[str] = []
+        for base in read_bases(req.root / spec.dockerfile):
+            if req.local_bases:
+                build_args[base.arg] = base.by_tag
+                local_bases.append(base.by_tag)
+            elif base.digest is None:
+                warnings.append(f"{name}: base image {base.pinned} is pinned by tag only (a tag can move; add @sha256:… in {spec.dockerfile})")
         if spec.kafka_version_arg:
             build_args["KAFKA_VERSION"] = kafka_version or pinned_kafka or ""
             if kafka_version and kafka_version != pinned_kafka:
@@ -216,8 +240,23 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
                 labels={"org.opencontainers.image.revision": commit, "org.opencontainers.image.version": release or tag},
                 metadata_file=build_dir / f"{name}.metadata.json",
                 log_file=build_dir / f"{name}.log",
+                local_bases=local_bases,
             )
         )
+    ecr = Ecr(account, region.name, req.ecr_endpoint_url)
+    builder: builders.Builder
+    if builder_name == "buildah":
+        cert_dir = None
+        if req.registry_ca is not None:
+            cert_dir = req.local_dir / "images" / "certs.d" / (registry_host or "registry")
+        builder = builders.Buildah(Store(req.local_dir / "images"), cert_dir=cert_dir, pull_never=req.local_bases)
+    else:
+        builder = builders.Docker()
+    images_store: Ecr | Registry = Registry(registry_host, req.registry_ca) if registry_host else ecr
+    manifest_file = manifest.manifest_path(req.root, account, region.name)
+    if registry_host:
+        # Never overwrite the manifest the stacks deploy from with one that points at a test registry.
+        manifest_file = req.local_dir / "images" / manifest_file.name
     return Plan(
         account=account,
         region=region,
@@ -225,30 +264,24 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
         git_commit=commit,
         push=req.push,
         images=plans,
-        manifest_path=manifest.manifest_path(req.root, account, region.name),
-        ecr=Ecr(account, region.name, req.ecr_endpoint_url),
+        manifest_path=manifest_file,
+        ecr=ecr,
+        builder=builder,
+        images_store=images_store,
         repositories=dict(repositories),
         warnings=warnings,
     )
 
 
-def _metadata_digest(path: Path) -> str | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    digest = data.get("containerimage.digest") if isinstance(data, dict) else None
-    return digest if isinstance(digest, str) and manifest.DIGEST.match(digest) else None
-
-
 def _check_existing_tags(plan: Plan) -> None:
     """Marks images whose commit tag is already pushed for reuse; refuses a release tag that already
     names another image (immutable tags: the push would fail half-way)."""
+    store = plan.images_store
     for img in plan.images:
-        img.reuse_digest = plan.ecr.pushed_digest(img.repository, tag=img.commit_tag)
+        img.reuse_digest = store.pushed_digest(img.repository, tag=img.commit_tag)
         if not img.release_tag:
             continue
-        released = plan.ecr.pushed_digest(img.repository, tag=img.release_tag)
+        released = store.pushed_digest(img.repository, tag=img.release_tag)
         if released and released != img.reuse_digest:
             raise UsageError(
                 "--tag",
@@ -257,37 +290,74 @@ def _check_existing_tags(plan: Plan) -> None:
             )
 
 
+def _check_local_bases(plan: Plan) -> None:
+    """--local-bases: every base must already be in the builder's storage (pulls are disabled)."""
+    wanted = sorted({ref for img in plan.images if not img.reuse_digest for ref in img.local_bases})
+    missing = plan.builder.missing_images(wanted) if wanted else []
+    if missing:
+        raise UsageError(
+            "--local-bases",
+            f"base image {missing[0]} is not in {plan.builder.name}'s local storage and pulls are disabled"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+            "build the stand-ins (`make images` does: python -m msk_migrate.build.standins), or drop --local-bases to pull the pinned bases",
+        )
+
+
+def _login(plan: Plan, console: Console, registry: str) -> None:
+    token = plan.ecr.login_token()
+    if isinstance(plan.images_store, Registry):
+        plan.images_store.check(token.username, token.password)
+        if isinstance(plan.builder, builders.Buildah) and plan.builder.cert_dir is not None and plan.images_store.ca_file:
+            plan.builder.cert_dir.mkdir(parents=True, exist_ok=True)
+            (plan.builder.cert_dir / "ca.crt").write_bytes(plan.images_store.ca_file.read_bytes())
+    console.print(f"[bold]{plan.builder.name} login[/] {registry} (token from ecr:GetAuthorizationToken)", soft_wrap=True)
+    code, tail = dockercli.run(plan.builder.executable(), plan.builder.login(registry), cwd=plan.root,
+                               stdin_text=token.password, env=plan.builder.env())
+    if code != 0:
+        raise UnreachableError(f"{plan.builder.name} login to {registry} failed: {tail[-1] if tail else f'exit code {code}'}")
+
+
 def execute(plan: Plan, console: Console) -> dict[str, Any]:
     """Runs the plan. Returns the summary (with digests) plus where the manifest went."""
-    docker = dockercli.find_docker()
-    console.print(f"[bold]docker[/]: checking buildx, the engine and {PLATFORM} support", soft_wrap=True)
-    dockercli.preflight(docker)
+    try:
+        return _execute(plan, console)
+    finally:
+        plan.builder.cleanup()
+
+
+def _execute(plan: Plan, console: Console) -> dict[str, Any]:
+    builder = plan.builder
+    console.print(f"[bold]{builder.name}[/]: checking the builder and {PLATFORM} support", soft_wrap=True)
+    builder.preflight()
+    exe = builder.executable()
 
     digests: dict[str, str | None] = {}
+    logged_in = False
     if plan.push:
         console.print(f"[bold]ecr[/]: checking repositories and tags in {plan.account} / {plan.region.name}", soft_wrap=True)
         uris = plan.ecr.repository_uris([img.repository for img in plan.images])
-        for img in plan.images:
-            if uris[img.repository] != img.repository_uri:
-                plan.warnings.append(f"ECR reports {uris[img.repository]} (expected {img.repository_uri}); pushing there")
-                img.repository_uri = uris[img.repository]
+        if isinstance(plan.images_store, Registry):
+            # The ECR repositories exist; their images go to --registry under the same names.
+            _login(plan, console, plan.registry)
+            logged_in = True
+        else:
+            for img in plan.images:
+                if uris[img.repository] != img.repository_uri:
+                    plan.warnings.append(f"ECR reports {uris[img.repository]} (expected {img.repository_uri}); pushing there")
+                    img.repository_uri = uris[img.repository]
         _check_existing_tags(plan)
         for img in plan.images:
             if img.reuse_digest:
-                if img.release_tag and plan.ecr.pushed_digest(img.repository, tag=img.release_tag) != img.reuse_digest:
-                    plan.ecr.add_tag(img.repository, img.reuse_digest, img.release_tag)
+                if img.release_tag and plan.images_store.pushed_digest(img.repository, tag=img.release_tag) != img.reuse_digest:
+                    plan.images_store.add_tag(img.repository, img.reuse_digest, img.release_tag)
                 digests[img.name] = img.reuse_digest
-                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already in ECR; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)
-        if any(not img.reuse_digest for img in plan.images):
-            registry = plan.images[0].repository_uri.split("/", 1)[0]
-            token = plan.ecr.login_token()
-            console.print(f"[bold]docker login[/] {registry} (token from ecr:GetAuthorizationToken)", soft_wrap=True)
-            code, tail = dockercli.run(docker, dockercli.login_command(registry), cwd=plan.root, stdin_text=token.password)
-            if code != 0:
-                raise UnreachableError(f"docker login to {registry} failed: {tail[-1] if tail else f'exit code {code}'}")
+                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already in {_where(plan)}; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)
+    _check_local_bases(plan)
+    if plan.push and not logged_in and any(not img.reuse_digest for img in plan.images):
+        _login(plan, console, plan.images[0].repository_uri.split("/", 1)[0])
 
     to_build = [img for img in plan.images if not img.reuse_digest]
-    action = "build + push" if plan.push else "build (--load, no push)"
+    action = "build + push" if plan.push else "build (local, no push)"
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=False) as progress:
         tasks = {img.name: progress.add_task(f"{img.name}: waiting", total=1) for img in to_build}
         for img in to_build:
@@ -295,24 +365,29 @@ def execute(plan: Plan, console: Console) -> dict[str, Any]:
             progress.update(task, description=f"{img.name}: {action}")
             img.metadata_file.parent.mkdir(parents=True, exist_ok=True)
             img.metadata_file.unlink(missing_ok=True)
+            for stale in img.metadata_file.parent.glob(img.metadata_file.name.replace(".metadata.json", ".digest*")):
+                stale.unlink()
 
             def on_line(line: str, task: Any = task, name: str = img.name) -> None:
                 progress.update(task, description=f"{name}: {line.strip()[:90]}")
 
-            code, tail = dockercli.run(docker, img.argv(plan.push), cwd=plan.root, log_file=img.log_file, on_line=on_line)
-            if code != 0:
-                progress.update(task, description=f"{img.name}: [red]failed[/]")
-                last = next((line for line in reversed(tail) if line.strip()), f"exit code {code}")
-                done = [n for n, d in digests.items() if d]
-                pushed = f"; in ECR already: {', '.join(done)} (no manifest written; a rerun reuses them)" if plan.push and done else ""
-                raise dockercli.BuildError(f"{img.name}: docker buildx build failed: {last.strip()} (full log: {img.log_file}){pushed}")
-            digest = _metadata_digest(img.metadata_file)
+            img.log_file.unlink(missing_ok=True)
+            for argv in builder.steps(img, plan.push):
+                code, tail = dockercli.run(exe, argv, cwd=plan.root, log_file=img.log_file, on_line=on_line, env=builder.env(), append=True)
+                if code != 0:
+                    progress.update(task, description=f"{img.name}: [red]failed[/]")
+                    last = next((line for line in reversed(tail) if line.strip()), f"exit code {code}")
+                    done = [n for n, d in digests.items() if d]
+                    pushed = f"; in {_where(plan)} already: {', '.join(done)} (no manifest written; a rerun reuses them)" if plan.push and done else ""
+                    raise dockercli.BuildError(f"{img.name}: {builder.name} {' '.join(argv[1:3]) if builder.name == 'docker' else _verb(argv)} failed: {last.strip()} (full log: {img.log_file}){pushed}")
+            digest = builder.digest(img)
             if plan.push:
                 digest = _verify_pushed(plan, img, digest)
             digests[img.name] = digest
             progress.update(task, completed=1, description=f"{img.name}: [green]{'pushed' if plan.push else 'built'}[/] {digest or ''}")
 
     result = plan.summary(digests)
+    result["builder"] = builder.name
     result["manifest_path"] = None
     if plan.push:
         data, kept = manifest.merge(
@@ -327,14 +402,24 @@ def execute(plan: Plan, console: Console) -> dict[str, Any]:
     return result
 
 
+def _where(plan: Plan) -> str:
+    return "ECR" if isinstance(plan.images_store, Ecr) else f"registry {plan.registry}"
+
+
+def _verb(argv: list[str]) -> str:
+    """``buildah bud`` / ``buildah push`` out of a buildah argv (past its global storage options)."""
+    return next((f"buildah {a}" for a in argv[1:] if a in ("bud", "push", "login")), "buildah")
+
+
 def _verify_pushed(plan: Plan, img: ImagePlan, digest: str | None) -> str:
-    """The digest the manifest pins must exist in ECR under this repository."""
+    """The digest the manifest pins must exist in the registry under this repository."""
+    where = _where(plan)
     if digest:
-        found = plan.ecr.pushed_digest(img.repository, digest=digest)
+        found = plan.images_store.pushed_digest(img.repository, digest=digest)
         if found != digest:
-            raise dockercli.BuildError(f"{img.name}: buildx reported {digest} but ECR {img.repository} has no such image")
+            raise dockercli.BuildError(f"{img.name}: {plan.builder.name} reported {digest} but {where} {img.repository} has no such image")
         return digest
-    found = plan.ecr.pushed_digest(img.repository, tag=img.commit_tag)
+    found = plan.images_store.pushed_digest(img.repository, tag=img.commit_tag)
     if not found:
-        raise dockercli.BuildError(f"{img.name}: pushed, but neither buildx metadata nor ECR ({img.repository}:{img.commit_tag}) gives a digest")
+        raise dockercli.BuildError(f"{img.name}: pushed, but neither {plan.builder.name} nor {where} ({img.repository}:{img.commit_tag}) gives a digest")
     return found

@@ -75,9 +75,24 @@ def start_connect_worker(
     With basic auth (the default), the worker's credentials are generated under ``data_dir`` and
     recorded for :class:`ConnectClient` (``.local/connect-credentials/<port>.json``).
     ``secret_env``: values of the MM2_* secret variables (and, for HTTPS, the REST keystore ones).
+    MSK_MIGRATE_WORKER=image runs the same environment in the built kafka-connect image instead
+    (local/image_worker.py).
     """
+    from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
+    # In the image the worker writes its config under the image's own writable dir (IMAGE_CONFIG_DIR).
+    env = (worker_environment(target, worker, source, rest=rest) if from_image
+           else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config")))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if rest.basic_auth:
+        creds = local_rest_credentials(data_dir)
+        env[wenv.ENV_REST_USERNAME], env[wenv.ENV_REST_PASSWORD] = creds.username, creds.password
+        save_local_credentials(rest_url(worker, rest), creds)
+    if from_image:
+        from .image_worker import start_image_worker
+
+        return start_image_worker({**env, **(secret_env or {}), **(extra_env or {})}, data_dir, name,
+                                  kafka_version=kafka_version)
     cp = classpath("connect", kafka_version)
-    env = worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"))
     env.update(
         {
             "CONNECT_CLASSPATH": cp,
@@ -88,11 +103,6 @@ def start_connect_worker(
             **(extra_env or {}),
         }
     )
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if rest.basic_auth:
-        creds = local_rest_credentials(data_dir)
-        env[wenv.ENV_REST_USERNAME], env[wenv.ENV_REST_PASSWORD] = creds.username, creds.password
-        save_local_credentials(rest_url(worker, rest), creds)
     return launch(name, ["bash", str(CONNECT_ENTRYPOINT)], data_dir / "connect.log", env=env)
 
 

@@ -73,14 +73,16 @@ def offsets(config_path: Path, groups: tuple[str, ...], output: str) -> None:
 @click.command("rehearse")
 @click.option("--no-monitoring", is_flag=True, help="Do not start Prometheus.")
 @click.option("--no-validate", is_flag=True, help="Skip the Spark validation step.")
+@click.option("--worker", type=click.Choice(["local", "image"]), default="local", show_default=True,
+              help="image: run the Connect worker from the kafka-connect image built with buildah (docs/images.md).")
 @output_option
-def rehearse(no_monitoring: bool, no_validate: bool, output: str) -> None:
+def rehearse(no_monitoring: bool, no_validate: bool, worker: str, output: str) -> None:
     """Run the local migration rehearsal end to end (clusters, MM2, offsets, validation verdict)."""
     from .rehearse import rehearse as run
 
     con = human(output)
     with con.status("rehearsal") as sp:
-        res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate)
+        res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker)
     if output == "json":
         emit_json(res.to_dict())
         sys.exit(0 if res.ok else 1)

@@ -143,8 +143,12 @@ def _end_offsets(bootstrap: str, topics: list[str]) -> dict[str, int]:
 
 
 def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool = True,
-             validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0) -> RehearsalResult:
+             validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local") -> RehearsalResult:
     t0 = time.time()
+    if worker == "image":  # the Connect worker runs from the built image (local/image_worker.py)
+        import os
+
+        os.environ["MSK_MIGRATE_WORKER"] = "image"
     env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=say)
     say("wiping the previous rehearsal (a rehearsal starts from empty clusters)")
     env.down(wipe=True)

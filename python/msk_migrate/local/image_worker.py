@@ -1,0 +1,121 @@
+"""The Connect worker run FROM THE BUILT IMAGE (``msk-migrate rehearse --worker image``,
+``make rehearse WORKER=image``): the image's entrypoint, classpath, policy JAR and JMX agent, not the
+repository's copies.
+
+The kafka-connect image is built with buildah from ``images/kafka-connect/Dockerfile`` against the
+stand-in bases (:mod:`msk_migrate.build.standins`; ``--layers`` makes a rebuild with unchanged inputs a
+cache hit) and tagged ``localhost/msk-migrate/kafka-connect:rehearsal``. The worker is a buildah working
+container of that image, started with ``buildah run --isolation chroot --network host`` as the image's
+own user, running the image's ENTRYPOINT with the same worker environment ECS gets
+(:func:`msk_migrate.connectors.worker_environment`). The environment is set on the working container
+(``buildah config --env``), never on a command line. Nothing binds beyond 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+from ..build import standins
+from ..build.bases import read_bases
+from ..build.buildah import Store, bud_command
+from ..build.images import IMAGES
+from ..errors import UsageError
+from ..paths import LOCAL_DIR, REPO_ROOT
+from .procs import ProcRecord, launch
+
+IMAGE = "localhost/msk-migrate/kafka-connect:rehearsal"
+
+
+def image_ref(kafka_version: str | None) -> str:
+    """The default runtime (jvm/pom.xml) is :rehearsal; another Kafka runtime gets its own tag."""
+    return IMAGE if not kafka_version else f"{IMAGE}-kafka{kafka_version}"
+
+
+def store() -> Store:
+    return Store(LOCAL_DIR / "images")
+
+
+def _buildah(st: Store, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("buildah")
+    if not exe:
+        raise UsageError("--worker image", "buildah is not installed", "run `make setup` (scripts/setup-images.sh)")
+    proc = subprocess.run([exe, *st.global_args(), *args], capture_output=True, text=True, env=st.env(), timeout=timeout)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"buildah {args[0]} failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+    return proc
+
+
+def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version: str | None = None) -> str:
+    """Builds (or finds in the layer cache) the kafka-connect image from the stand-in bases. Returns its id."""
+    from ..build.runner import _pom_kafka_version
+
+    st = store()
+    standins.ensure(REPO_ROOT, st, say=progress)
+    standins.seed_maven_cache(st)
+    spec = IMAGES["kafka-connect"]
+    args = {b.arg: b.by_tag for b in read_bases(REPO_ROOT / spec.dockerfile)}
+    args["KAFKA_VERSION"] = kafka_version or _pom_kafka_version(REPO_ROOT)
+    ref = image_ref(kafka_version)
+    iid = st.home / "kafka-connect-rehearsal.iid"
+    log = st.home / "kafka-connect-rehearsal.log"
+    argv = bud_command(st, dockerfile=spec.dockerfile, tags=[ref], build_args=args, labels={}, iidfile=iid, pull_never=True)
+    argv[0] = shutil.which("buildah") or "buildah"
+    progress(f"building {ref} with buildah (Kafka {args['KAFKA_VERSION']}; cached layers are reused)")
+    with log.open("w") as out:
+        code = subprocess.run(argv, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, env=st.env(), timeout=3600).returncode
+    if code != 0:
+        tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
+        raise RuntimeError(f"building {ref} failed: {tail[0] if tail else code} (log: {log})")
+    return iid.read_text().strip()
+
+
+def container_name(data_dir: Path, name: str) -> str:
+    return f"msk-migrate-{name}-{hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:10]}"
+
+
+def remove_container(data_dir: Path, name: str = "connect") -> None:
+    """Removes the worker's working container (its writable copy of the image); no-op when absent."""
+    _buildah(store(), "rm", container_name(data_dir, name), check=False)
+
+
+def image_config(st: Store, ref: str) -> dict:
+    data = json.loads(_buildah(st, "inspect", "--type", "image", ref).stdout)
+    return (data.get("OCIv1") or {}).get("config") or {}
+
+
+def start_image_worker(
+    worker_env: dict[str, str],
+    data_dir: Path,
+    name: str = "connect",
+    progress: Callable[[str], None] = lambda m: None,
+    kafka_version: str | None = None,
+) -> ProcRecord:
+    """Starts the worker from the image with ``worker_env``: the environment start_connect_worker
+    renders for the local worker (worker.properties, REST credentials, secrets), minus host paths."""
+    st = store()
+    ensure_image(progress, kafka_version)
+    ref = image_ref(kafka_version)
+    config = image_config(st, ref)
+    entrypoint = config.get("Entrypoint") or []
+    if not entrypoint:
+        raise RuntimeError(f"{ref} has no ENTRYPOINT")
+    env = {**worker_env, "CONNECT_METRICS_BIND_HOST": "127.0.0.1"}
+    cname = container_name(data_dir, name)
+    _buildah(st, "rm", cname, check=False)
+    _buildah(st, "from", "--pull=never", "--name", cname, ref, timeout=900)
+    cfg = ["config"]
+    for key, value in env.items():
+        cfg += ["--env", f"{key}={value}"]
+    _buildah(st, *cfg, cname)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "image.json").write_text(json.dumps({"image": ref, "container": cname, "entrypoint": entrypoint,
+                                                     "user": config.get("User")}, indent=2))
+    argv = [shutil.which("buildah") or "buildah", *st.global_args(), "run", "--isolation", "chroot", "--network", "host",
+            cname, "--", *entrypoint, *(config.get("Cmd") or [])]
+    progress(f"starting the Connect worker from {ref} (user {config.get('User')}, {' '.join(entrypoint)})")
+    return launch(name, argv, data_dir / "connect.log", env=st.env())

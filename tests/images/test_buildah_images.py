@@ -1,0 +1,284 @@
+"""The image tier: the three images REALLY built with buildah (chroot isolation, vfs storage) against
+the stand-in bases, pushed to a TLS docker-registry on 127.0.0.1 that only accepts the credentials
+moto's ECR GetAuthorizationToken issues, checked with skopeo, and run.
+
+`make images` is the same code (msk_migrate.build.localbuild). The first run on a machine pays for
+debootstrap, the stand-ins and the Maven stage (cached under .local/images/ afterwards).
+What is not verified here: the public base images themselves (stand-ins from Debian packages replace
+them) and the Grafana binary (its stand-in base has none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+import requests
+
+from tests.conftest import require
+from tests.images.support import ACCOUNT, IMAGES, REGION, REPO, TinyDns, dead_endpoint
+
+LOCAL = Path(os.environ.get("MSK_MIGRATE_LOCAL_DIR", REPO / ".local"))
+
+
+@pytest.fixture(scope="session")
+def local_build():
+    """`make images`, once per session; the registry stays up for the tests, then stops."""
+    for tool in ("buildah", "skopeo", "docker-registry", "debootstrap", "htpasswd", "openssl"):
+        require(tool, "run `make setup` (scripts/setup-images.sh)")
+    from msk_migrate.build import localbuild
+
+    out = localbuild.run(REPO, LOCAL, list(IMAGES), say=lambda m: print(f"[images] {m}", file=sys.stderr), keep_registry=True)
+    yield out
+    out["_registry"].stop()
+
+
+def _store():
+    from msk_migrate.build.buildah import Store
+
+    return Store(LOCAL / "images")
+
+
+def buildah(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    st = _store()
+    proc = subprocess.run(["buildah", *st.global_args(), *args], capture_output=True, text=True, env=st.env(), timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"buildah {' '.join(args[:2])} failed: {proc.stderr[-2000:]}")
+    return proc
+
+
+class Container:
+    """A buildah working container of an image, removed on exit."""
+
+    def __init__(self, image: str, *from_args: str):
+        self.image, self.from_args = image, from_args
+
+    def __enter__(self) -> "Container":
+        self.name = buildah("from", "--pull=never", *self.from_args, self.image).stdout.strip().splitlines()[-1]
+        return self
+
+    def env(self, **values: str) -> "Container":
+        args = ["config"]
+        for key, value in values.items():
+            args += ["--env", f"{key}={value}"]
+        buildah(*args, self.name)
+        return self
+
+    def run(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return buildah("run", "--isolation", "chroot", "--network", "host", self.name, "--", *cmd, check=False, timeout=timeout)
+
+    def popen(self, *cmd: str, log: Path) -> subprocess.Popen:
+        st = _store()
+        return subprocess.Popen(["buildah", *st.global_args(), "run", "--isolation", "chroot", "--network", "host", self.name, "--", *cmd],
+                                stdout=log.open("w"), stderr=subprocess.STDOUT, env=st.env(), start_new_session=True)
+
+    def __exit__(self, *exc) -> None:
+        buildah("rm", self.name, check=False)
+
+
+def _uri(local_build, name: str) -> str:
+    return local_build["build"]["images"][name]["uri"]
+
+
+# ---- build, push, skopeo -------------------------------------------------------------------------
+
+def test_three_amd64_images_are_pushed_and_the_manifest_pins_the_registry_digests(local_build):
+    manifest = json.loads(Path(local_build["build"]["manifest_path"]).read_text())
+    assert Path(local_build["build"]["manifest_path"]).parent == LOCAL / "images"  # never build/ (the stacks' manifest)
+    assert (manifest["account"], manifest["region"]) == (ACCOUNT, REGION)
+    assert list(manifest["images"]) == list(IMAGES)
+    for name in IMAGES:
+        entry, seen = manifest["images"][name], local_build["skopeo"][name]
+        assert entry["uri"].startswith(f"{local_build['registry']}/msk-migrate-dev-{name}:")
+        assert seen["architecture"] == "amd64"
+        assert seen["digest"] == entry["digest"]
+        assert seen["media_type"] == "application/vnd.docker.distribution.manifest.v2+json"
+        assert local_build["build"]["builder"] == "buildah"
+
+
+def test_pushed_images_run_as_the_dockerfiles_non_root_users_with_their_entrypoints(local_build):
+    users = {name: local_build["skopeo"][name]["user"] for name in IMAGES}
+    assert users == {"kafka-connect": "10001:10001", "prometheus": "nobody", "grafana": "472"}
+    assert local_build["skopeo"]["kafka-connect"]["entrypoint"] == ["/opt/kafka-connect/entrypoint.sh"]
+    assert local_build["skopeo"]["prometheus"]["entrypoint"] == ["/usr/local/bin/prometheus-entrypoint.sh"]
+    assert local_build["skopeo"]["grafana"]["entrypoint"] == ["/usr/local/bin/require-admin-password.sh", "/run.sh"]
+    for name in IMAGES:
+        labels = local_build["skopeo"][name]["labels"]
+        assert labels["org.opencontainers.image.revision"] == local_build["build"]["git_commit"]
+        assert labels["org.opencontainers.image.version"] == local_build["build"]["images"][name]["tag"]
+
+
+def test_local_registry_refuses_anonymous_and_wrong_credentials(local_build):
+    reg = local_build["_registry"]
+    assert requests.get(f"https://{reg.host}/v2/", verify=str(reg.ca_file), timeout=10).status_code == 401
+    assert requests.get(f"https://{reg.host}/v2/", auth=("AWS", "not-the-token"), verify=str(reg.ca_file), timeout=10).status_code == 401
+
+
+# ---- what is inside, run ------------------------------------------------------------------------
+
+def test_connect_image_holds_the_pinned_runtime_and_policy_jar_and_its_entrypoint_renders_the_worker_config(local_build):
+    from msk_migrate.build.runner import _pom_kafka_version
+
+    kv = _pom_kafka_version(REPO)
+    with Container(_uri(local_build, "kafka-connect")) as c:
+        libs = c.run("ls", "/opt/kafka-connect/libs").stdout.split()
+        assert f"connect-runtime-{kv}.jar" in libs and f"connect-mirror-{kv}.jar" in libs
+        assert any(j.startswith("replication-policy-") for j in libs) and any(j.startswith("aws-msk-iam-auth-") for j in libs)
+        assert c.run("id", "-u").stdout.strip() == "10001"
+        assert c.run("sh", "-c", "command -v wget || echo none").stdout.strip() == "none"
+        c.env(CONNECT_BOOTSTRAP_SERVERS="b-1.example:9098", CONNECT_AUTH_MODE="iam", CONNECT_DRY_RUN="1")
+        out = c.run("/opt/kafka-connect/entrypoint.sh")
+    assert out.returncode == 0, out.stderr
+    assert "bootstrap.servers=b-1.example:9098" in out.stdout
+    assert "sasl.mechanism=AWS_MSK_IAM" in out.stdout
+
+
+def test_grafana_image_refuses_to_start_without_a_password_and_hands_over_to_run_sh_with_one(local_build):
+    # The stand-in base has NO Grafana binary: its /run.sh only says so. Everything else is the real image.
+    with Container(_uri(local_build, "grafana")) as c:
+        refused = c.run("/usr/local/bin/require-admin-password.sh", "/run.sh")
+        assert refused.returncode == 2 and "GF_SECURITY_ADMIN_PASSWORD is not set" in refused.stderr
+        assert c.run("test", "-f", "/etc/grafana/provisioning/datasources/prometheus.yaml").returncode == 0 or \
+            c.run("sh", "-c", "ls /etc/grafana/provisioning/datasources/*.yaml").returncode == 0
+        assert c.run("sh", "-c", "ls /etc/grafana/dashboards/*.json").returncode == 0
+        c.env(GF_SECURITY_ADMIN_PASSWORD="s3cret-from-secrets-manager")
+        started = c.run("/usr/local/bin/require-admin-password.sh", "/run.sh")
+    assert started.returncode == 0, started.stderr
+    assert "grafana stand-in: no Grafana binary" in started.stdout
+
+
+# ---- bad input: one line, exit 2, nothing pushed, no manifest ------------------------------------
+
+def _build_images(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "MSK_MIGRATE_NO_REEXEC": "1",
+            "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull, **(env or {})}
+    return subprocess.run([sys.executable, str(REPO / "build_images.py"), ACCOUNT, REGION, *args], capture_output=True,
+                          text=True, env=full, timeout=timeout, cwd=REPO)
+
+
+def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def test_unknown_builder_is_one_line_exit_2():
+    line = _one_line(_build_images("--builder", "kaniko", "--no-push"))
+    assert "--builder" in line and "kaniko" in line and "auto, docker, buildah" in line
+
+
+def test_buildah_not_installed_is_one_line_exit_2(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git").symlink_to(shutil.which("git"))
+    line = _one_line(_build_images("--builder", "buildah", "--no-push", env={"PATH": str(bindir)}))
+    assert "buildah is not installed" in line and "make setup" in line
+
+
+def test_base_image_missing_with_pulls_disabled_is_one_line_exit_2_and_builds_nothing(tmp_path):
+    empty = tmp_path / "local"
+    line = _one_line(_build_images("--builder", "buildah", "--local-bases", "--no-push", "--images", "prometheus",
+                                   env={"MSK_MIGRATE_LOCAL_DIR": str(empty)}))
+    assert "--local-bases: base image prom/prometheus:v2.55.1 is not in buildah's local storage and pulls are disabled" in line
+    assert not (empty / "build" / "prometheus.log").exists()
+
+
+@pytest.fixture
+def moto_ecr(moto_url):
+    requests.post(f"{moto_url}/moto-api/reset", timeout=10)
+    client = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url, aws_access_key_id="testing", aws_secret_access_key="testing")
+    for image in IMAGES:
+        client.create_repository(repositoryName=f"msk-migrate-dev-{image}", imageTagMutability="IMMUTABLE")
+    return moto_url
+
+
+def test_registry_refusing_the_ecr_credentials_is_one_line_exit_2_and_nothing_is_pushed(local_build, moto_ecr, tmp_path):
+    from msk_migrate.build import localregistry
+
+    reg = localregistry.start(tmp_path / "registry", "AWS", "a-password-ecr-never-issued")
+    try:
+        local = tmp_path / "local"
+        (local / "images").mkdir(parents=True)
+        line = _one_line(_build_images("--builder", "buildah", "--local-bases", "--registry", reg.host, "--registry-ca", str(reg.ca_file),
+                                       "--images", "grafana", env={"AWS_ENDPOINT_URL_ECR": moto_ecr}))
+        assert f"registry {reg.host}: refused the ECR token's credentials (401)" in line
+        catalog = requests.get(f"https://{reg.host}/v2/_catalog", auth=("AWS", "a-password-ecr-never-issued"), verify=str(reg.ca_file), timeout=10)
+        assert catalog.json()["repositories"] == []
+        assert not (LOCAL / "images" / f"manifest-{ACCOUNT}-{REGION}.json.tmp").exists()
+    finally:
+        reg.stop()
+
+
+def test_unreachable_registry_is_one_line_exit_2(moto_ecr, tmp_path):
+    host = dead_endpoint().removeprefix("http://")
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not used: nothing answers\n")
+    line = _one_line(_build_images("--builder", "buildah", "--registry", host, "--registry-ca", str(ca), "--images", "grafana",
+                                   env={"AWS_ENDPOINT_URL_ECR": moto_ecr}))
+    assert f"registry {host} is unreachable" in line
+
+
+# ---- run what was built: the Connect worker from the image, Prometheus from its image -------------
+
+def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_prometheus_image_scrapes_it(local_build, tmp_path):
+    require("java", "install a Java 17 JDK")
+    from msk_migrate.local.harness import LocalEnvironment
+    from msk_migrate.runbook.rehearse import rehearse
+
+    base = tmp_path / "env"
+    os.environ.pop("MSK_MIGRATE_WORKER", None)
+    try:
+        res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="image")
+        assert json.loads((base / "connect" / "image.json").read_text())["image"].startswith("localhost/msk-migrate/kafka-connect:")
+        assert res.validation.get("verdict") == "match", res.to_dict()
+        assert res.ok, res.to_dict()
+        metrics_port = LocalEnvironment(base).worker_spec().metrics_port
+        metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        assert "kafka_connect" in metrics  # the image's JMX agent and rules
+
+        # Prometheus from its image: the entrypoint renders the config from the task environment and
+        # discovers the worker through DNS (a one-name DNS server stands in for Cloud Map).
+        dns = TinyDns("connect.msk-migrate.internal")
+        from msk_migrate.local.procs import free_port
+
+        port = free_port()
+        log = tmp_path / "prometheus.log"
+        try:
+            with Container(_uri(local_build, "prometheus"), "--dns", dns.ip) as c:
+                c.env(MM2_CONNECT_DNS_NAME="connect.msk-migrate.internal", MM2_CONNECT_METRICS_PORT=str(metrics_port),
+                      MM2_ENVIRONMENT="rehearsal")
+                proc = c.popen("/usr/local/bin/prometheus-entrypoint.sh", "--config.file=/etc/prometheus/prometheus.yml",
+                               "--storage.tsdb.path=/prometheus", f"--web.listen-address=127.0.0.1:{port}", log=log)
+                try:
+                    deadline, up = time.monotonic() + 180, []
+                    while time.monotonic() < deadline and proc.poll() is None:
+                        try:
+                            targets = requests.get(f"http://127.0.0.1:{port}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]
+                            up = [t for t in targets if t["labels"].get("job") == "kafka-connect" and t["health"] == "up"]
+                            if up:
+                                break
+                        except (requests.RequestException, ValueError, KeyError):
+                            pass
+                        time.sleep(2)
+                    assert up, log.read_text()[-3000:]
+                    assert up[0]["labels"]["instance"] == f"127.0.0.1:{metrics_port}"
+                    assert up[0]["labels"]["dns_name"] == "connect.msk-migrate.internal"
+                    assert "scraping connect.msk-migrate.internal" in log.read_text()
+                finally:
+                    os.killpg(proc.pid, 15)
+                    proc.wait(timeout=30)
+        finally:
+            dns.close()
+    finally:
+        LocalEnvironment(base).down(wipe=True)
+        os.environ.pop("MSK_MIGRATE_WORKER", None)
+        from msk_migrate.local.image_worker import remove_container
+
+        remove_container(base / "connect")
