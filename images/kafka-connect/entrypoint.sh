@@ -54,7 +54,7 @@ JVM_SECURITY_OPTS=()
 # 3. Secret files for the REST extensions (only when the configuration asks for them).
 if [[ -n "${CONNECT_REST_USERNAME:-}" && -n "${CONNECT_REST_JAAS_CONFIG:-}" ]]; then
   [[ "$CONNECT_REST_USERNAME" =~ ^[A-Za-z0-9._-]+$ ]] || die "CONNECT_REST_USERNAME may hold only letters, digits and . _ -"
-  [[ "${CONNECT_REST_PASSWORD:-}" != *[\\$'\n\r']* ]] || die "CONNECT_REST_PASSWORD must not contain a backslash or line break"
+  [[ "${CONNECT_REST_PASSWORD:-}" != *[\\\"$'\n\r']* ]] || die "CONNECT_REST_PASSWORD must not contain a backslash, double quote or line break"
   printf '%s=%s\n' "$CONNECT_REST_USERNAME" "$CONNECT_REST_PASSWORD" > "$CONFIG_DIR/rest-credentials.properties"
   printf '%s\n' "$CONNECT_REST_JAAS_CONFIG" > "$CONFIG_DIR/rest-jaas.conf"
   JVM_SECURITY_OPTS+=("-Djava.security.auth.login.config=$CONFIG_DIR/rest-jaas.conf")

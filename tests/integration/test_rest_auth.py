@@ -17,10 +17,10 @@ import requests
 
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint
-from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCredentials
+from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCredentials, default_credentials
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors
-from msk_migrate.connectors.worker_env import RestSecurity
+from msk_migrate.connectors.worker_env import RestSecurity, health_check_command
 from msk_migrate.errors import UnreachableError
 from msk_migrate.local.connect_worker import local_rest_credentials, local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
 from msk_migrate.local.procs import stop
@@ -79,6 +79,18 @@ def test_the_local_harness_worker_refuses_unauthenticated_requests(local_env, co
         ConnectClient(url, auth=False).connectors()
     assert err.value.status == 401
     assert isinstance(connect.connectors(), list)  # the harness's generated credentials work
+
+
+def test_ecs_health_check_command_passes_with_the_task_credentials_only(local_env):
+    worker = local_env.worker_spec()
+    creds = default_credentials(local_env.status()["connect"]["url"])
+    cmd = health_check_command(worker)
+    assert cmd[0] == "CMD-SHELL" and creds.password not in cmd[1]
+    env = {"PATH": os.environ["PATH"], wenv.ENV_REST_USERNAME: creds.username}
+    ok = subprocess.run(["sh", "-c", cmd[1]], env={**env, wenv.ENV_REST_PASSWORD: creds.password}, timeout=60)
+    bad = subprocess.run(["sh", "-c", cmd[1]], env={**env, wenv.ENV_REST_PASSWORD: "wrong"}, timeout=60,
+                         capture_output=True)
+    assert ok.returncode == 0 and bad.returncode != 0
 
 
 def test_https_worker_authenticates_and_serves_operations(local_env, https_worker):

@@ -137,3 +137,11 @@ def test_bad_worker_environment_is_one_line_exit_2(tmp_path):
     for override, word in cases:
         r = _run(tmp_path, {**good, **override})
         assert r.returncode == 2 and word in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_rest_password_the_credentials_file_would_misread_is_refused(tmp_path):
+    env = _env(tmp_path, _target("plaintext"))
+    for password in ('a"b', "a\\b", "a\nb"):
+        r = _run(tmp_path, {**env, "CONNECT_REST_USERNAME": "ops", "CONNECT_REST_PASSWORD": password})
+        assert r.returncode == 2 and "CONNECT_REST_PASSWORD" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "rest-credentials.properties").exists()

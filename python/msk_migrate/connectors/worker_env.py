@@ -221,3 +221,14 @@ def worker_secret_env(
         out[ENV_REST_TLS_KEYSTORE] = f"{rest_tls_secret_arn}:keystore::"
         out[ENV_REST_TLS_KEYSTORE_PASSWORD] = f"{rest_tls_secret_arn}:keystore_password::"
     return out
+
+
+def health_check_command(worker: WorkerSpec, rest: RestSecurity = RestSecurity()) -> list[str]:
+    """ECS container health check: an *authenticated* ``GET /`` on the worker's own REST port (an
+    unauthenticated one answers 401). The credentials reach curl on stdin, not on its command line;
+    ``-k`` only for the worker's own HTTPS on localhost (liveness, not identity)."""
+    scheme = "https" if rest.tls else "http"
+    insecure = " -k" if rest.tls else ""
+    auth = (f'printf \'user = "%s:%s"\\n\' "${ENV_REST_USERNAME}" "${ENV_REST_PASSWORD}" | curl -K -'
+            if rest.basic_auth else "curl")
+    return ["CMD-SHELL", f"{auth} -fsS{insecure} -o /dev/null {scheme}://localhost:{worker.rest_port}/ || exit 1"]
