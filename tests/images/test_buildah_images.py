@@ -199,19 +199,20 @@ def moto_ecr(moto_url):
     return moto_url
 
 
-def test_registry_refusing_the_ecr_credentials_is_one_line_exit_2_and_nothing_is_pushed(local_build, moto_ecr, tmp_path):
+def test_registry_refusing_the_ecr_credentials_is_one_line_exit_2_and_nothing_is_pushed(moto_ecr, tmp_path):
     from msk_migrate.build import localregistry
 
+    require("docker-registry", "run `make setup` (scripts/setup-images.sh)")
     reg = localregistry.start(tmp_path / "registry", "AWS", "a-password-ecr-never-issued")
+    manifest = LOCAL / "images" / f"manifest-{ACCOUNT}-{REGION}.json"
+    before = manifest.read_text() if manifest.exists() else None
     try:
-        local = tmp_path / "local"
-        (local / "images").mkdir(parents=True)
         line = _one_line(_build_images("--builder", "buildah", "--local-bases", "--registry", reg.host, "--registry-ca", str(reg.ca_file),
                                        "--images", "grafana", env={"AWS_ENDPOINT_URL_ECR": moto_ecr}))
         assert f"registry {reg.host}: refused the ECR token's credentials (401)" in line
         catalog = requests.get(f"https://{reg.host}/v2/_catalog", auth=("AWS", "a-password-ecr-never-issued"), verify=str(reg.ca_file), timeout=10)
         assert catalog.json()["repositories"] == []
-        assert not (LOCAL / "images" / f"manifest-{ACCOUNT}-{REGION}.json.tmp").exists()
+        assert (manifest.read_text() if manifest.exists() else None) == before  # no manifest written
     finally:
         reg.stop()
 

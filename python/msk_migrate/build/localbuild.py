@@ -92,6 +92,18 @@ def skopeo_check(host: str, ca_file: Path, auth_file: Path, entry: dict[str, Any
             "size": sum(layer.get("size", 0) for layer in raw.get("layers", [])) + (raw.get("config") or {}).get("size", 0)}
 
 
+def _forget_previous_runs(store: Store) -> None:
+    """Untags the images earlier runs pushed to their (since stopped) registries: with vfs every image
+    is a full copy on disk. The layer cache (untagged intermediate images) and the stand-ins stay."""
+    proc = store.quick("images", "--json")
+    if proc.returncode != 0:
+        return
+    old = [name for image in json.loads(proc.stdout or "[]") for name in image.get("names") or []
+           if name.startswith("127.0.0.1:")]
+    if old:
+        store.quick("rmi", *old, timeout=600)
+
+
 def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], None], keep_registry: bool = False,
         extra_args: list[str] | None = None) -> dict[str, Any]:
     """Everything ``make images`` does; returns the build result, skopeo's findings and timings."""
@@ -102,6 +114,7 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
     store = Store(home)
     timings: dict[str, float] = {}
     t0 = time.monotonic()
+    _forget_previous_runs(store)
     standins.ensure(root, store, say=say)
     if standins.seed_maven_cache(store):
         say("seeded the Connect build stage's Maven cache mount from ~/.m2/repository")
