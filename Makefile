@@ -10,9 +10,9 @@ setup:            ## install everything (idempotent): venv, Maven artefacts, Pro
 
 test: setup test-jvm test-python   ## the whole suite (JUnit + pytest on real Kafka/Connect/Spark/Prometheus)
 
-test-jvm:         ## JUnit 5 tests of the replication policy JAR
-	mvn -q -B -f jvm/pom.xml -pl replication-policy test
-	@grep -h "Tests run" jvm/replication-policy/target/surefire-reports/*.txt
+test-jvm:         ## JUnit 5 tests of the replication policy JAR and the Connect extensions (auto-restart)
+	mvn -q -B -f jvm/pom.xml -pl replication-policy,connect-extensions test
+	@grep -h "Tests run" jvm/replication-policy/target/surefire-reports/*.txt jvm/connect-extensions/target/surefire-reports/*.txt
 
 test-python:
 	$(VENV)/pytest

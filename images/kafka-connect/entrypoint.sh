@@ -15,7 +15,11 @@
 #   CONNECT_CLASSPATH (/opt/kafka-connect/libs/*), CONNECT_CONFIG_DIR (/tmp/connect),
 #   JMX_AGENT_JAR (/opt/kafka-connect/jmx_prometheus_javaagent.jar),
 #   JMX_EXPORTER_CONFIG (/opt/kafka-connect/jmx-exporter.yaml), CONNECT_LOG_LEVEL (INFO),
-#   CONNECT_DRY_RUN (print worker.properties and exit), JAVA (java).
+#   CONNECT_DRY_RUN (print worker.properties and exit), JAVA (java),
+#   CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT (disabled: enabled|preparing|disabled, KIP-618),
+#   CONNECT_AUTO_RESTART (true), CONNECT_AUTO_RESTART_{INITIAL_BACKOFF_MS,MAX_BACKOFF_MS,MAX_RESTARTS}
+#   (10000, 300000, 10), CONNECT_REST_BASIC_AUTH_USER (+ secret CONNECT_REST_BASIC_AUTH_PASSWORD: the
+#   auto-restart extension's credentials for the worker's own REST API when basic auth is on).
 set -euo pipefail
 
 die() { echo "entrypoint: $*" >&2; exit 2; }
@@ -39,6 +43,7 @@ case "$SCRAM_MECHANISM" in SCRAM-SHA-512|SCRAM-SHA-256) ;; *) die "CONNECT_SCRAM
 for v in REST_PORT METRICS_PORT RF; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "CONNECT_${v/RF/REPLICATION_FACTOR}=${!v} must be a number"
 done
+case "${CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT:-disabled}" in enabled|preparing|disabled) ;; *) die "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT=${CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT} is not one of enabled, preparing, disabled";; esac
 [[ "${CONNECT_HEAP:-1g}" =~ ^[0-9]+[mMgG]$ ]] || die "CONNECT_HEAP=${CONNECT_HEAP} must look like 512m or 2g"
 
 if [[ -z "${CONNECT_REST_ADVERTISED_HOST:-}" ]]; then
@@ -80,6 +85,21 @@ case "$AUTH_MODE" in
 esac
 [[ "$TRUSTSTORE_PEM" == "true" ]] && require_env MM2_TARGET_TLS_CA
 
+# Exactly-once source support (KIP-618) and the auto-restart REST extension (jvm/connect-extensions).
+mm2_worker_props() {
+  echo "exactly.once.source.support=${CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT:-disabled}"
+  if [[ "${CONNECT_AUTO_RESTART:-true}" == "true" ]]; then
+    echo "rest.extension.classes=io.mskmigrate.connect.autorestart.AutoRestartExtension"
+    echo "msk.migrate.auto.restart.initial.backoff.ms=${CONNECT_AUTO_RESTART_INITIAL_BACKOFF_MS:-10000}"
+    echo "msk.migrate.auto.restart.max.backoff.ms=${CONNECT_AUTO_RESTART_MAX_BACKOFF_MS:-300000}"
+    echo "msk.migrate.auto.restart.max.restarts=${CONNECT_AUTO_RESTART_MAX_RESTARTS:-10}"
+    if [[ -n "${CONNECT_REST_BASIC_AUTH_USER:-}" ]]; then
+      echo "msk.migrate.auto.restart.rest.user=${CONNECT_REST_BASIC_AUTH_USER}"
+      echo 'msk.migrate.auto.restart.rest.password=${env:CONNECT_REST_BASIC_AUTH_PASSWORD}'
+    fi
+  fi
+}
+
 render_worker_properties() {
   cat <<PROPS
 # Rendered by entrypoint.sh at $(date -u +%Y-%m-%dT%H:%M:%SZ). Do not edit: set CONNECT_* variables.
@@ -106,6 +126,7 @@ config.providers=env,file
 config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
 PROPS
+  mm2_worker_props
   local line
   while IFS= read -r line; do
     echo "$line"

@@ -8,11 +8,12 @@ plain environment: ECS injects them through ``secrets``; locally the harness add
 
 from __future__ import annotations
 
-from ..config.migration import ClusterEndpoint, WorkerSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .secrets import secret_refs
 
 
-def worker_environment(target: ClusterEndpoint, worker: WorkerSpec, source: ClusterEndpoint | None = None) -> dict[str, str]:
+def worker_environment(target: ClusterEndpoint, worker: WorkerSpec, source: ClusterEndpoint | None = None,
+                       migration: MigrationSpec | None = None) -> dict[str, str]:
     """Plain (non-secret) variables for a Connect worker whose home cluster is ``target``."""
     env = {
         "CONNECT_BOOTSTRAP_SERVERS": target.bootstrap_servers,
@@ -30,6 +31,20 @@ def worker_environment(target: ClusterEndpoint, worker: WorkerSpec, source: Clus
         "CONNECT_HEAP": worker.heap,
         "CONNECT_OFFSET_FLUSH_INTERVAL_MS": str(worker.offset_flush_interval_ms),
     }
+    env.update(_mm2_worker_env(worker, migration))
+    return env
+
+
+def _mm2_worker_env(worker: WorkerSpec, migration: MigrationSpec | None) -> dict[str, str]:
+    """Exactly-once (KIP-618) and auto-restart of failed tasks (jvm/connect-extensions)."""
+    env = {
+        "CONNECT_AUTO_RESTART": "true" if worker.auto_restart else "false",
+        "CONNECT_AUTO_RESTART_INITIAL_BACKOFF_MS": str(worker.auto_restart_initial_backoff_seconds * 1000),
+        "CONNECT_AUTO_RESTART_MAX_BACKOFF_MS": str(worker.auto_restart_max_backoff_seconds * 1000),
+        "CONNECT_AUTO_RESTART_MAX_RESTARTS": str(worker.auto_restart_max_restarts),
+    }
+    if migration is not None and migration.exactly_once:
+        env["CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT"] = "enabled"
     return env
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import requests
 
-from ..config.migration import ClusterEndpoint, WorkerSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..connectors.worker_env import worker_environment
 from ..paths import CONNECT_ENTRYPOINT, JMX_EXPORTER_RULES
 from .classpath import classpath, jar_in
@@ -41,10 +41,11 @@ def start_connect_worker(
     kafka_version: str | None = None,
     secret_env: dict[str, str] | None = None,
     name: str = "connect",
+    migration: MigrationSpec | None = None,
 ) -> ProcRecord:
     """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS)."""
     cp = classpath("connect", kafka_version)
-    env = worker_environment(target, worker)
+    env = worker_environment(target, worker, migration=migration)
     env.update(
         {
             "CONNECT_CLASSPATH": cp,
