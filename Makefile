@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-jvm test-python rehearse synth bench lint down clean
+.PHONY: setup test test-jvm test-python rehearse synth bench lint down clean faults
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -34,3 +34,6 @@ down:             ## stop the local environment started by `msk-migrate local up
 
 clean: down
 	rm -rf .local/env .local/test-env cdktf.out reports
+
+faults: setup     ## fault suite at full size (kill -9, broker restarts, SIGSTOP, task failure; ALO + EOS) -> docs/RELIABILITY.md
+	$(VENV)/python tests/faults/run_faults.py

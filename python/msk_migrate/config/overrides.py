@@ -64,7 +64,7 @@ _RANGE = re.compile(r"^\[(-?[\d.]+),(-?[\d.]+|\.\.\.)\]$")
 
 
 #: Tuning profiles under the operator's overrides (``migration.tuning_profile``). ``bulk`` was chosen by
-#: measurement (bench/replication_bench.py --sweep, docs/PERFORMANCE.md "Replication: tuned vs defaults").
+#: measurement (bench/replication_bench.py --sweep, docs/PERFORMANCE.md "Local replication (MM2)").
 PROFILES: dict[str, dict[str, dict[str, str]]] = {
     "bulk": {
         "producer": {"linger.ms": "20", "batch.size": "262144", "compression.type": "lz4"},

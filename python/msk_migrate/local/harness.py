@@ -150,12 +150,14 @@ class LocalEnvironment:
 
     def _ensure_workers(self, state: dict[str, Any]) -> None:
         """Start every missing or dead worker (same group, own ports and config dir), then wait for all."""
+        settings = {k: v for k, v in self.worker_settings.items() if k != "group_id"}
+        group = self.worker_settings.get("group_id", "mm2-connect")
         if "worker" not in state:
-            state["worker"] = local_worker_spec().model_copy(update=self.worker_settings).model_dump()
+            state["worker"] = local_worker_spec(group_id=group).model_copy(update=settings).model_dump()
         specs = state.setdefault("workers", [state["worker"]])
         while len(specs) < self.workers:
             first = WorkerSpec(**state["worker"])
-            extra = local_worker_spec(group_id=first.group_id).model_copy(update=self.worker_settings)
+            extra = local_worker_spec(group_id=first.group_id).model_copy(update=settings)
             specs.append(extra.model_dump())
         state["exactly_once"] = self.exactly_once or state.get("exactly_once", False)
         migration = MigrationSpec(exactly_once=True) if state["exactly_once"] else None
@@ -173,6 +175,22 @@ class LocalEnvironment:
             started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))
         for rec, url in started:
             wait_connect_ready(rec, url)
+
+    def stop_workers(self) -> list[str]:
+        """Stop every Connect worker and forget the group, so the next ``up`` starts a new one
+        (e.g. with other ``worker_settings`` or ``exactly_once``); brokers keep running."""
+        state = self._load()
+        stopped = []
+        for name in sorted((n for n in state["procs"] if n == "connect" or n.startswith("connect-")), reverse=True):
+            rec = self._rec(state, name)
+            if rec and rec.alive():
+                stop(rec)
+                stopped.append(name)
+            state["procs"].pop(name, None)
+        for key in ("worker", "workers", "exactly_once"):
+            state.pop(key, None)
+        self._save(state)
+        return stopped
 
     def restart_worker(self, index: int) -> ProcRecord:
         """Start worker ``index`` again after it died (kill -9 in the fault suite); same ports and group."""
