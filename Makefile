@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images faults
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -17,9 +17,9 @@ test-unit: setup  ## the fast tier: no Kafka, Spark, Terraform, Maven or server 
 test-tier: setup
 	$(VENV)/pytest -m "$(TIER)"
 
-test-jvm:         ## JUnit 5 tests of the replication policy JAR
-	mvn -q -B -f jvm/pom.xml -pl replication-policy test
-	@grep -h "Tests run" jvm/replication-policy/target/surefire-reports/*.txt
+test-jvm:         ## JUnit 5 tests of the replication policy JAR and the Connect extensions (auto-restart)
+	mvn -q -B -f jvm/pom.xml -pl replication-policy,connect-extensions test
+	@grep -h "Tests run" jvm/replication-policy/target/surefire-reports/*.txt jvm/connect-extensions/target/surefire-reports/*.txt
 
 test-python:
 	$(VENV)/pytest
@@ -50,3 +50,6 @@ images: setup     ## build the 3 images with buildah (stand-in bases), push to a
 
 test-images: setup  ## the image tier alone (real buildah builds, registry push, the worker run from the image)
 	$(VENV)/pytest tests/images -q
+
+faults: setup     ## fault suite at full size (kill -9, broker restarts, SIGSTOP, task failure; ALO + EOS) -> docs/RELIABILITY.md
+	$(VENV)/python tests/faults/run_faults.py

@@ -104,6 +104,27 @@ def _msk_statements(sid: str, cluster_arn: str, topic_prefix: str, group_prefix:
     ]
 
 
+TARGET_TRANSACTIONAL_ID_ACTIONS = ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"]
+
+
+def transactional_ids(cfg: EnvironmentConfig) -> list[str]:
+    """Exactly the transactional ids an exactly-once Connect cluster uses (KIP-618, Kafka's own formats):
+    the leader's ``connect-cluster-<group.id>`` and one ``<group.id>-<connector>-<task>`` per task."""
+    m, group = cfg.migration, cfg.worker.group_id
+    names = m.connector_names()
+    ids = [f"connect-cluster-{group}"]
+    ids += [f"{group}-{names['source']}-{i}" for i in range(m.tasks_max)]
+    ids += [f"{group}-{names['checkpoint']}-{i}" for i in range(m.tasks_max_checkpoint)]
+    ids += [f"{group}-{names['heartbeat']}-0"]
+    return ids
+
+
+def transactional_id_statement(cfg: EnvironmentConfig, target_topic_arn_prefix: str) -> dict:
+    prefix = target_topic_arn_prefix.replace(":topic/", ":transactional-id/", 1)
+    return {"Sid": "TargetMskTransactionalIds", "Effect": "Allow", "Action": TARGET_TRANSACTIONAL_ID_ACTIONS,
+            "Resource": [f"{prefix}/{t}" for t in transactional_ids(cfg)]}
+
+
 class Roles(Construct):
     def __init__(
         self,
@@ -176,6 +197,8 @@ class Roles(Construct):
                 TARGET_CLUSTER_ACTIONS, TARGET_TOPIC_ACTIONS, TARGET_GROUP_ACTIONS,
                 target_topic_patterns(cfg), target_group_patterns(cfg),
             )
+        if cfg.target.auth.mode == "iam" and cfg.migration.exactly_once:
+            statements.append(transactional_id_statement(cfg, target_topic_arn_prefix))
         if cfg.source.auth.mode == "iam":
             src = parse_msk_arn(cfg.source.msk_cluster_arn)
             src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"

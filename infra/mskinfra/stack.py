@@ -72,7 +72,7 @@ class MigrationStack(TerraformStack):
         source = cfg.source.endpoint()
         target = cfg.target.endpoint(placeholder)
         connectors = render_connectors(source, target, cfg.migration)
-        connect_env = worker_environment(target, cfg.worker, source)
+        connect_env = worker_environment(target, cfg.worker, source, migration=cfg.migration)
         connect_secret_env = worker_secret_env(target, source)
 
         bucket = ConfigBucket(

@@ -4,10 +4,15 @@ in the manner of Kafka's MirrorSourceConfig."""
 from __future__ import annotations
 
 import re
+from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .auth import AuthConfig
+from .overrides import check_overrides
+
+#: An override value as YAML gives it; rendered as Connect's string.
+OverrideValue = Union[bool, int, float, str]
 
 _ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -32,6 +37,17 @@ class ClusterEndpoint(BaseModel):
     alias: str = Field(description="MM2 cluster alias (letters, digits, _ and -), e.g. 'source'.")
     bootstrap_servers: str = Field(description="Comma-separated host:port list.")
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    msk_broker_type: str | None = Field(
+        None, description="MSK broker instance type (e.g. kafka.m7g.large) when this is an MSK cluster; preflight "
+        "checks partitions per broker against AWS's limit for it.",
+    )
+
+    @field_validator("msk_broker_type")
+    @classmethod
+    def _broker_type(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"(kafka|express)\.[a-z0-9]+\.[a-z0-9]+", v):
+            raise ValueError(f"msk_broker_type {v!r} is not an MSK instance type like kafka.m7g.large")
+        return v
 
     @field_validator("alias")
     @classmethod
@@ -97,6 +113,58 @@ class MigrationSpec(BaseModel):
     )
     tasks_max_checkpoint: int = Field(1, ge=1, le=100, description="MirrorCheckpointConnector tasks.")
 
+    # ---- tuning (msk_migrate.config.overrides checks every key against Kafka's own ConfigDefs) ----------
+    tuning_profile: Literal["bulk", "kafka-defaults"] = Field(
+        "bulk",
+        description="Client settings under the overrides: 'bulk' = the measured bulk-copy profile "
+        "(msk_migrate.config.overrides.PROFILES, see docs/PERFORMANCE.md), 'kafka-defaults' = Kafka's defaults.",
+    )
+    producer_overrides: dict[str, OverrideValue] = Field(
+        default_factory=dict,
+        description="ProducerConfig keys for the worker producer that writes replicated records to the target "
+        "(rendered as producer.override.<key>), e.g. max.request.size, batch.size, linger.ms, compression.type.",
+    )
+    consumer_overrides: dict[str, OverrideValue] = Field(
+        default_factory=dict,
+        description="ConsumerConfig keys for MM2's source consumer (rendered as source.consumer.<key>), e.g. "
+        "fetch.max.bytes, max.partition.fetch.bytes, max.poll.records.",
+    )
+    connector_overrides: dict[str, OverrideValue] = Field(
+        default_factory=dict,
+        description="MirrorSourceConnector keys not covered by a field here (e.g. consumer.poll.timeout.ms, "
+        "errors.retry.timeout, config.properties.exclude).",
+    )
+    sync_topic_configs_interval_seconds: int = Field(
+        600, ge=1, description="How often topic configs are copied to the target (sync.topic.configs.interval.seconds)."
+    )
+    emit_checkpoints: bool = Field(True, description="Run checkpoints (consumer-group offset translation).")
+    emit_heartbeats: bool = Field(True, description="Emit heartbeats (replication liveness and latency tracing).")
+    emit_offset_syncs: bool = Field(
+        True, description="Emit offset syncs (emit.offset-syncs.enabled); checkpoints need them."
+    )
+    exactly_once: bool = Field(
+        False,
+        description="KIP-618 exactly-once: worker exactly.once.source.support=enabled, connector "
+        "exactly.once.support=required, transactional writes to the target; needs a Connect runtime >= 3.5 "
+        "and read_committed everywhere.",
+    )
+    transaction_boundary: Literal["poll", "interval"] = Field(
+        "poll", description="With exactly_once: one transaction per task poll, or per offset-flush interval."
+    )
+
+    @field_validator("producer_overrides", "consumer_overrides", "connector_overrides")
+    @classmethod
+    def _overrides(cls, v: dict[str, OverrideValue], info) -> dict[str, str]:
+        return check_overrides(info.field_name.removesuffix("_overrides"), v)
+
+    @model_validator(mode="after")
+    def _modes(self) -> "MigrationSpec":
+        if self.exactly_once and not self.read_committed:
+            raise ValueError("exactly_once needs read_committed: true (uncommitted source records would be copied)")
+        if self.emit_checkpoints and not self.emit_offset_syncs:
+            raise ValueError("emit_checkpoints needs emit_offset_syncs: true (checkpoints translate through offset syncs)")
+        return self
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
@@ -147,6 +215,14 @@ class WorkerSpec(BaseModel):
     metrics_port: int = Field(9404, ge=1, le=65535, description="JMX Prometheus agent /metrics port.")
     heap: str = Field("1g", pattern=r"^\d+[mMgG]$", description="JVM max heap (-Xmx) of the worker.")
     offset_flush_interval_ms: int = Field(10000, ge=100, description="Source offset commit period.")
+    auto_restart: bool = Field(
+        True, description="Restart FAILED MM2 tasks automatically (REST extension in the worker, back-off + cap)."
+    )
+    auto_restart_initial_backoff_seconds: int = Field(10, ge=0, description="Wait before the first restart.")
+    auto_restart_max_backoff_seconds: int = Field(300, ge=1, description="Back-off doubles up to this.")
+    auto_restart_max_restarts: int = Field(
+        10, ge=0, description="Restarts per task before it is left FAILED for an operator (alert + runbook)."
+    )
 
     @model_validator(mode="after")
     def _ports(self) -> "WorkerSpec":

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..config.migration import ClusterEndpoint, WorkerSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .client_props import client_properties
 from .secrets import secret_refs
 
@@ -64,6 +64,9 @@ REST_KEYSTORE_FILE = "rest-keystore.p12"
 
 #: Kafka's basic-auth REST extension (org.apache.kafka:connect-basic-auth-extension, jvm/classpaths/connect).
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+#: Our auto-restart of failed tasks (jvm/connect-extensions); its settings are ``msk.migrate.auto.restart.*``.
+AUTO_RESTART_EXTENSION = "io.mskmigrate.connect.autorestart.AutoRestartExtension"
+AUTO_RESTART_PREFIX = "msk.migrate.auto.restart."
 PROPERTY_FILE_LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -96,6 +99,7 @@ def worker_properties(
     source: ClusterEndpoint | None = None,
     rest: RestSecurity = RestSecurity(),
     config_dir: str = IMAGE_CONFIG_DIR,
+    migration: MigrationSpec | None = None,
 ) -> dict[str, str]:
     """Every worker setting, in file order. Add keys here (the one place worker settings are written)."""
     scheme = "https" if rest.tls else "http"
@@ -126,8 +130,20 @@ def worker_properties(
                 "listeners.https.ssl.client.authentication": "none",
             }
         )
-    if rest.basic_auth:
-        props["rest.extension.classes"] = BASIC_AUTH_EXTENSION
+    extensions = [BASIC_AUTH_EXTENSION] if rest.basic_auth else []
+    if worker.auto_restart:
+        # The extension restarts failed tasks through this worker's REST API (restart?onlyFailed=true) with
+        # back-off and a cap; its REST credentials are added by the entrypoint at run time (never rendered).
+        extensions.append(AUTO_RESTART_EXTENSION)
+        props.update({
+            AUTO_RESTART_PREFIX + "initial.backoff.ms": str(worker.auto_restart_initial_backoff_seconds * 1000),
+            AUTO_RESTART_PREFIX + "max.backoff.ms": str(worker.auto_restart_max_backoff_seconds * 1000),
+            AUTO_RESTART_PREFIX + "max.restarts": str(worker.auto_restart_max_restarts),
+        })
+    if extensions:
+        props["rest.extension.classes"] = ",".join(extensions)
+    # Exactly-once source support (KIP-618, Connect >= 3.5): every worker of the group must enable it.
+    props["exactly.once.source.support"] = "enabled" if migration is not None and migration.exactly_once else "disabled"
     props.update(
         {
             # MM2 builds its own source consumer/admin clients from its connector settings (source.consumer.*,
@@ -175,9 +191,10 @@ def worker_environment(
     source: ClusterEndpoint | None = None,
     rest: RestSecurity = RestSecurity(),
     config_dir: str = IMAGE_CONFIG_DIR,
+    migration: MigrationSpec | None = None,
 ) -> dict[str, str]:
     """Plain (non-secret) variables for a Connect worker whose home cluster is ``target``."""
-    props = worker_properties(target, worker, source, rest, config_dir)
+    props = worker_properties(target, worker, source, rest, config_dir, migration)
     env = {
         ENV_WORKER_PROPERTIES: render_properties(props).rstrip("\n").replace("\n", "\\n"),
         ENV_REQUIRED: " ".join(required_variables(props, rest)),

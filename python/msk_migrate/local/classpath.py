@@ -28,6 +28,8 @@ def _inputs(module: str) -> list[Path]:
     if module == "classpaths/connect":
         policy = JVM_DIR / "replication-policy"
         files += [policy / "pom.xml", *sorted((policy / "src" / "main").rglob("*.java"))]
+        ext = JVM_DIR / "connect-extensions"
+        files += [ext / "pom.xml", *sorted((ext / "src" / "main").rglob("*"))]
     return [f for f in files if f.exists()]
 
 
@@ -63,6 +65,8 @@ def classpath(name: str, kafka_version: str | None = None) -> str:
         # Reactor builds list the policy module as target/classes or the jar; prefer the jar.
         jar = JVM_DIR / "replication-policy" / "target" / f"replication-policy-{versions.jvm_revision()}.jar"
         cp = cp.replace(str(JVM_DIR / "replication-policy" / "target" / "classes"), str(jar))
+        ext = JVM_DIR / "connect-extensions" / "target" / f"connect-extensions-{versions.pom_properties().get('project.version', '0.1.0')}.jar"
+        cp = cp.replace(str(JVM_DIR / "connect-extensions" / "target" / "classes"), str(ext))
     return cp
 
 

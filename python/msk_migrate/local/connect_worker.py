@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ..config.migration import ClusterEndpoint, WorkerSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..connect.rest import ConnectClient, RestCredentials, save_local_credentials
 from ..connectors import worker_env as wenv
 from ..connectors.worker_env import RestSecurity, worker_environment
@@ -69,6 +69,7 @@ def start_connect_worker(
     source: ClusterEndpoint | None = None,
     rest: RestSecurity = LOCAL_REST,
     extra_env: dict[str, str] | None = None,
+    migration: MigrationSpec | None = None,
 ) -> ProcRecord:
     """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
 
@@ -80,8 +81,9 @@ def start_connect_worker(
     """
     from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
     # In the image the worker writes its config under the image's own writable dir (IMAGE_CONFIG_DIR).
-    env = (worker_environment(target, worker, source, rest=rest) if from_image
-           else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config")))
+    env = (worker_environment(target, worker, source, rest=rest, migration=migration) if from_image
+           else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"),
+                                   migration=migration))
     data_dir.mkdir(parents=True, exist_ok=True)
     if rest.basic_auth:
         creds = local_rest_credentials(data_dir)

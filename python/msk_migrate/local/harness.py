@@ -1,5 +1,6 @@
-"""`msk-migrate local up|status|down`: source cluster, target cluster, one Connect worker
-(and optionally Prometheus) as separate processes on 127.0.0.1, data under .local/.
+"""`msk-migrate local up|status|down`: source cluster, target cluster, N Connect workers in one group
+(default 1; tests of rebalancing use 2) and optionally Prometheus, as separate processes on 127.0.0.1,
+data under .local/.
 
 ``up`` is idempotent (a healthy environment is returned as is; dead parts are restarted on their
 previous ports), ``down`` stops only processes recorded by ``up`` (pid + kernel start time).
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import versions
-from ..config.migration import ClusterEndpoint, WorkerSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..paths import LOCAL_DIR
 from .broker import BrokerSpec, start_broker, wait_broker_ready
 from .classpath import classpath
@@ -33,8 +34,19 @@ class LocalEnvironment:
         with_monitoring: bool = False,
         with_connect: bool = True,
         progress: Callable[[str], None] | None = None,
+        workers: int = 1,
+        exactly_once: bool = False,
+        worker_settings: dict[str, Any] | None = None,
     ):
+        """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
+        ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
+        ``worker_settings``: WorkerSpec fields for every worker (e.g. faster auto-restart back-off)."""
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
         self.base_dir = Path(base_dir)
+        self.workers = workers
+        self.exactly_once = exactly_once
+        self.worker_settings = dict(worker_settings or {})
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
         self.progress = progress or (lambda msg: None)
@@ -112,17 +124,7 @@ class LocalEnvironment:
             raise errors[0]
 
         if self.with_connect:
-            rec = self._rec(state, "connect")
-            if "worker" not in state:
-                state["worker"] = local_worker_spec().model_dump()
-            worker = WorkerSpec(**state["worker"])
-            url = f"http://127.0.0.1:{worker.rest_port}"
-            if not (rec and rec.alive()):
-                self.progress(f"starting Kafka Connect worker (MM2, Kafka {versions.kafka_version()})")
-                rec = start_connect_worker(self.target(state), self.base_dir / "connect", worker)
-                state["procs"]["connect"] = rec.to_dict()
-                self._save(state)
-            wait_connect_ready(rec, url)
+            self._ensure_workers(state)
 
         if self.with_monitoring:
             from . import prometheus as prom  # provided by the monitoring module
@@ -140,6 +142,69 @@ class LocalEnvironment:
                 self._save(state)
         self._save(state)
         return self.status()
+
+    @staticmethod
+    def worker_name(index: int) -> str:
+        """Process name of worker ``index`` (0-based): connect, connect-2, connect-3..."""
+        return "connect" if index == 0 else f"connect-{index + 1}"
+
+    def _ensure_workers(self, state: dict[str, Any]) -> None:
+        """Start every missing or dead worker (same group, own ports and config dir), then wait for all."""
+        settings = {k: v for k, v in self.worker_settings.items() if k != "group_id"}
+        group = self.worker_settings.get("group_id", "mm2-connect")
+        if "worker" not in state:
+            state["worker"] = local_worker_spec(group_id=group).model_copy(update=settings).model_dump()
+        specs = state.setdefault("workers", [state["worker"]])
+        while len(specs) < self.workers:
+            first = WorkerSpec(**state["worker"])
+            extra = local_worker_spec(group_id=first.group_id).model_copy(update=settings)
+            specs.append(extra.model_dump())
+        state["exactly_once"] = self.exactly_once or state.get("exactly_once", False)
+        migration = MigrationSpec(exactly_once=True) if state["exactly_once"] else None
+        started: list[tuple[ProcRecord, str]] = []
+        for i, raw in enumerate(specs[: max(self.workers, len(specs))]):
+            name = self.worker_name(i)
+            worker = WorkerSpec(**raw)
+            rec = self._rec(state, name)
+            if not (rec and rec.alive()):
+                self.progress(f"starting Kafka Connect worker {name} (MM2, Kafka {versions.kafka_version()})")
+                rec = start_connect_worker(self.target(state), self.base_dir / name, worker, name=name,
+                                           migration=migration)
+                state["procs"][name] = rec.to_dict()
+                self._save(state)
+            started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))
+        for rec, url in started:
+            wait_connect_ready(rec, url)
+
+    def stop_workers(self) -> list[str]:
+        """Stop every Connect worker and forget the group, so the next ``up`` starts a new one
+        (e.g. with other ``worker_settings`` or ``exactly_once``); brokers keep running."""
+        state = self._load()
+        stopped = []
+        for name in sorted((n for n in state["procs"] if n == "connect" or n.startswith("connect-")), reverse=True):
+            rec = self._rec(state, name)
+            if rec and rec.alive():
+                stop(rec)
+                stopped.append(name)
+            state["procs"].pop(name, None)
+        for key in ("worker", "workers", "exactly_once"):
+            state.pop(key, None)
+        self._save(state)
+        return stopped
+
+    def restart_worker(self, index: int) -> ProcRecord:
+        """Start worker ``index`` again after it died (kill -9 in the fault suite); same ports and group."""
+        state = self._load()
+        self._ensure_workers(state)
+        return self._rec(state, self.worker_name(index))
+
+    def worker_urls(self) -> list[str]:
+        state = self._load()
+        return [f"http://127.0.0.1:{w['rest_port']}" for w in state.get("workers", [state["worker"]])]
+
+    def proc(self, name: str) -> ProcRecord | None:
+        """The process record of ``name`` (source-broker, target-broker, connect, connect-2...)."""
+        return self._rec(self._load(), name)
 
     @staticmethod
     def _safe(errors: list[BaseException], fn: Callable, *args: Any) -> None:
@@ -173,6 +238,16 @@ class LocalEnvironment:
                 "running": rec.alive(),
                 "log": rec.log,
             }
+        workers = []
+        for i, w in enumerate(state.get("workers", [])):
+            wrec = procs.get(self.worker_name(i))
+            if wrec:
+                workers.append({"name": self.worker_name(i), "url": f"http://127.0.0.1:{w['rest_port']}",
+                                "metrics_url": f"http://127.0.0.1:{w['metrics_port']}/metrics",
+                                "pid": wrec.pid, "running": wrec.alive(), "log": wrec.log})
+        if len(workers) > 1:
+            out["workers"] = workers
+            out["connect"]["workers"] = len(workers)
         rec = procs.get("prometheus")
         if rec:
             out["prometheus"] = {
@@ -181,7 +256,7 @@ class LocalEnvironment:
                 "running": rec.alive(),
                 "log": rec.log,
             }
-        parts = [v for k, v in out.items() if isinstance(v, dict)]
+        parts = [v for k, v in out.items() if isinstance(v, dict)] + out.get("workers", [])
         out["running"] = bool(parts) and all(p["running"] for p in parts)
         return out
 
@@ -189,7 +264,8 @@ class LocalEnvironment:
         """Stop what ``up`` started (reverse order). ``wipe`` also deletes the data directory."""
         state = self._load()
         stopped = []
-        for name in reversed(ORDER):
+        extra = sorted((n for n in state["procs"] if n.startswith("connect-")), reverse=True)
+        for name in extra + list(reversed(ORDER)):
             rec = self._rec(state, name)
             if rec:
                 if rec.alive():

@@ -132,6 +132,11 @@ def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint, migration: M
     elif auto == "false":
         rep.add("target auto.create.topics.enable", "ok", "false")
 
+    from .preflight_mm2 import mm2_checks
+
+    for row in mm2_checks(src, tgt, rep.topics, migration, worker, [n.id for n in tdesc.nodes], target.msk_broker_type):
+        rep.add(*row)
+
     groups = src.list_consumer_groups(request_timeout=15).result()
     rep.groups = sorted(g.group_id for g in groups.valid if _matches(g.group_id, migration.groups, migration.groups_exclude))
     rep.add("consumer groups", "ok" if rep.groups else "warn",

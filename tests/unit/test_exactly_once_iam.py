@@ -1,0 +1,65 @@
+"""Exactly-once needs transactional-id permissions on MSK IAM: exactly the ids Connect uses, no wildcard."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from msk_migrate.config.environment import load_environment
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "infra") not in sys.path:
+    sys.path.insert(0, str(REPO / "infra"))
+
+
+def _prod(exactly_once: bool):
+    cfg = load_environment(REPO / "infra" / "environments" / "prod.yaml")
+    return cfg.model_copy(update={"migration": cfg.migration.model_copy(update={"exactly_once": exactly_once})})
+
+
+def test_exactly_once_grants_exactly_the_transactional_ids_of_the_leader_and_every_task():
+    from mskinfra.iam import transactional_id_statement, transactional_ids
+
+    cfg = _prod(True)
+    group, m = cfg.worker.group_id, cfg.migration
+    ids = transactional_ids(cfg)
+    assert ids[0] == f"connect-cluster-{group}"  # DistributedConfig.transactionalProducerId
+    assert f"{group}-{m.name}-source-{m.tasks_max - 1}" in ids  # Worker.taskTransactionalId: group-connector-task
+    assert f"{group}-{m.name}-source-{m.tasks_max}" not in ids
+    assert len(ids) == 1 + m.tasks_max + m.tasks_max_checkpoint + 1
+    st = transactional_id_statement(cfg, "arn:aws:kafka:eu-west-1:222222222222:topic/msk-prod/abc-1")
+    assert st["Action"] == ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"]
+    assert all(r.startswith("arn:aws:kafka:eu-west-1:222222222222:transactional-id/msk-prod/abc-1/") for r in st["Resource"])
+    assert not any("*" in r for r in st["Resource"])
+
+
+def test_worker_environment_enables_exactly_once_source_support_only_in_exactly_once_mode():
+    from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
+    from msk_migrate.connectors.worker_env import worker_environment
+
+    tgt = ClusterEndpoint(alias="target", bootstrap_servers="t:9098")
+    on = worker_environment(tgt, WorkerSpec(), migration=MigrationSpec(exactly_once=True))
+    off = worker_environment(tgt, WorkerSpec(), migration=MigrationSpec())
+    assert on["CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT"] == "enabled"
+    assert "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT" not in off
+    assert on["CONNECT_AUTO_RESTART"] == "true"
+
+
+def test_entrypoint_writes_the_exactly_once_and_auto_restart_worker_properties(tmp_path):
+    import os
+    import subprocess
+
+    from msk_migrate.paths import CONNECT_ENTRYPOINT
+
+    env = {"PATH": os.environ["PATH"], "CONNECT_CONFIG_DIR": str(tmp_path), "CONNECT_DRY_RUN": "1",
+           "CONNECT_BOOTSTRAP_SERVERS": "b-1:9098", "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT": "enabled",
+           "CONNECT_AUTO_RESTART_MAX_RESTARTS": "3", "CONNECT_REST_BASIC_AUTH_USER": "ops"}
+    r = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "exactly.once.source.support=enabled" in r.stdout
+    assert "rest.extension.classes=io.mskmigrate.connect.autorestart.AutoRestartExtension" in r.stdout
+    assert "msk.migrate.auto.restart.max.restarts=3" in r.stdout
+    assert "msk.migrate.auto.restart.rest.password=${env:CONNECT_REST_BASIC_AUTH_PASSWORD}" in r.stdout
+    bad = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env={**env, "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT": "yes"},
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
