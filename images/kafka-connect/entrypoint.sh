@@ -72,17 +72,12 @@ write_worker_properties() {
   echo "# Written by entrypoint.sh from CONNECT_WORKER_PROPERTIES (rendered by msk_migrate.connectors.worker_env)."
   echo "rest.advertised.host.name=${CONNECT_REST_ADVERTISED_HOST}"
   [[ -z "$REST_KEYSTORE_PASSWORD_LINE" ]] || echo "$REST_KEYSTORE_PASSWORD_LINE"
-  # The auto-restart extension calls this worker's REST API with the same basic-auth credentials.
-  if [[ -n "${CONNECT_REST_USERNAME:-}" ]]; then
-    echo "msk.migrate.auto.restart.rest.user=${CONNECT_REST_USERNAME}"
-    echo "msk.migrate.auto.restart.rest.password=${CONNECT_REST_PASSWORD:-}"
-  fi
   printf '%s\n' "${CONNECT_WORKER_PROPERTIES//\\n/$'\n'}"
 }
 write_worker_properties > "$WORKER_PROPERTIES"
 
 if [[ -n "${CONNECT_DRY_RUN:-}" ]]; then
-  sed 's/^\(listeners\.https\.ssl\.keystore\.password\|msk\.migrate\.auto\.restart\.rest\.password\)=.*/\1=*****/' "$WORKER_PROPERTIES"
+  sed 's/^\(listeners\.https\.ssl\.keystore\.password\)=.*/\1=*****/' "$WORKER_PROPERTIES"
   exit 0
 fi
 

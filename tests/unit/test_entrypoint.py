@@ -103,7 +103,7 @@ def test_env_provider_reads_only_mm2_secret_variables_and_no_file_provider_exist
 
 def test_rest_is_authenticated_by_default_and_https_is_optional():
     props = worker_properties(_target("iam"), WorkerSpec())
-    assert props["rest.extension.classes"].endswith("BasicAuthSecurityRestExtension")
+    assert "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension" in props["rest.extension.classes"].split(",")
     assert props["listeners"] == "http://0.0.0.0:8083"
     tls = worker_properties(_target("iam"), WorkerSpec(), rest=RestSecurity(tls=True), config_dir="/tmp/connect")
     assert tls["listeners"] == "https://0.0.0.0:8083" and tls["rest.advertised.listener"] == "https"

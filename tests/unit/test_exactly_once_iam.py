@@ -33,33 +33,41 @@ def test_exactly_once_grants_exactly_the_transactional_ids_of_the_leader_and_eve
     assert not any("*" in r for r in st["Resource"])
 
 
-def test_worker_environment_enables_exactly_once_source_support_only_in_exactly_once_mode():
+def test_worker_properties_enable_exactly_once_source_support_only_in_exactly_once_mode():
     from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-    from msk_migrate.connectors.worker_env import worker_environment
+    from msk_migrate.connectors.worker_env import AUTO_RESTART_EXTENSION, worker_properties
 
     tgt = ClusterEndpoint(alias="target", bootstrap_servers="t:9098")
-    on = worker_environment(tgt, WorkerSpec(), migration=MigrationSpec(exactly_once=True))
-    off = worker_environment(tgt, WorkerSpec(), migration=MigrationSpec())
-    assert on["CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT"] == "enabled"
-    assert "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT" not in off
-    assert on["CONNECT_AUTO_RESTART"] == "true"
+    on = worker_properties(tgt, WorkerSpec(), migration=MigrationSpec(exactly_once=True))
+    off = worker_properties(tgt, WorkerSpec(), migration=MigrationSpec())
+    assert on["exactly.once.source.support"] == "enabled"
+    assert off["exactly.once.source.support"] == "disabled"
+    assert AUTO_RESTART_EXTENSION in on["rest.extension.classes"].split(",")
+    assert not {k for k in on if k.endswith((".user", ".password"))}, "credentials are never rendered"
 
 
 def test_entrypoint_writes_the_exactly_once_and_auto_restart_worker_properties(tmp_path):
     import os
     import subprocess
 
+    from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
+    from msk_migrate.connectors.worker_env import worker_environment
     from msk_migrate.paths import CONNECT_ENTRYPOINT
 
-    env = {"PATH": os.environ["PATH"], "CONNECT_CONFIG_DIR": str(tmp_path), "CONNECT_DRY_RUN": "1",
-           "CONNECT_BOOTSTRAP_SERVERS": "b-1:9098", "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT": "enabled",
-           "CONNECT_AUTO_RESTART_MAX_RESTARTS": "3", "CONNECT_REST_BASIC_AUTH_USER": "ops"}
+    worker = WorkerSpec(auto_restart_max_restarts=3)
+    tgt = ClusterEndpoint(alias="target", bootstrap_servers="b-1:9098")
+    env = {"PATH": os.environ["PATH"], "CONNECT_DRY_RUN": "1",
+           **worker_environment(tgt, worker, config_dir=str(tmp_path), migration=MigrationSpec(exactly_once=True))}
+    env.update({name: "s3cret" for name in env["CONNECT_REQUIRED_ENV"].split()})
+    env["CONNECT_REST_USERNAME"] = "ops"
     r = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "exactly.once.source.support=enabled" in r.stdout
-    assert "rest.extension.classes=io.mskmigrate.connect.autorestart.AutoRestartExtension" in r.stdout
+    assert "io.mskmigrate.connect.autorestart.AutoRestartExtension" in r.stdout
     assert "msk.migrate.auto.restart.max.restarts=3" in r.stdout
-    assert "msk.migrate.auto.restart.rest.password=${env:CONNECT_REST_BASIC_AUTH_PASSWORD}" in r.stdout
-    bad = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env={**env, "CONNECT_EXACTLY_ONCE_SOURCE_SUPPORT": "yes"},
-                         capture_output=True, text=True)
+    assert f"msk.migrate.auto.restart.rest.credentials.file={tmp_path}/rest-credentials.properties" in r.stdout
+    assert "s3cret" not in r.stdout, "no secret value in worker.properties"
+    assert (tmp_path / "rest-credentials.properties").read_text() == "ops=s3cret\n"
+    missing = {k: v for k, v in env.items() if k != "CONNECT_REST_PASSWORD"}
+    bad = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env=missing, capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -133,8 +133,11 @@ def worker_properties(
     extensions = [BASIC_AUTH_EXTENSION] if rest.basic_auth else []
     if worker.auto_restart:
         # The extension restarts failed tasks through this worker's REST API (restart?onlyFailed=true) with
-        # back-off and a cap; its REST credentials are added by the entrypoint at run time (never rendered).
+        # back-off and a cap. With basic auth it reads the credentials file the entrypoint writes for the
+        # basic-auth extension: no secret in worker.properties, no extra variable for the env provider.
         extensions.append(AUTO_RESTART_EXTENSION)
+        if rest.basic_auth:
+            props[AUTO_RESTART_PREFIX + "rest.credentials.file"] = f"{config_dir}/{REST_CREDENTIALS_FILE}"
         props.update({
             AUTO_RESTART_PREFIX + "initial.backoff.ms": str(worker.auto_restart_initial_backoff_seconds * 1000),
             AUTO_RESTART_PREFIX + "max.backoff.ms": str(worker.auto_restart_max_backoff_seconds * 1000),

@@ -1,5 +1,6 @@
 package io.mskmigrate.connect.autorestart;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -7,11 +8,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -86,8 +90,32 @@ public class AutoRestartExtension implements ConnectRestExtension {
         workerId = (host == null || host.isBlank() ? l.getHost() : host) + ":" + (port == null || port.isBlank() ? l.getPort() : port);
         String user = get("rest.user", null);
         String password = get("rest.password", null);
+        String credentialsFile = get("rest.credentials.file", null);
+        if (user == null && credentialsFile != null) {
+            // The basic-auth extension's own credentials file (user=password lines, written by the
+            // entrypoint into the worker's private config dir): no secret in worker.properties.
+            Map.Entry<String, String> first = firstCredential(Path.of(credentialsFile));
+            if (first != null) {
+                user = first.getKey();
+                password = first.getValue();
+            } else {
+                log.warn("auto-restart: no credentials in {}; restart calls will be unauthenticated", credentialsFile);
+            }
+        }
         authHeader = user == null ? null
                 : "Basic " + Base64.getEncoder().encodeToString((user + ":" + (password == null ? "" : password)).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The first {@code user=password} entry of a PropertyFileLoginModule credentials file, or null. */
+    static Map.Entry<String, String> firstCredential(Path file) {
+        try (var reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            Properties props = new Properties();
+            props.load(reader);
+            return props.stringPropertyNames().stream().sorted().findFirst()
+                    .map(u -> Map.entry(u, props.getProperty(u))).orElse(null);
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** The worker's first REST listener as a URL this JVM can call (wildcard host becomes 127.0.0.1). */

@@ -141,4 +141,18 @@ class AutoRestartExtensionTest {
         e.check(60_000);
         assertEquals(1, requests.size());
     }
+
+    @Test
+    void credentialsComeFromTheBasicAuthCredentialsFileWhenNoUserIsConfigured() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("rest-credentials", ".properties");
+        try {
+            java.nio.file.Files.writeString(file, "ops=s3cret\n");
+            Map.Entry<String, String> c = AutoRestartExtension.firstCredential(file);
+            assertEquals("ops", c.getKey());
+            assertEquals("s3cret", c.getValue());
+            assertEquals(null, AutoRestartExtension.firstCredential(file.resolveSibling("no-such-file")));
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
 }
