@@ -187,8 +187,15 @@ def flow_from_kwargs(kw: dict[str, Any]) -> Flow:
                         kw.pop("target_bootstrap"), kw.pop("local_dir"))
 
 
-def announce(flow: Flow) -> None:
-    """Say which clusters and worker the command talks to (stderr: stdout may carry JSON)."""
-    from ..cliutil import err_console
+def announce(flow: Flow, output: str = "text") -> None:
+    """Say which clusters and worker the command talks to: first line of the text output. With
+    ``--output json`` the document carries it (``talked_to``) and stderr stays for the one error line."""
+    if output != "json":
+        from ..cliutil import console
 
-    err_console.print(flow.describe(), highlight=False, soft_wrap=True)
+        console.print(flow.describe(), highlight=False, soft_wrap=True)
+
+
+def talked_to(flow: Flow) -> dict[str, Any]:
+    return {"config": flow.origin, "source": flow.source.bootstrap_servers,
+            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url}

@@ -6,6 +6,7 @@ Nothing is half-applied on bad input: if the worker rejects any config, none is 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -103,10 +104,19 @@ def apply(
     if wait:
         for name, cfg in configs.items():
             progress(f"waiting for {name} and its tasks to be RUNNING")
-            result.status[name] = client.wait_state(name, "RUNNING", timeout=timeout, min_tasks=min_tasks(cfg))
+            st = client.wait_state(name, "RUNNING", timeout=timeout)
+            deadline = time.time() + min(ZERO_TASK_GRACE_SECONDS, timeout)
+            while len(st.get("tasks", [])) < min_tasks(cfg) and time.time() < deadline:
+                time.sleep(1)  # tasks appear once the connector has read its source's topics
+                st = client.wait_state(name, "RUNNING", timeout=timeout)
+            result.status[name] = st  # still 0 tasks: connector_problems() reports it (not green)
     else:
         result.status = {name: client.status(name) for name in configs}
     return result
+
+
+#: How long a RUNNING connector may have no task before `apply` reports it (not green) instead of waiting.
+ZERO_TASK_GRACE_SECONDS = 20.0
 
 
 def min_tasks(config: dict[str, str]) -> int:
@@ -123,7 +133,8 @@ def connector_problems(rows: list[dict[str, Any]], checkpoint_needs_tasks: bool 
             out.append(f"{r['name']} is {r['state']}" + (f": {r['failure']}" if r.get("failure") else ""))
         elif r["tasks"] == 0 and (checkpoint_needs_tasks or r.get("class") != CHECKPOINT_CONNECTOR_CLASS):
             out.append(f"{r['name']} has 0 tasks" + (" (no consumer group matches yet)"
-                                                      if r.get("class") == CHECKPOINT_CONNECTOR_CLASS else ""))
+                                                      if r.get("class") == CHECKPOINT_CONNECTOR_CLASS else
+                                                      " (no source topic matches topics/topics_exclude)"))
         elif r["tasks_running"] < r["tasks"]:
             out.append(f"{r['name']}: {r['tasks_running']}/{r['tasks']} tasks RUNNING"
                        + (f": {r['failure']}" if r.get("failure") else ""))

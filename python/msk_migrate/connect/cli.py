@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..cliutil import emit_json, err_console, human, output_option
+from ..cliutil import emit_json, human, output_option
 from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
 from ..errors import UsageError
 from .apply import apply, connector_problems, status_rows
@@ -33,9 +33,12 @@ def _flow(kw: dict, need_flow: bool = False) -> Flow | None:
     return flow
 
 
-def _client(flow: Flow) -> ConnectClient:
+def _client(flow: Flow, output: str = "text") -> ConnectClient:
+    """The worker named on the command line (never a default); the text output's first line names it."""
     client = ConnectClient(flow.require_connect())
-    err_console.print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""), highlight=False)
+    if output != "json":
+        human(output).print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""),
+                            highlight=False, soft_wrap=True)
     return client
 
 
@@ -104,7 +107,7 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
     """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING."""
     flow = _flow(kw)
     configs = _configs(flow, directory, s3, s3_endpoint_url)
-    client = _client(flow)
+    client = _client(flow, output)
     if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
         from ..kafka.capacity import require_replication_factors
 
@@ -149,7 +152,7 @@ def status_cmd(names, output, **kw) -> None:
     """Connector and task states (default: the flow's connectors; all on the worker without a flow).
     Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks."""
     flow = _flow(kw)
-    client = _client(flow)
+    client = _client(flow, output)
     wanted = list(names) or (None if flow.migration is None else
                              [n for n in _names(flow, ()) if n in set(client.connectors())])
     rows = status_rows(client, wanted)
@@ -168,7 +171,7 @@ def _simple(action: str, help_text: str):
     @output_option
     def _cmd(names, output, **kw) -> None:
         flow = _flow(kw)
-        client = _client(flow)
+        client = _client(flow, output)
         live = set(client.connectors())
         wanted = _names(flow, names)
         if not names:

@@ -145,7 +145,7 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
                          "exclude it from the forward flow first (msk-migrate rollback apply does both)")
     r = reverse_spec(m, names)
     cn = r.connector_names()
-    common = _common(target, source, r, roles=("target", "source"))
+    common = {**_common(target, source, r, roles=("target", "source")), **reverse_producer(source)}
     src = {
         "name": cn["source"],
         "connector.class": SOURCE_CLASS,
@@ -175,6 +175,16 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
         "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
     }
     return {cn["source"]: src, cn["checkpoint"]: ckpt}
+
+
+def reverse_producer(source: ClusterEndpoint) -> dict[str, str]:
+    """The Connect framework's producer writes a connector's records (and MM2's checkpoints) to the
+    *worker's* cluster, the target. The reverse flow writes to the source instead: its producer points
+    there with the source's credentials (needs the worker's ``connector.client.config.override.policy``
+    to allow ``bootstrap.servers`` and the security settings; Connect then keeps these connectors'
+    source offsets in a topic of the same name on the source cluster, KIP-618)."""
+    props = {"bootstrap.servers": source.bootstrap_servers, **client_properties("source", source.auth)}
+    return {f"producer.override.{k}": v for k, v in props.items()}
 
 
 def render_rollback_template(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, dict[str, str]]:

@@ -9,6 +9,7 @@ silent unless the command runs with ``--verbose``.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -26,8 +27,12 @@ LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 
 
 def quiet(conf: dict[str, Any]) -> dict[str, Any]:
-    """``conf`` with librdkafka's logging routed to :data:`LIBRDKAFKA_LOG`."""
-    return {**conf, "logger": LIBRDKAFKA_LOG}
+    """``conf`` with librdkafka's logging routed to :data:`LIBRDKAFKA_LOG`, and only errors logged at all
+    (librdkafka writes some lines, e.g. at client destruction, straight to stderr). Failures still reach
+    the session's ``error_cb``. ``MSK_MIGRATE_VERBOSE=1`` lets every line through."""
+    if os.environ.get("MSK_MIGRATE_VERBOSE") == "1":
+        return {**conf, "logger": LIBRDKAFKA_LOG}
+    return {**conf, "logger": LIBRDKAFKA_LOG, "log_level": 0}
 
 
 def client_config(role: str, endpoint) -> dict[str, Any]:

@@ -15,15 +15,16 @@ import click
 
 from ..cliutil import emit_json, human, output_option
 from ..errors import UsageError
-from ..config.flow import Flow, announce, flow_from_kwargs, flow_options
+from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
 from ..tables import colour, table
 
 
 def _sessions(flow: Flow, need_target: bool = True):
     from ..kafka.admin import AdminSession
 
+    target = flow.require_target("this command") if need_target else None  # before any connection
     src = AdminSession.for_endpoint("source", flow.source)
-    tgt = AdminSession.for_endpoint("target", flow.require_target("this command")) if need_target else None
+    tgt = AdminSession.for_endpoint("target", target) if target is not None else None
     return src, tgt
 
 
@@ -43,7 +44,7 @@ def preflight(output: str, **kw) -> None:
     from .preflight import run_preflight
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     con = human(output)
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
@@ -73,7 +74,7 @@ def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
     from .offsets import verify_offsets
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     src, tgt = _sessions(flow)
     rows = [r.to_dict() for r in verify_offsets(src, tgt, flow.migration, list(groups) or None)]
     if output == "json":
@@ -115,7 +116,7 @@ def offsets_sync(group: str, dry_run: bool, force: bool, output: str, **kw) -> N
     from .offsets import apply_offset_sync, plan_offset_sync, require_inactive
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     src, tgt = _sessions(flow)
     require_inactive(tgt, group, "target")
     rows = plan_offset_sync(flow.source.alias, src, tgt, group, force)
@@ -124,7 +125,7 @@ def offsets_sync(group: str, dry_run: bool, force: bool, output: str, **kw) -> N
     written = sum(r.action in ("write", "backwards-forced") for r in rows)
     refused = [r for r in rows if r.action == "backwards-refused"]
     if output == "json":
-        emit_json({"group": group, "dry_run": dry_run, "written": 0 if dry_run else written, "rows": [r.to_dict() for r in rows]})
+        emit_json({"talked_to": talked_to(flow), "group": group, "dry_run": dry_run, "written": 0 if dry_run else written, "rows": [r.to_dict() for r in rows]})
     else:
         t = table(f"offsets sync {group}" + (" (dry run)" if dry_run else ""),
                   ("topic", "p", "current", "translated", "action"), numeric=("p", "current", "translated"))
@@ -172,8 +173,8 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], **kw) -> None:
 # ---- lag -------------------------------------------------------------------------------------------
 def lag_table(rows: list) -> object:
     t = table("replication lag (source -> target)",
-              ("topic", "p", "source LSO", "replicated", "behind", "newest age s", "latency s", "status"),
-              numeric=("p", "source LSO", "replicated", "behind", "newest age s", "latency s"))
+              ("topic", "p", "source LSO", "replicated", "behind", "age s", "latency s", "status"),
+              numeric=("p", "source LSO", "replicated", "behind", "age s", "latency s"))
     for r in rows:
         t.add_row(r.topic, str(r.partition), str(r.source_lso), str(r.replicated),
                   str(r.behind) if r.exact else f"<={r.behind}", "-" if r.newest_age_s is None else str(r.newest_age_s),
@@ -198,7 +199,7 @@ def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) ->
     from .lag import measure_lag
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     src, tgt = _sessions(flow)
     client = _connect(flow)
 
@@ -217,7 +218,7 @@ def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) ->
                 live.update(lag_table(rows))
     ok = bool(rows) and all(r.status == "in-sync" for r in rows)
     if output == "json":
-        emit_json({"in_sync": ok, "partitions": [r.to_dict() for r in rows]})
+        emit_json({"talked_to": talked_to(flow), "in_sync": ok, "partitions": [r.to_dict() for r in rows]})
     elif not watch:
         human(output).print(lag_table(rows))
     if not rows:
@@ -249,14 +250,14 @@ def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_
     from .cutover import cutover_check
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     client = _connect(flow)
     src, tgt = _sessions(flow)
     conds = cutover_check(src, tgt, client, flow.migration, flow.source.alias, list(groups), max_records, max_age,
                           max_redelivery, report, max_report_age * 60)
     ready = all(c.ok for c in conds)
     if output == "json":
-        emit_json({"ready": ready, "groups": list(groups), "conditions": [c.to_dict() for c in conds]})
+        emit_json({"talked_to": talked_to(flow), "ready": ready, "groups": list(groups), "conditions": [c.to_dict() for c in conds]})
     else:
         t = table(f"cutover check: {', '.join(groups)}", ("condition", "result", "evidence"))
         for c in conds:
@@ -273,11 +274,11 @@ def rollback() -> None:
     """Reverse replication target -> source for topics whose producers moved."""
 
 
-def _rollback_plan(topics, kw):
+def _rollback_plan(topics, kw, output):
     from .rollback import plan
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     target = flow.require_target("rollback")
     src, tgt = _sessions(flow)
     return flow, src, tgt, plan(flow.source, target, flow.migration, list(topics), src, tgt)
@@ -306,7 +307,7 @@ def _print_plan(p, output: str, applied: bool) -> None:
 @output_option
 def rollback_plan(topics, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
-    _, _, _, p = _rollback_plan(topics, kw)
+    _, _, _, p = _rollback_plan(topics, kw, output)
     _print_plan(p, output, applied=False)
 
 
@@ -320,7 +321,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
     record on the target, with checkpoints for the groups that move back."""
     from .rollback import apply_rollback
 
-    flow, src, tgt, p = _rollback_plan(topics, kw)
+    flow, src, tgt, p = _rollback_plan(topics, kw, output)
     client = _connect(flow)
     con = human(output)
     with con.status("rolling back") as sp:
@@ -340,7 +341,7 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     from .cleanup import delete, leftovers
 
     flow = flow_from_kwargs(kw)
-    announce(flow)
+    announce(flow, output)
     target = flow.require_target("cleanup")
     if flow.connect_url:
         live = set(_connect(flow).connectors())
@@ -353,7 +354,7 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     if yes:
         delete(tgt, items)
     if output == "json":
-        emit_json({"deleted": yes, "items": [i.to_dict() for i in items]})
+        emit_json({"talked_to": talked_to(flow), "deleted": yes, "items": [i.to_dict() for i in items]})
         return
     con = human(output)
     t = table(f"left on the target {target.bootstrap_servers}", ("kind", "name", "why"))

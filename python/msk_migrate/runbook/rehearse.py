@@ -213,7 +213,6 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             raise StepFailed(f"{name}: {result}")
 
     m = REHEARSAL_MIGRATION
-    sel = topic_selection(m)
     topics = list(DEMO_TOPICS)
     ctx: dict[str, Any] = {}
 
