@@ -96,7 +96,7 @@ def test_cutover_check_is_ready_only_when_every_condition_holds(tmp_path, local_
     assert [c["name"] for c in bad] == ["validation report"] and "120 min old" in bad[0]["evidence"]
 
     # a consumer already running on the target: not ready (MM2 no longer syncs an active group)
-    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest"})
+    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
     c.subscribe([topic])
     try:
         wait_until(lambda: c.poll(0.5) is not None or c.assignment(), 30, what="member joined")
@@ -137,7 +137,7 @@ def test_offsets_sync_moves_a_stopped_group_now_and_never_backwards_without_forc
     _one_line_exit_2(r)
     assert "--group" in r.stderr and "nobody" in r.stderr
 
-    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest"})
+    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
     c.subscribe([topic])
     try:
         wait_until(lambda: c.poll(0.5) is not None or c.assignment(), 30, what="member joined")
@@ -256,3 +256,28 @@ def test_operator_commands_never_pick_a_worker_silently(tmp_path, local_env):
     r = run("connectors", "status", "--connect-url", f"http://127.0.0.1:{free_port()}", env=env)
     _one_line_exit_2(r)
     assert "unreachable" in r.stderr
+
+
+def test_preflight_of_an_environment_runs_before_deploy_and_checks_the_target_after(tmp_path, local_env, unique):
+    """--env: the stack's environment YAML is the config; before deploy (no target bootstrap) only the source."""
+    src = local_env.source().bootstrap_servers
+    topic = f"it-{unique}-envpf"
+    create_topic(src, topic, partitions=3)
+    env = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "infra/environments/dev.yaml").read_text())
+    env["name"] = "lab"
+    env["source"] = {"alias": "source", "bootstrap_servers": src, "auth": {"mode": "plaintext"},
+                     "network": {"cidrs": ["10.20.0.0/16"]}}
+    env["migration"] = {"name": "lab", "topics": [f"it-{unique}-.*"], "tasks_max": 4,
+                        "replication_factor": 1, "internal_replication_factor": 1}
+    env["worker"] = {**env.get("worker", {}), "replication_factor": 1}
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump(env))
+    r = run("preflight", "--env", str(path), "--output", "json", env={**__import__("os").environ, "MSK_MIGRATE_TARGET_BOOTSTRAP": ""})
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
+    assert checks["target checks"]["status"] == "skip" and "after deploy" in checks["target checks"]["detail"]
+    assert checks["topics selected"]["status"] == "ok" and "target reachable" not in checks
+    r = run("preflight", "--env", str(path), "--target-bootstrap", local_env.target().bootstrap_servers, "--output", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {c["name"]: c["status"] for c in json.loads(r.stdout)["checks"]}
+    assert checks["target reachable"] == "ok" and "target checks" not in checks

@@ -401,7 +401,8 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             client.delete(name)
         items = leftovers(ctx["T"], m, env.worker_spec(), "source", "target", include_worker=False)
         delete(ctx["T"], items)
-        left = leftovers(ctx["T"], m, env.worker_spec(), "source", "target", include_worker=False)
+        left = _wait(lambda: not leftovers(ctx["T"], m, env.worker_spec(), "source", "target", include_worker=False)
+                     or None, 20) is None and leftovers(ctx["T"], m, env.worker_spec(), "source", "target", False)
         if left:
             raise StepFailed(f"still on the target: {', '.join(i.name for i in left)}")
         return f"connectors deleted; {len(items)} MM2 topic(s)/group(s) deleted from the target"
