@@ -18,10 +18,11 @@ def _register() -> None:
     from .build.cli import build_images_cmd
     from .connect.cli import connectors
     from .local.cli import local
-    from .runbook.cli import offsets, preflight, rehearse
+    from .runbook.cli import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
     from .validation.cli import validate
 
-    for cmd in (local, connectors, preflight, offsets, rehearse, validate, build_images_cmd):
+    for cmd in (local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
+                build_images_cmd):
         cli.add_command(cmd)
 
 

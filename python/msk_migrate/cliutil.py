@@ -10,8 +10,10 @@ import click
 from rich.console import Console
 
 #: Human output goes to stderr when JSON is requested, so stdout stays machine-readable.
-console = Console(stderr=False)
-err_console = Console(stderr=True)
+#: Not a terminal (a log, a pipe): wide enough that tables keep whole numbers and names.
+_LOG_WIDTH = None if sys.stdout.isatty() else 160
+console = Console(stderr=False, width=_LOG_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 output_option = click.option(
     "--output",

@@ -61,9 +61,21 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 
 
 def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
+    """Commit ``offsets`` for ``group``; retried while a fresh cluster's group coordinator is still loading."""
+    from confluent_kafka import KafkaException
+
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-    c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
-    c.close()
+    try:
+        for attempt in range(10):
+            try:
+                c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+                return
+            except KafkaException as exc:
+                if not exc.args[0].retriable() and "coordinator" not in exc.args[0].str().lower() or attempt == 9:
+                    raise
+                time.sleep(1)
+    finally:
+        c.close()
 
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:

@@ -175,6 +175,7 @@ def test_connectors_are_applied_from_the_s3_objects_the_stack_uploads(local_env,
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                           aws_access_key_id="testing", aws_secret_access_key="testing")
         s3.create_bucket(Bucket="configs")
+        create_topic(local_env.source().bootstrap_servers, f"it-{unique}-s3-a", partitions=1)  # tasks need a topic
         spec = TEST_MIGRATION.model_copy(update={"name": f"s3{unique}", "topics": [f"it-{unique}-s3-.*"]})
         configs = render_connectors(local_env.source(), local_env.target(), spec)
         for name, cfg in configs.items():

@@ -8,6 +8,8 @@ from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..kafka.names import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
+from ..kafka.selection import check_mm2_regexes
 from .auth import AuthConfig
 from .overrides import check_overrides
 
@@ -20,13 +22,9 @@ _HOSTPORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$")
 
 
 def check_regexes(values: list[str], field: str) -> list[str]:
-    """Raise ValueError naming ``field`` and the entry when one of ``values`` is not a valid regex."""
-    for value in values:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"{field} entry {value!r} is not a valid regex: {exc}") from None
-    return values
+    """Raise ValueError naming ``field`` and the entry when one of ``values`` is not a regex MM2 can take
+    (invalid, or containing a comma, which MM2 reads as a list separator)."""
+    return check_mm2_regexes(values, field)
 
 
 class ClusterEndpoint(BaseModel):
@@ -76,12 +74,12 @@ class MigrationSpec(BaseModel):
     name: str = Field("mm2", description="Connector name prefix: <name>-source, -checkpoint, -heartbeat.")
     topics: list[str] = Field(default_factory=lambda: [".*"], description="Topic regexes to replicate.")
     topics_exclude: list[str] = Field(
-        default_factory=lambda: [r".*[\-\.]internal", r".*\.replica", r"__.*", r"_schemas", r"connect-.*", r"mm2-.*"],
+        default_factory=lambda: list(DEFAULT_TOPICS_EXCLUDE),
         description="Topic regexes never replicated (internal, Connect and MM2 topics by default).",
     )
     groups: list[str] = Field(default_factory=lambda: [".*"], description="Consumer group regexes to checkpoint.")
     groups_exclude: list[str] = Field(
-        default_factory=lambda: [r"console-consumer-.*", r"connect-.*", r"__.*"],
+        default_factory=lambda: list(DEFAULT_GROUPS_EXCLUDE),
         description="Consumer group regexes never checkpointed.",
     )
     topic_renames: dict[str, str] = Field(

@@ -5,11 +5,15 @@ Nothing is half-applied on bad input: if the worker rejects any config, none is 
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import UsageError
-from .rest import ConnectClient, ConnectorFailed, failure
+from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, SOURCE_CONNECTOR_CLASS
+from ..kafka.selection import NameFilter
+from .rest import ConnectClient, ConnectorFailed, ConnectRestError, failure
 from .sources import check_no_plaintext_secrets
 
 
@@ -21,8 +25,49 @@ class ApplyResult:
     status: dict[str, Any] = field(default_factory=dict)
 
 
+def _exact_names(value: str) -> list[str]:
+    """Entries of an MM2 ``topics`` list that name exactly one topic (escaped literal names)."""
+    out = []
+    for entry in filter(None, (e.strip() for e in value.split(","))):
+        name = re.sub(r"\\(.)", r"\1", entry)
+        if re.fullmatch(r"[A-Za-z0-9._-]+", name) and re.fullmatch(entry, name):
+            out.append(name)
+    return out
+
+
+def _filter(cfg: dict[str, str]) -> NameFilter:
+    split = lambda v: tuple(filter(None, (e.strip() for e in (v or "").split(","))))  # noqa: E731
+    return NameFilter(split(cfg.get("topics", ".*")), split(cfg.get("topics.exclude")))
+
+
+def check_no_loop(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
+    """Refuse a MirrorSourceConnector whose topics a live connector of the opposite direction replicates
+    (identity topic names cannot detect the cycle: records would loop between the clusters)."""
+    new = {n: c for n, c in configs.items() if c.get("connector.class") == SOURCE_CONNECTOR_CLASS}
+    if not new:
+        return
+    live = {}
+    for name in client.connectors():
+        if name in configs:
+            continue
+        cfg = client.config(name) or {}
+        if cfg.get("connector.class") == SOURCE_CONNECTOR_CLASS:
+            live[name] = cfg
+    for name, cfg in new.items():
+        for other, ocfg in live.items():
+            if (ocfg.get("source.cluster.alias"), ocfg.get("target.cluster.alias")) != (
+                    cfg.get("target.cluster.alias"), cfg.get("source.cluster.alias")):
+                continue
+            for a, acfg, b, bcfg in ((name, cfg, other, ocfg), (other, ocfg, name, cfg)):
+                for topic in _exact_names(acfg.get("topics", "")):
+                    if _filter(bcfg).matches(topic):
+                        raise UsageError("topics", f"{topic} would flow both ways ({a} and {b}): records would loop",
+                                         f"exclude {topic} from one direction first; nothing was applied")
+
+
 def validate_all(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
     check_no_plaintext_secrets(configs)
+    check_no_loop(client, configs)
     problems: list[str] = []
     for name, cfg in configs.items():
         for err in client.validate({**cfg, "name": name}):
@@ -57,23 +102,63 @@ def apply(
         progress(f"applying {name}")
         client.put_config(name, body)
     if wait:
-        for name in configs:
-            progress(f"waiting for {name} to be RUNNING")
-            result.status[name] = client.wait_state(name, "RUNNING", timeout=timeout)
+        for name, cfg in configs.items():
+            progress(f"waiting for {name} and its tasks to be RUNNING")
+            st = client.wait_state(name, "RUNNING", timeout=timeout)
+            deadline = time.time() + min(ZERO_TASK_GRACE_SECONDS, timeout)
+            while len(st.get("tasks", [])) < min_tasks(cfg) and time.time() < deadline:
+                time.sleep(1)  # tasks appear once the connector has read its source's topics
+                st = client.wait_state(name, "RUNNING", timeout=timeout)
+            result.status[name] = st  # still 0 tasks: connector_problems() reports it (not green)
     else:
         result.status = {name: client.status(name) for name in configs}
     return result
 
 
+#: How long a RUNNING connector may have no task before `apply` reports it (not green) instead of waiting.
+ZERO_TASK_GRACE_SECONDS = 20.0
+
+
+def min_tasks(config: dict[str, str]) -> int:
+    """Tasks a healthy connector has: >= 1, except MM2's checkpoint connector, which has none until a
+    consumer group matches its filter."""
+    return 0 if config.get("connector.class") == CHECKPOINT_CONNECTOR_CLASS else 1
+
+
+def connector_problems(rows: list[dict[str, Any]], checkpoint_needs_tasks: bool = True) -> list[str]:
+    """Why the connectors of ``rows`` are not green (empty = all RUNNING with running tasks)."""
+    out = []
+    for r in rows:
+        if r["state"] != "RUNNING":
+            out.append(f"{r['name']} is {r['state']}" + (f": {r['failure']}" if r.get("failure") else ""))
+        elif r["tasks"] == 0 and (checkpoint_needs_tasks or r.get("class") != CHECKPOINT_CONNECTOR_CLASS):
+            out.append(f"{r['name']} has 0 tasks" + (" (no consumer group matches yet)"
+                                                      if r.get("class") == CHECKPOINT_CONNECTOR_CLASS else
+                                                      " (no source topic matches topics/topics_exclude)"))
+        elif r["tasks_running"] < r["tasks"]:
+            out.append(f"{r['name']}: {r['tasks_running']}/{r['tasks']} tasks RUNNING"
+                       + (f": {r['failure']}" if r.get("failure") else ""))
+    return out
+
+
 def status_rows(client: ConnectClient, names: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for name in names or sorted(client.connectors()):
-        st = client.status(name)
+        try:
+            st = client.status(name)
+        except ConnectRestError as exc:
+            if exc.status != 404:
+                raise
+            rows.append({"name": name, "type": None, "class": None, "state": "MISSING", "worker": None, "tasks": 0,
+                         "tasks_running": 0, "tasks_failed": 0, "failure": "not on this worker"})
+            continue
+        cls = (client.config(name) or {}).get("connector.class")
         tasks = st.get("tasks", [])
         rows.append(
             {
                 "name": name,
                 "type": st.get("type"),
+                "class": cls,
                 "state": st["connector"]["state"],
                 "worker": st["connector"].get("worker_id"),
                 "tasks": len(tasks),
@@ -85,4 +170,4 @@ def status_rows(client: ConnectClient, names: list[str] | None = None) -> list[d
     return rows
 
 
-__all__ = ["ApplyResult", "ConnectorFailed", "apply", "status_rows", "validate_all"]
+__all__ = ["ApplyResult", "ConnectorFailed", "apply", "connector_problems", "min_tasks", "status_rows", "validate_all"]

@@ -1,4 +1,8 @@
-"""`msk-migrate connectors render | apply | status | restart | pause | resume | delete`."""
+"""`msk-migrate connectors render | apply | status | restart | pause | resume | delete`.
+
+The worker is always named (``--connect-url`` or ``--local``) and printed; connector names default to
+the flow's (``--env``/``--config``/``--local``), never to a literal.
+"""
 
 from __future__ import annotations
 
@@ -7,69 +11,69 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from ..cliutil import emit_json, human, output_option
+from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
 from ..errors import UsageError
-from .apply import apply, status_rows
-from .rest import ConnectClient, ConnectorFailed, credentials_from_secret
-from .sources import from_config_file, from_dir, from_s3
+from .apply import apply, connector_problems, status_rows
+from .rest import ConnectClient, ConnectorFailed
+from .sources import from_dir, from_s3
 
 
-def _default_url() -> str | None:
-    from ..local.harness import LocalEnvironment
-
-    st = LocalEnvironment().status()
-    return st.get("connect", {}).get("url") if st.get("connect", {}).get("running") else None
-
-
-_url_option = click.option(
-    "--connect-url", envvar="MSK_MIGRATE_CONNECT_URL", default=None,
-    help="Kafka Connect REST URL (env MSK_MIGRATE_CONNECT_URL; default: the local environment's worker).",
-)
-
-
-def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    ctx.meta[f"connect.{param.name}"] = value
+def _flow(kw: dict, need_flow: bool = False) -> Flow | None:
+    """The flow and worker of the options; ``None`` when neither --env/--config/--local was given."""
+    env, config, local = kw.pop("env", None), kw.pop("config", None), kw.pop("local", False)
+    url, tb, local_dir = kw.pop("connect_url", None), kw.pop("target_bootstrap", None), kw.pop("local_dir", None)
+    if env or config or local:
+        return resolve_flow(env, config, local, url, tb, local_dir)
+    if need_flow:
+        raise UsageError("--env", "no migration given", "pass --env NAME, --config FILE or --local")
+    flow = Flow("-", None, None, None, None)  # type: ignore[arg-type]
+    flow.connect_url = check_connect_url(url) if url else None
+    return flow
 
 
-def url_option(f):
-    """--connect-url plus the REST credentials and CA options (kept out of each command's signature)."""
-    f = click.option("--connect-ca", envvar="MSK_MIGRATE_CONNECT_CA", expose_value=False, callback=_remember,
-                     help="PEM CA bundle of an HTTPS worker with a private CA (env MSK_MIGRATE_CONNECT_CA).")(f)
-    f = click.option("--connect-secret-arn", envvar="MSK_MIGRATE_CONNECT_SECRET_ARN", expose_value=False,
-                     callback=_remember, help="Secrets Manager secret with the REST username/password "
-                     "(default: env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
-    return _url_option(f)
+def _client(flow: Flow, output: str = "text") -> ConnectClient:
+    """The worker named on the command line (never a default); the text output's first line names it."""
+    client = ConnectClient(flow.require_connect())
+    if output != "json":
+        human(output).print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""),
+                            highlight=False, soft_wrap=True)
+    return client
 
 
-def _client(url: str | None) -> ConnectClient:
-    url = url or _default_url()
-    if not url:
-        raise UsageError("--connect-url", "no Connect worker given and no local environment running",
-                         "pass --connect-url http://HOST:8083 or run `msk-migrate local up`")
-    meta = click.get_current_context().meta
-    arn = meta.get("connect.connect_secret_arn")
-    return ConnectClient(url, auth=credentials_from_secret(arn) if arn else None, ca=meta.get("connect.connect_ca"))
+def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[str]:
+    """Explicit names, else the flow's connectors (forward, and its reverse ones when present)."""
+    if names:
+        return list(names)
+    if flow.migration is None:
+        raise UsageError("NAMES", "no connector named and no migration given",
+                         "name the connectors, or pass --env NAME / --config FILE / --local to use the flow's")
+    out = list(flow.migration.connector_names().values())
+    if all_flows:
+        out += [f"{flow.migration.name}-reverse-{r}" for r in ("source", "checkpoint")]
+    return out
 
 
-def _load(config: Path | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:
-    chosen = [x for x in (config, directory, s3) if x]
+def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:
+    chosen = [x for x in (flow and flow.migration, directory, s3) if x]
     if len(chosen) != 1:
-        raise UsageError("--config/--dir/--from-s3", "give exactly one source of connector configs",
-                         "e.g. --from-s3 s3://BUCKET/connectors/ (the stack output connector_config_uris)")
-    if config:
-        return from_config_file(config)
+        raise UsageError("--env/--config/--dir/--from-s3", "give exactly one source of connector configs",
+                         "e.g. --from-s3 s3://BUCKET/connectors/ (the stack output connector_config_s3_uris)")
     if directory:
         return from_dir(directory)
-    return from_s3(s3, endpoint_url=s3_endpoint)
+    if s3:
+        return from_s3(s3, endpoint_url=s3_endpoint)
+    from ..connectors.render import render_connectors
+
+    assert flow is not None
+    return render_connectors(flow.source, flow.require_target("rendering the connectors"), flow.migration)
 
 
 def source_options(f):
     f = click.option("--s3-endpoint-url", envvar="AWS_ENDPOINT_URL_S3", hidden=True)(f)
     f = click.option("--from-s3", "s3", help="s3://bucket/prefix/ holding the stack's rendered *.json.")(f)
     f = click.option("--dir", "directory", type=click.Path(path_type=Path), help="Directory of *.json configs.")(f)
-    f = click.option("--config", "config", type=click.Path(path_type=Path), help="Migration YAML to render.")(f)
     return f
 
 
@@ -79,11 +83,12 @@ def connectors() -> None:
 
 
 @connectors.command("render")
+@flow_options
 @source_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Write one <name>.json per connector.")
-def render_cmd(config, directory, s3, s3_endpoint_url, out_dir) -> None:
+def render_cmd(directory, s3, s3_endpoint_url, out_dir, **kw) -> None:
     """Print (or write) the connector configs exactly as `apply` would send them."""
-    configs = _load(config, directory, s3, s3_endpoint_url)
+    configs = _configs(_flow(kw), directory, s3, s3_endpoint_url)
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, cfg in configs.items():
@@ -93,22 +98,20 @@ def render_cmd(config, directory, s3, s3_endpoint_url, out_dir) -> None:
 
 
 @connectors.command("apply")
+@flow_options
 @source_options
-@url_option
 @click.option("--no-wait", is_flag=True, help="Do not wait for RUNNING.")
 @click.option("--timeout", default=180.0, show_default=True, help="Seconds to wait for RUNNING.")
 @output_option
-def apply_cmd(config, directory, s3, s3_endpoint_url, connect_url, no_wait, timeout, output) -> None:
-    """Validate every config with the worker, then create/update them and wait for RUNNING."""
-    configs = _load(config, directory, s3, s3_endpoint_url)
-    client = _client(connect_url)
-    if config:  # the typed input lets us check the target before anything is applied
-        from ..config.loader import load_yaml_model
-        from ..config.migration_file import MigrationFile
-        from ..runbook.preflight import require_replication_factors
+def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) -> None:
+    """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING."""
+    flow = _flow(kw)
+    configs = _configs(flow, directory, s3, s3_endpoint_url)
+    client = _client(flow, output)
+    if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
+        from ..kafka.capacity import require_replication_factors
 
-        mf = load_yaml_model(MigrationFile, config)
-        require_replication_factors(mf.target, mf.migration, mf.worker)
+        require_replication_factors(flow.target, flow.migration, flow.worker)
     con = human(output)
     try:
         with con.status("applying connectors") as sp:
@@ -116,58 +119,76 @@ def apply_cmd(config, directory, s3, s3_endpoint_url, connect_url, no_wait, time
     except ConnectorFailed as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged,
-            "connectors": status_rows(client, list(configs))}
+    rows = status_rows(client, list(configs))
+    data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged, "connectors": rows}
     if output == "json":
         emit_json(data)
     else:
-        con.print(f"created: {res.created or '-'}  updated: {res.updated or '-'}  unchanged: {res.unchanged or '-'}")
-        con.print(_status_table(data["connectors"]))
+        con.print(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
+                  f"unchanged: {', '.join(res.unchanged) or '-'}")
+        con.print(_status_table(rows))
+    if not no_wait and connector_problems(rows, checkpoint_needs_tasks=False):
+        sys.exit(1)
 
 
-def _status_table(rows: list[dict]) -> Table:
-    t = Table(title="connectors")
-    for col in ("name", "state", "tasks", "failure"):
-        t.add_column(col)
+def _status_table(rows: list[dict]):
+    from ..tables import table
+
+    t = table("connectors", ("name", "state", "tasks", "problem"))
+    problems = {r["name"]: connector_problems([r], checkpoint_needs_tasks=False) for r in rows}
     for r in rows:
-        colour = "green" if r["state"] == "RUNNING" and not r["tasks_failed"] else "red"
-        t.add_row(r["name"], f"[{colour}]{r['state']}[/]", f"{r['tasks_running']}/{r['tasks']} running", r["failure"] or "")
+        bad = problems[r["name"]]
+        colour = "red" if bad else ("yellow" if r["tasks"] == 0 else "green")
+        t.add_row(r["name"], f"[{colour}]{r['state']}[/]", f"{r['tasks_running']}/{r['tasks']} running",
+                  "; ".join(bad) or ("0 tasks: no consumer group matches yet" if r["tasks"] == 0 else ""))
     return t
 
 
 @connectors.command("status")
-@url_option
+@flow_options
 @click.argument("names", nargs=-1)
 @output_option
-def status_cmd(connect_url, names, output) -> None:
-    """Connector and task states; exit 1 if anything is FAILED."""
-    rows = status_rows(_client(connect_url), list(names) or None)
+def status_cmd(names, output, **kw) -> None:
+    """Connector and task states (default: the flow's connectors; all on the worker without a flow).
+    Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks."""
+    flow = _flow(kw)
+    client = _client(flow, output)
+    wanted = list(names) or (None if flow.migration is None else
+                             [n for n in _names(flow, ()) if n in set(client.connectors())])
+    rows = status_rows(client, wanted)
     if output == "json":
         emit_json(rows)
     else:
         human(output).print(_status_table(rows))
-    if any(r["state"] == "FAILED" or r["tasks_failed"] for r in rows):
+    if connector_problems(rows, checkpoint_needs_tasks=False):
         sys.exit(1)
 
 
 def _simple(action: str, help_text: str):
-    @connectors.command(action, help=help_text)
-    @url_option
-    @click.argument("names", nargs=-1, required=True)
+    @connectors.command(action, help=help_text + " NAMES default to the flow's connectors (--env/--config/--local).")
+    @flow_options
+    @click.argument("names", nargs=-1)
     @output_option
-    def _cmd(connect_url, names, output) -> None:
-        client = _client(connect_url)
-        done = []
-        for name in names:
+    def _cmd(names, output, **kw) -> None:
+        flow = _flow(kw)
+        client = _client(flow, output)
+        live = set(client.connectors())
+        wanted = _names(flow, names)
+        if not names:
+            wanted = [n for n in wanted if n in live]
+        missing = [n for n in wanted if n not in live]
+        if missing or not wanted:
+            raise UsageError("NAMES", f"no connector {missing[0] if missing else 'of this flow'} on {client.url}",
+                             "check the names with `msk-migrate connectors status`; nothing was changed")
+        for name in wanted:
             if action == "restart":
                 client.restart(name, only_failed=True)
             else:
                 getattr(client, action)(name)
-            done.append(name)
         if output == "json":
-            emit_json({action: done})
+            emit_json({action: wanted, "worker": client.url})
         else:
-            human(output).print(f"{action}: {', '.join(done)}")
+            human(output).print(f"{action}: {', '.join(wanted)} on {client.url}")
 
     return _cmd
 

@@ -202,6 +202,22 @@ class ConnectClient:
     def delete(self, name: str) -> None:
         self._call("DELETE", f"/connectors/{quote(name)}")
 
+    # -- offsets and lifecycle (Kafka >= 3.7 workers: KIP-875 offsets API, KIP-980 initial state) -------
+    def offsets(self, name: str) -> list[dict[str, Any]]:
+        """The connector's committed source offsets: ``[{"partition": {...}, "offset": {...}}, ...]``."""
+        return (self._call("GET", f"/connectors/{quote(name)}/offsets") or {}).get("offsets", [])
+
+    def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> Any:
+        """Set source offsets of a STOPPED connector."""
+        return self._call("PATCH", f"/connectors/{quote(name)}/offsets", json={"offsets": offsets})
+
+    def create_stopped(self, name: str, config: dict[str, str]) -> Any:
+        """Create a connector in the STOPPED state (its offsets can be set before it runs)."""
+        return self._call("POST", "/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"})
+
+    def stop(self, name: str) -> None:
+        self._call("PUT", f"/connectors/{quote(name)}/stop")
+
     # -- waiting ------------------------------------------------------------------------------
     def wait_state(self, name: str, want: str = "RUNNING", timeout: float = 120.0, min_tasks: int = 0) -> dict[str, Any]:
         """Wait until the connector and all its tasks are in ``want``.

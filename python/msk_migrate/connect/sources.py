@@ -1,5 +1,6 @@
-"""Where connector configs come from: rendered from a migration file, a directory, or S3 (as uploaded
-by the CDKTF stack). All three yield ``{name: config}``."""
+"""Where connector configs come from besides the renderer: a directory, or S3 (as uploaded by the CDKTF
+stack). Both yield ``{name: config}``. Only the *direct* children of the S3 prefix are read: the rollback
+templates under ``connectors/reverse/`` are never applied by ``connectors apply --from-s3 .../connectors/``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from ..config.loader import load_yaml_model
-from ..config.migration_file import MigrationFile
-from ..connectors.render import render_connectors
 from ..errors import UnreachableError, UsageError
-
-def from_config_file(path: str | Path) -> dict[str, dict[str, str]]:
-    mf = load_yaml_model(MigrationFile, path)
-    return render_connectors(mf.source, mf.target, mf.migration)
 
 
 def _normalize(name_hint: str, data: object, origin: str) -> tuple[str, dict[str, str]]:
@@ -53,12 +47,17 @@ def from_s3(uri: str, endpoint_url: str | None = None) -> dict[str, dict[str, st
     out = {}
     try:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-        keys = [o["Key"] for p in pages for o in p.get("Contents", []) if o["Key"].endswith(".json")]
+        keys = [o["Key"] for p in pages for o in p.get("Contents", [])
+                if o["Key"].endswith(".json") and "/" not in o["Key"][len(prefix):].lstrip("/")]
         if not keys:
             raise UsageError("--from-s3", f"no *.json objects under {uri}", "deploy the stack first (cdktf deploy)")
         for key in sorted(keys):
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-            name, cfg = _normalize(Path(key).stem, json.loads(body), f"s3://{bucket}/{key}")
+            try:
+                data = json.loads(body)
+            except ValueError as exc:
+                raise UsageError(f"s3://{bucket}/{key}", f"not valid JSON ({exc})", "re-deploy the stack") from None
+            name, cfg = _normalize(Path(key).stem, data, f"s3://{bucket}/{key}")
             out[name] = cfg
     except ClientError as exc:
         raise UnreachableError(f"S3 {uri}: {exc.response['Error'].get('Message') or exc}") from None

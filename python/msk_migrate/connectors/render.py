@@ -7,25 +7,32 @@ Everything is a string (Connect's REST API takes string maps). Secrets appear on
 
 from __future__ import annotations
 
+import re
+
 from .. import versions
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..config.overrides import PROFILES
 from ..errors import UsageError
+from ..kafka import names
+from ..kafka.selection import exact, topic_selection
 from .client_props import client_properties
 
-POLICY_CLASS = "io.mskmigrate.replication.IdentityMigrationReplicationPolicy"
+POLICY_CLASS = names.REPLICATION_POLICY_CLASS
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
-SOURCE_CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-CHECKPOINT_CLASS = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
-HEARTBEAT_CLASS = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
+SOURCE_CLASS = names.SOURCE_CONNECTOR_CLASS
+CHECKPOINT_CLASS = names.CHECKPOINT_CONNECTOR_CLASS
+HEARTBEAT_CLASS = names.HEARTBEAT_CONNECTOR_CLASS
 
 
 def _b(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, str]:
+def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec,
+            roles: tuple[str, str] = ("source", "target")) -> dict[str, str]:
+    """Settings every connector of the flow ``source -> target`` shares. ``roles`` name whose secrets
+    each side uses (the reverse flow reads from the cluster whose role is 'target')."""
     cfg: dict[str, str] = {
         "source.cluster.alias": source.alias,
         "target.cluster.alias": target.alias,
@@ -38,7 +45,7 @@ def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) 
         # MM2 requires the same policy, separator and topic filter on every connector of a flow:
         # the checkpoint connector only translates offsets of topics the source connector replicates.
         "replication.policy.class": POLICY_CLASS,
-        "replication.policy.separator": ".",
+        "replication.policy.separator": names.SEPARATOR,
         "topics": ",".join(m.topics),
         "topics.exclude": ",".join(m.topics_exclude),
         # Offset syncs on the target: MM2 then needs only read access to the source cluster.
@@ -49,9 +56,9 @@ def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) 
     }
     if m.topic_renames:
         cfg["replication.policy.topic.renames"] = ",".join(f"{a}:{b}" for a, b in m.topic_renames.items())
-    for k, v in client_properties("source", source.auth).items():
+    for k, v in client_properties(roles[0], source.auth).items():
         cfg[f"source.cluster.{k}"] = v
-    for k, v in client_properties("target", target.auth).items():
+    for k, v in client_properties(roles[1], target.auth).items():
         cfg[f"target.cluster.{k}"] = v
     return cfg
 
@@ -153,3 +160,92 @@ def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: Migra
     ckpt["emit.checkpoints.enabled"] = _b(m.emit_checkpoints)
     hb["emit.heartbeats.enabled"] = _b(m.emit_heartbeats)
     return {names["source"]: src, names["checkpoint"]: ckpt, names["heartbeat"]: hb}
+
+
+# ---- rollback: the reverse flow target -> source for named topics --------------------------------------
+REVERSE_SUFFIX = "reverse"
+
+
+def forward_spec_without(m: MigrationSpec, topics: list[str]) -> MigrationSpec:
+    """The forward flow with ``topics`` (source names) excluded: a topic flows one way at a time."""
+    extra = [e for e in exact(topics) if e not in m.topics_exclude]
+    return m.model_copy(update={"topics_exclude": [*m.topics_exclude, *extra]})
+
+
+def reverse_spec(m: MigrationSpec, topics: list[str]) -> MigrationSpec:
+    """The reverse flow's spec: exactly ``topics`` (source names; renamed ones map back), the forward's
+    groups, its own connector names (``<name>-reverse-*``) and no topic-config sync onto the source."""
+    sel = topic_selection(m)
+    return m.model_copy(update={
+        "name": f"{m.name}-{REVERSE_SUFFIX}",
+        "topics": exact(sel.target_name(t) for t in topics),
+        "topics_exclude": [],
+        "topic_renames": {sel.target_name(t): t for t in topics if sel.target_name(t) != t},
+        "sync_topic_configs": False,
+    })
+
+
+def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec,
+                              topics: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """The rollback flow ``target -> source`` (source and checkpoint connectors; no heartbeats) for
+    ``topics`` (source names; default: every topic the forward spec names exactly, for the stack's
+    template). Refuses a topic the given forward spec still replicates (records would loop).
+
+    Checkpoints and offset syncs of the reverse flow live on the source cluster under the target's alias
+    (``<target alias>.checkpoints.internal``, ``mm2-offset-syncs.<target alias>.internal``): no name
+    collides with the forward flow's (``<source alias>.*`` on the target).
+    """
+    sel = topic_selection(m)
+    names = list(topics) if topics is not None else [t for t in m.topics if re.fullmatch(r"[A-Za-z0-9._-]+", t)]
+    still = [t for t in names if topics is not None and sel.matches(t)]
+    if still:
+        raise UsageError("--topic", f"{still[0]} is still replicated forward by {m.connector_names()['source']}",
+                         "exclude it from the forward flow first (msk-migrate rollback apply does both)")
+    r = reverse_spec(m, names)
+    cn = r.connector_names()
+    common = {**_common(target, source, r, roles=("target", "source")), **reverse_producer(source)}
+    src = {
+        "name": cn["source"],
+        "connector.class": SOURCE_CLASS,
+        "tasks.max": str(m.tasks_max),
+        **common,
+        "replication.factor": str(m.replication_factor),
+        "sync.topic.configs.enabled": "false",
+        "sync.topic.acls.enabled": "false",
+        "refresh.topics.interval.seconds": str(m.refresh_topics_interval_seconds),
+        "offset.lag.max": str(m.offset_lag_max),
+        "source.consumer.isolation.level": "read_committed" if m.read_committed else "read_uncommitted",
+        # `rollback apply` sets the start of every partition the forward flow wrote to (Connect offsets API);
+        # the others hold only the producers' records and are read from the beginning
+        "source.consumer.auto.offset.reset": "earliest",
+    }
+    ckpt = {
+        "name": cn["checkpoint"],
+        "connector.class": CHECKPOINT_CLASS,
+        "tasks.max": str(m.tasks_max_checkpoint),
+        **common,
+        "groups": ",".join(m.groups),
+        "groups.exclude": ",".join(m.groups_exclude),
+        "emit.checkpoints.enabled": "true",
+        "emit.checkpoints.interval.seconds": str(m.emit_checkpoints_interval_seconds),
+        "sync.group.offsets.enabled": "true",
+        "sync.group.offsets.interval.seconds": str(m.sync_group_offsets_interval_seconds),
+        "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
+    }
+    return {cn["source"]: src, cn["checkpoint"]: ckpt}
+
+
+def reverse_producer(source: ClusterEndpoint) -> dict[str, str]:
+    """The Connect framework's producer writes a connector's records (and MM2's checkpoints) to the
+    *worker's* cluster, the target. The reverse flow writes to the source instead: its producer points
+    there with the source's credentials (needs the worker's ``connector.client.config.override.policy``
+    to allow ``bootstrap.servers`` and the security settings; Connect then keeps these connectors'
+    source offsets in a topic of the same name on the source cluster, KIP-618)."""
+    props = {"bootstrap.servers": source.bootstrap_servers, **client_properties("source", source.auth)}
+    return {f"producer.override.{k}": v for k, v in props.items()}
+
+
+def render_rollback_template(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, dict[str, str]]:
+    """What the stack uploads next to the forward configs (under ``connectors/reverse/``): the reverse flow
+    for every topic the migration names exactly. ``rollback apply`` narrows it to the topics rolled back."""
+    return render_reverse_connectors(source, target, m, None)

@@ -1,68 +1,82 @@
-"""Runbook commands: `preflight`, `offsets`, `rehearse`."""
+"""Runbook commands: preflight, lag, offsets verify|sync, cutover check, rollback plan|apply, cleanup, rehearse.
+
+Every command reads ONE flow (``--env``, ``--config`` or ``--local``; see :mod:`.context`), states which
+clusters and worker it talks to, and exits 0 (ok / in sync / ready), 1 (not yet) or 2 (bad input,
+unreachable: one line, nothing changed).
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from ..cliutil import emit_json, human, output_option
-from ..config.loader import load_yaml_model
-from ..config.migration_file import MigrationFile
-
-config_option = click.option(
-    "--config", "config_path", type=click.Path(path_type=Path), required=True,
-    help="Migration YAML (source, target, migration); secrets come from MM2_* env vars or Secrets Manager.",
-)
+from ..errors import UsageError
+from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
+from ..tables import colour, table
 
 
+def _sessions(flow: Flow, need_target: bool = True):
+    from ..kafka.admin import AdminSession
+
+    target = flow.require_target("this command") if need_target else None  # before any connection
+    src = AdminSession.for_endpoint("source", flow.source)
+    tgt = AdminSession.for_endpoint("target", target) if target is not None else None
+    return src, tgt
+
+
+def _connect(flow: Flow):
+    from ..connect.rest import ConnectClient
+
+    return ConnectClient(flow.require_connect())
+
+
+# ---- preflight -------------------------------------------------------------------------------------
 @click.command("preflight")
-@config_option
+@flow_options
 @output_option
-def preflight(config_path: Path, output: str) -> None:
-    """Check both clusters before replication: reachability, topics, partitions, RF, groups. Exit 1 on a failed check."""
+def preflight(output: str, **kw) -> None:
+    """Check the clusters before replication: reachability, topics, partitions, RF, groups. Before deploy
+    (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check."""
     from .preflight import run_preflight
 
-    mf = load_yaml_model(MigrationFile, config_path)
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
     con = human(output)
     with con.status("running preflight checks"):
-        rep = run_preflight(mf.source, mf.target, mf.migration, mf.worker)
+        rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
     if output == "json":
         emit_json(rep.to_dict())
     else:
-        t = Table(title="preflight")
-        for c in ("check", "status", "detail"):
-            t.add_column(c)
-        colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+        t = table("preflight", ("check", "status", "detail"))
+        tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
         for c in rep.checks:
-            t.add_row(c.name, f"[{colour[c.status]}]{c.status}[/]", c.detail)
+            t.add_row(c.name, f"[{tint[c.status]}]{c.status}[/]", c.detail)
         con.print(t)
     sys.exit(0 if rep.ok else 1)
 
 
-def offsets_table(rows: list[dict]) -> Table:
-    t = Table(title="consumer group offsets (source -> target)")
-    for c in ("group", "topic", "partition", "source committed/end", "target committed/end", "re-delivery", "status"):
-        t.add_column(c)
+# ---- offsets -------------------------------------------------------------------------------------
+def offsets_table(rows: list[dict]):
+    t = table("consumer group offsets (source -> target)",
+              ("group", "topic", "p", "source committed/end", "target committed/end", "re-delivery", "status"),
+              numeric=("p", "source committed/end", "target committed/end", "re-delivery"))
     for r in rows:
-        colour = "green" if r["status"] == "ok" else "red"
         t.add_row(r["group"], r["topic"], str(r["partition"]), f"{r['source_committed']}/{r['source_end']}",
-                  f"{r['target_committed']}/{r['target_end']}", str(r["redelivery"]), f"[{colour}]{r['status']}[/]")
+                  f"{r['target_committed']}/{r['target_end']}", str(r["redelivery"]), colour(r["status"] == "ok", r["status"]))
     return t
 
 
-@click.command("offsets")
-@config_option
-@click.option("--group", "groups", multiple=True, help="Only these groups (default: the migration's group regexes).")
-@output_option
-def offsets(config_path: Path, groups: tuple[str, ...], output: str) -> None:
-    """Verify translated consumer-group offsets on the target: never ahead of the source. Exit 1 otherwise."""
+def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
     from .offsets import verify_offsets
 
-    mf = load_yaml_model(MigrationFile, config_path)
-    rows = [r.to_dict() for r in verify_offsets(mf.source, mf.target, mf.migration, list(groups) or None)]
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    src, tgt = _sessions(flow)
+    rows = [r.to_dict() for r in verify_offsets(src, tgt, flow.migration, list(groups) or None)]
     if output == "json":
         emit_json(rows)
     else:
@@ -70,14 +84,294 @@ def offsets(config_path: Path, groups: tuple[str, ...], output: str) -> None:
     sys.exit(0 if rows and all(r["status"] == "ok" for r in rows) else 1)
 
 
+@click.group("offsets", invoke_without_command=True)
+@flow_options
+@click.option("--group", "groups", multiple=True, help="Only these groups (default: the migration's group regexes).")
+@output_option
+@click.pass_context
+def offsets(ctx: click.Context, groups: tuple[str, ...], output: str, **kw) -> None:
+    """Consumer-group offsets on the target (`offsets` alone = `offsets verify`)."""
+    if ctx.invoked_subcommand is None:
+        _verify(output, groups, kw)
+
+
+@offsets.command("verify")
+@flow_options
+@click.option("--group", "groups", multiple=True, help="Only these groups (default: the migration's group regexes).")
+@output_option
+def offsets_verify(groups: tuple[str, ...], output: str, **kw) -> None:
+    """Translated offsets never ahead of the source (exit 1 otherwise), with the re-delivery per partition."""
+    _verify(output, groups, kw)
+
+
+@offsets.command("sync")
+@flow_options
+@click.option("--group", required=True, help="The stopped consumer group to move now.")
+@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@click.option("--force", is_flag=True, help="Also move offsets backwards (re-delivery) where the checkpoint is behind.")
+@output_option
+def offsets_sync(group: str, dry_run: bool, force: bool, output: str, **kw) -> None:
+    """Write a stopped group's translated offsets (MM2's newest checkpoints) on the target now.
+    Refused while the group has members on the target; never moves an offset backwards without --force."""
+    from .offsets import apply_offset_sync, plan_offset_sync, require_inactive
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    src, tgt = _sessions(flow)
+    require_inactive(tgt, group, "target")
+    rows = plan_offset_sync(flow.source.alias, src, tgt, group, force)
+    if not dry_run:
+        apply_offset_sync(tgt, group, rows)
+    written = sum(r.action in ("write", "backwards-forced") for r in rows)
+    refused = [r for r in rows if r.action == "backwards-refused"]
+    if output == "json":
+        emit_json({"talked_to": talked_to(flow), "group": group, "dry_run": dry_run, "written": 0 if dry_run else written, "rows": [r.to_dict() for r in rows]})
+    else:
+        t = table(f"offsets sync {group}" + (" (dry run)" if dry_run else ""),
+                  ("topic", "p", "current", "translated", "action"), numeric=("p", "current", "translated"))
+        for r in rows:
+            t.add_row(r.topic, str(r.partition), str(r.current), str(r.translated),
+                      colour(r.action != "backwards-refused", r.action))
+        con = human(output)
+        con.print(t)
+        con.print(f"{'would write' if dry_run else 'wrote'} {written} partition(s)"
+                  + (f"; {len(refused)} kept (backwards; --force moves them)" if refused else ""))
+
+
+@offsets.command("snapshot")
+@flow_options
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Where to write {topic: {partition: end offset}} (the input of `validate --offsets-snapshot`).")
+@click.option("--topic", "topics", multiple=True, help="Only these source topics (default: the migration's).")
+def offsets_snapshot(out: Path, topics: tuple[str, ...], **kw) -> None:
+    """Snapshot the source's last stable offsets of the migrated topics (take it after producers stopped)."""
+    import json as _json
+
+    from ..kafka.offsets import last_stable_offsets, partitions
+    from ..kafka.selection import topic_selection
+
+    flow = flow_from_kwargs(kw)
+    announce(flow)
+    src, _ = _sessions(flow, need_target=False)
+    chosen = topic_selection(flow.migration).select(src.topics())
+    if topics:
+        unknown = [t for t in topics if t not in chosen]
+        if unknown:
+            raise UsageError("--topic", f"{unknown[0]} is not a migrated topic of the source", "name a topic the flow replicates")
+        chosen = list(topics)
+    ends = last_stable_offsets(src, partitions(src, chosen))
+    snap: dict[str, dict[str, int]] = {}
+    for (t, p), o in sorted(ends.items()):
+        snap.setdefault(t, {})[str(p)] = o
+    try:
+        out.write_text(_json.dumps(snap, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise UsageError("--out", f"cannot write {out}: {exc.strerror}", "give a writable path") from None
+    human("text").print(f"{len(ends)} partition(s) of {len(snap)} topic(s) written to {out}", highlight=False)
+
+
+# ---- lag -------------------------------------------------------------------------------------------
+def lag_table(rows: list) -> object:
+    t = table("replication lag (source -> target)",
+              ("topic", "p", "source LSO", "replicated", "behind", "age s", "latency s", "status"),
+              numeric=("p", "source LSO", "replicated", "behind", "age s", "latency s"))
+    for r in rows:
+        t.add_row(r.topic, str(r.partition), str(r.source_lso), str(r.replicated),
+                  str(r.behind) if r.exact else f"<={r.behind}", "-" if r.newest_age_s is None else str(r.newest_age_s),
+                  "-" if r.latency_s is None else str(r.latency_s), colour(r.status == "in-sync", r.status))
+    return t
+
+
+@click.command("lag")
+@flow_options
+@click.option("--topic", "topics", multiple=True, help="Only these source topics.")
+@click.option("--max-records", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Records a partition may be behind and still count as in sync.")
+@click.option("--max-age", type=click.FloatRange(min=0), default=None,
+              help="Seconds the target's newest record may trail the source's (default: not checked).")
+@click.option("--watch", is_flag=True, help="Refresh a live table until in sync (or --timeout).")
+@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.5), help="Seconds between refreshes.")
+@click.option("--timeout", default=0.0, show_default=True, type=click.FloatRange(min=0), help="--watch gives up after this many seconds (0 = never).")
+@output_option
+def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) -> None:
+    """Per topic and partition: source LSO, replicated position, records behind, newest record age.
+    Exit 0 when every partition is within the thresholds (in sync), 1 otherwise."""
+    from .lag import measure_lag
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    src, tgt = _sessions(flow)
+    client = _connect(flow)
+
+    def measure():
+        return measure_lag(src, tgt, client, flow.migration, flow.source.alias, list(topics) or None, max_records, max_age)
+
+    rows = measure()
+    if watch and output != "json":
+        from rich.live import Live
+
+        deadline = time.time() + timeout if timeout else None
+        with Live(lag_table(rows), console=human(output), refresh_per_second=2) as live:
+            while any(r.status != "in-sync" for r in rows) and (deadline is None or time.time() < deadline):
+                time.sleep(interval)
+                rows = measure()
+                live.update(lag_table(rows))
+    ok = bool(rows) and all(r.status == "in-sync" for r in rows)
+    if output == "json":
+        emit_json({"talked_to": talked_to(flow), "in_sync": ok, "partitions": [r.to_dict() for r in rows]})
+    elif not watch:
+        human(output).print(lag_table(rows))
+    if not rows:
+        human(output).print("no topic of the migration on the source")
+    sys.exit(0 if ok else 1)
+
+
+# ---- cutover ---------------------------------------------------------------------------------------
+@click.group("cutover")
+def cutover() -> None:
+    """Decide whether consumer groups can move to the target."""
+
+
+@cutover.command("check")
+@flow_options
+@click.option("--group", "groups", multiple=True, required=True, help="Consumer group(s) about to move.")
+@click.option("--max-records", default=0, show_default=True, type=click.IntRange(min=0), help="Lag bound per partition.")
+@click.option("--max-age", type=click.FloatRange(min=0), default=None, help="Replication latency bound in seconds.")
+@click.option("--max-redelivery", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Records a moved group may see again, per partition.")
+@click.option("--validation-report", "report", help="report.json (or its directory / s3:// prefix) of `msk-migrate validate`.")
+@click.option("--max-report-age", default=60.0, show_default=True, type=click.FloatRange(min=0),
+              help="Minutes since the validation finished.")
+@output_option
+def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_report_age, output, **kw) -> None:
+    """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
+    and re-delivery bounded, group inactive on the target, a fresh matching validation report.
+    Exit 0 ready, 1 not ready (with the reasons)."""
+    from .cutover import cutover_check
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    client = _connect(flow)
+    src, tgt = _sessions(flow)
+    conds = cutover_check(src, tgt, client, flow.migration, flow.source.alias, list(groups), max_records, max_age,
+                          max_redelivery, report, max_report_age * 60)
+    ready = all(c.ok for c in conds)
+    if output == "json":
+        emit_json({"talked_to": talked_to(flow), "ready": ready, "groups": list(groups), "conditions": [c.to_dict() for c in conds]})
+    else:
+        t = table(f"cutover check: {', '.join(groups)}", ("condition", "result", "evidence"))
+        for c in conds:
+            t.add_row(c.name, colour(c.ok, "ok" if c.ok else "NOT READY"), c.evidence)
+        con = human(output)
+        con.print(t)
+        con.print(colour(ready, "ready to move" if ready else "not ready: " + "; ".join(c.name for c in conds if not c.ok)))
+    sys.exit(0 if ready else 1)
+
+
+# ---- rollback --------------------------------------------------------------------------------------
+@click.group("rollback")
+def rollback() -> None:
+    """Reverse replication target -> source for topics whose producers moved."""
+
+
+def _rollback_plan(topics, kw, output):
+    from .rollback import plan
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    target = flow.require_target("rollback")
+    src, tgt = _sessions(flow)
+    return flow, src, tgt, plan(flow.source, target, flow.migration, list(topics), src, tgt)
+
+
+def _print_plan(p, output: str, applied: bool) -> None:
+    if output == "json":
+        emit_json({"applied": applied, **p.to_dict()})
+        return
+    con = human(output)
+    con.print(f"forward flow: topics_exclude += {', '.join(p.forward_exclude_added)}")
+    t = table("reverse connectors (target -> source)", ("connector", "topics", "offset syncs / checkpoints on source"))
+    for name, cfg in p.reverse.items():
+        alias = cfg["source.cluster.alias"]
+        t.add_row(name, cfg.get("topics", "-") if "MirrorSource" in cfg["connector.class"] else cfg.get("groups", "-"),
+                  f"mm2-offset-syncs.{alias}.internal" if "MirrorSource" in cfg["connector.class"] else f"{alias}.checkpoints.internal")
+    con.print(t)
+    if p.start:
+        con.print("reverse starts at target offsets: " + ", ".join(f"{k}={v}" for k, v in p.start.items()))
+    con.print("applied" if applied else "plan only: `msk-migrate rollback apply` with the same options makes it")
+
+
+@rollback.command("plan")
+@flow_options
+@click.option("--topic", "topics", multiple=True, required=True, help="Source topic whose producers moved (repeat).")
+@output_option
+def rollback_plan(topics, output, **kw) -> None:
+    """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
+    _, _, _, p = _rollback_plan(topics, kw, output)
+    _print_plan(p, output, applied=False)
+
+
+@rollback.command("apply")
+@flow_options
+@click.option("--topic", "topics", multiple=True, required=True, help="Source topic whose producers moved (repeat).")
+@click.option("--timeout", default=180.0, show_default=True, type=click.FloatRange(min=1), help="Seconds to wait for RUNNING.")
+@output_option
+def rollback_apply(topics, timeout, output, **kw) -> None:
+    """Stop the forward flow for TOPIC(s), then replicate them target -> source from the producers' first
+    record on the target, with checkpoints for the groups that move back."""
+    from .rollback import apply_rollback
+
+    flow, src, tgt, p = _rollback_plan(topics, kw, output)
+    client = _connect(flow)
+    con = human(output)
+    with con.status("rolling back") as sp:
+        apply_rollback(client, p, flow.migration, src, tgt, flow.source.alias, flow.require_target("rollback").alias,
+                       timeout, sp.update)
+    _print_plan(p, output, applied=True)
+
+
+# ---- cleanup ---------------------------------------------------------------------------------------
+@click.command("cleanup")
+@flow_options
+@click.option("--include-worker-topics", is_flag=True, help="Also the Connect worker's topics and group (after the service is gone).")
+@click.option("--yes", is_flag=True, help="Delete what is listed (without it: list only).")
+@output_option
+def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
+    """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
+    from .cleanup import delete, leftovers
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    target = flow.require_target("cleanup")
+    if flow.connect_url:
+        live = set(_connect(flow).connectors())
+        mine = [n for n in flow.migration.connector_names().values() if n in live]
+        if mine:
+            raise UsageError("cleanup", f"connector {mine[0]} still exists on {flow.connect_url}",
+                             "delete the flow's connectors first (msk-migrate connectors delete ...)")
+    _, tgt = _sessions(flow)
+    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics)
+    if yes:
+        delete(tgt, items)
+    if output == "json":
+        emit_json({"talked_to": talked_to(flow), "deleted": yes, "items": [i.to_dict() for i in items]})
+        return
+    con = human(output)
+    t = table(f"left on the target {target.bootstrap_servers}", ("kind", "name", "why"))
+    for i in items:
+        t.add_row(i.kind, i.name, i.why)
+    con.print(t)
+    con.print(f"deleted {len(items)} item(s)" if yes else f"{len(items)} item(s); nothing deleted (pass --yes to delete)")
+# ---- rehearse --------------------------------------------------------------------------------------
 @click.command("rehearse")
 @click.option("--no-monitoring", is_flag=True, help="Do not start Prometheus.")
-@click.option("--no-validate", is_flag=True, help="Skip the Spark validation step.")
+@click.option("--no-validate", is_flag=True, help="Skip the Spark validation steps.")
 @click.option("--worker", type=click.Choice(["local", "image"]), default="local", show_default=True,
               help="image: run the Connect worker from the kafka-connect image built with buildah (docs/images.md).")
 @output_option
 def rehearse(no_monitoring: bool, no_validate: bool, worker: str, output: str) -> None:
-    """Run the local migration rehearsal end to end (clusters, MM2, offsets, validation verdict)."""
+    """Walk the whole runbook on local clusters: preflight, apply, lag, validate, cutover check, move a
+    group, move producers, reverse replication, roll a group back, validate in reverse, cleanup."""
     from .rehearse import rehearse as run
 
     con = human(output)
@@ -86,29 +380,31 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, output: str) -
     if output == "json":
         emit_json(res.to_dict())
         sys.exit(0 if res.ok else 1)
-    t = Table(title="replicated topics")
-    for c in ("source topic", "target topic", "source records", "target records", "synced configs"):
-        t.add_column(c)
-    for r in res.topics:
-        ok = r["source_records"] == r["target_records"]
-        same = r["target_topic"] == r["topic"]
-        cfg = ", ".join(r["synced_configs"]) or "-"
-        cfg = f"[red]differ: {r['config_differences']}[/]" if r["config_differences"] else f"[green]{cfg}[/]"
-        t.add_row(r["topic"], f"[{'green' if same else 'red'}]{r['target_topic']}[/]", f"{r['source_records']:,}",
-                  f"[{'green' if ok else 'red'}]{r['target_records']:,}[/]", cfg)
-    con.print(t)
-    con.print(offsets_table(res.offsets))
+    if res.topics:
+        t = table("replicated topics", ("source topic", "target topic", "source records", "target records", "configs"),
+                  numeric=("source records", "target records"))
+        for r in res.topics:
+            same = r["source_records"] == r["target_records"]
+            cfg = f"[red]differ: {r['config_differences']}[/]" if r["config_differences"] else colour(True, ", ".join(r["synced_configs"]) or "-")
+            t.add_row(r["topic"], colour(r["target_topic"] == r["topic"], r["target_topic"]), f"{r['source_records']:,}",
+                      colour(same, f"{r['target_records']:,}"), cfg)
+        con.print(t)
+    if res.offsets:
+        con.print(offsets_table(res.offsets))
     st = res.status
-    con.print(f"source  {st['source']['bootstrap_servers']} (Kafka {st['source']['kafka_version']})")
-    con.print(f"target  {st['target']['bootstrap_servers']} (Kafka {st['target']['kafka_version']})")
-    con.print(f"connect {st['connect']['url']}   metrics {st['connect']['metrics_url']}")
-    if "prometheus" in st:
-        con.print(f"prometheus {st['prometheus']['url']}")
-    if res.validation:
-        v = res.validation
-        colour = "green" if v["verdict"] == "match" else "red"
-        con.print(f"validation verdict: [{colour}]{v['verdict']}[/] ({v.get('records_compared')} records) "
-                  f"report: {v.get('locations')}")
-    con.print(f"timings (s): {res.seconds}")
+    if st:
+        con.print(f"source  {st['source']['bootstrap_servers']} (Kafka {st['source']['kafka_version']})", highlight=False)
+        con.print(f"target  {st['target']['bootstrap_servers']} (Kafka {st['target']['kafka_version']})", highlight=False)
+        con.print(f"connect {st['connect']['url']}   metrics {st['connect']['metrics_url']}", highlight=False)
+        if "prometheus" in st:
+            con.print(f"prometheus {st['prometheus']['url']}", highlight=False)
+    for label, v in (("validation", res.validation), ("reverse validation", res.reverse_validation)):
+        for loc in v.get("locations", []):
+            con.print(f"{label} report: {loc}", highlight=False, soft_wrap=True)
+    t = table("rehearsal: the runbook, step by step", ("#", "step", "seconds", "result"), numeric=("#", "seconds"))
+    for i, s in enumerate(res.steps, 1):
+        t.add_row(str(i), colour(s.ok, s.name), f"{s.seconds:.1f}", s.result)
+    t.add_row("", "total", f"{res.seconds.get('total', 0):.1f}", colour(res.ok, "ok" if res.ok else "FAILED"))
+    con.print(t)
     con.print("the environment keeps running: `msk-migrate local status`, stop it with `msk-migrate local down`")
     sys.exit(0 if res.ok else 1)

@@ -1,25 +1,28 @@
 """Preflight: everything that can be checked before the connectors are applied.
 
-Each check yields ``ok``, ``warn`` or ``fail`` with a sentence an SRE can act on. Unreachable
-clusters raise (exit 2) with librdkafka's own message.
+Preflight is a list of small check functions (:data:`SOURCE_CHECKS`, :data:`TARGET_CHECKS`), each adding
+``ok``, ``warn``, ``fail`` or ``skip`` rows with a sentence an SRE can act on; add a check by appending a
+function. Source checks need only the source cluster, so preflight runs before the stack is deployed
+(a created MSK cluster has no bootstrap servers yet): the target checks are then reported as ``skip``
+and run after deploy with ``--target-bootstrap``. Unreachable clusters raise (exit 2).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
-
-from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, OffsetSpec
+from typing import Callable
 
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from .admin import connect_admin
+from ..kafka.capacity import require_replication_factors  # noqa: F401 - re-exported
+from ..kafka.admin import AdminSession
+from ..kafka.offsets import end_offsets, partitions
+from ..kafka.selection import group_selection, topic_selection
 
 
 @dataclass
 class Check:
     name: str
-    status: str  # ok | warn | fail
+    status: str  # ok | warn | fail | skip
     detail: str
 
 
@@ -40,120 +43,153 @@ class PreflightReport:
         return {"ok": self.ok, "checks": [asdict(c) for c in self.checks], "topics": self.topics, "groups": self.groups}
 
 
-def _matches(name: str, include: list[str], exclude: list[str]) -> bool:
-    return any(re.fullmatch(p, name) for p in include) and not any(re.fullmatch(p, name) for p in exclude)
+@dataclass
+class Preflight:
+    """What the checks read: sessions, the flow, and the selected topics (filled by the first check)."""
+
+    source_endpoint: ClusterEndpoint
+    target_endpoint: ClusterEndpoint | None
+    migration: MigrationSpec
+    worker: WorkerSpec
+    source: AdminSession
+    target: AdminSession | None
+    report: PreflightReport
+    selected: list[str] = field(default_factory=list)
 
 
-def _broker_config(admin: AdminClient, broker_id: int, key: str) -> str | None:
-    res = ConfigResource(ConfigResource.Type.BROKER, str(broker_id))
+# ---- source side -----------------------------------------------------------------------------------
+def check_source_reachable(p: Preflight) -> None:
+    p.report.add("source reachable", "ok", f"{p.source_endpoint.bootstrap_servers} ({p.source_endpoint.auth.mode})")
+
+
+def check_source_version(p: Preflight) -> None:
     try:
-        cfg = admin.describe_configs([res])[res].result(timeout=15)
-    except KafkaException:
-        return None
-    entry = cfg.get(key)
-    return entry.value if entry else None
-
-
-def _end_offsets(admin: AdminClient, topic: str, partitions: int) -> dict[int, int]:
-    res = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}, request_timeout=15)
-    return {tp.partition: f.result().offset for tp, f in res.items()}
-
-
-def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint, migration: MigrationSpec,
-                  worker: WorkerSpec | None = None) -> PreflightReport:
-    worker = worker or WorkerSpec()
-    rep = PreflightReport()
-    src = connect_admin("source", source)
-    rep.add("source reachable", "ok", f"{source.bootstrap_servers} ({source.auth.mode})")
-    tgt = connect_admin("target", target)
-    rep.add("target reachable", "ok", f"{target.bootstrap_servers} ({target.auth.mode})")
-
-    try:
-        desc = src.describe_cluster(request_timeout=15).result()
-        rep.add("source broker version", "ok",
-                f"{len(desc.nodes)} broker(s); DescribeCluster supported, so Kafka >= 2.8 "
-                "(Connect 3.9 and 4.x clients both work)")
+        brokers = p.source.broker_count()
+        p.report.add("source broker version", "ok",
+                     f"{brokers} broker(s); DescribeCluster supported, so Kafka >= 2.8 "
+                     "(Connect 3.9 and 4.x clients both work)")
     except Exception:  # noqa: BLE001 - old brokers reject DescribeCluster
-        rep.add("source broker version", "warn",
-                "DescribeCluster unsupported: Kafka < 2.8. Keep the Connect image on Kafka 3.9 "
-                "(4.x clients need brokers >= 2.1; see docs/runbooks/migration.md)")
+        p.report.add("source broker version", "warn",
+                     "DescribeCluster unsupported: Kafka < 2.8. Keep the Connect image on Kafka 3.9 "
+                     "(4.x clients need brokers >= 2.1; see docs/runbooks/migration.md)")
 
-    src_md = src.list_topics(timeout=15).topics
-    tgt_md = tgt.list_topics(timeout=15).topics
-    selected = sorted(t for t in src_md if _matches(t, migration.topics, migration.topics_exclude))
-    if not selected:
-        rep.add("topics selected", "fail", f"no source topic matches topics={migration.topics} minus topics_exclude")
-    total_parts = 0
+
+def check_topics_selected(p: Preflight) -> None:
+    sel = topic_selection(p.migration)
+    p.selected = sel.select(p.source.topics())
+    if not p.selected:
+        p.report.add("topics selected", "fail", f"no source topic matches topics={p.migration.topics} minus topics_exclude")
+        return
+    ends = end_offsets(p.source, partitions(p.source, p.selected))
+    for t in p.selected:
+        p.report.topics.append({"topic": t, "target_topic": sel.target_name(t), "partitions": p.source.topics()[t],
+                                "records_upper_bound": sum(v for (tt, _), v in ends.items() if tt == t)})
+    total = sum(p.source.topics()[t] for t in p.selected)
+    p.report.add("topics selected", "ok", f"{len(p.selected)} topic(s), {total} partition(s)")
+
+
+def check_tasks_max(p: Preflight) -> None:
+    total = sum(p.source.topics()[t] for t in p.selected)
+    if total and p.migration.tasks_max > total:
+        p.report.add("tasks.max", "warn", f"tasks_max={p.migration.tasks_max} > {total} partitions: extra tasks stay idle")
+    else:
+        p.report.add("tasks.max", "ok", f"tasks_max={p.migration.tasks_max} for {total} partition(s)")
+
+
+def check_groups(p: Preflight) -> None:
+    p.report.groups = group_selection(p.migration).select(p.source.groups())
+    n = len(p.report.groups)
+    p.report.add("consumer groups", "ok" if n else "warn",
+                 f"{n} group(s) will be checkpointed" if n else "no source group matches groups")
+
+
+# ---- target side -----------------------------------------------------------------------------------
+def check_target_reachable(p: Preflight) -> None:
+    assert p.target_endpoint is not None
+    p.report.add("target reachable", "ok", f"{p.target_endpoint.bootstrap_servers} ({p.target_endpoint.auth.mode})")
+
+
+def check_target_topics(p: Preflight) -> None:
+    assert p.target is not None
+    sel = topic_selection(p.migration)
+    tgt_md = p.target.topics()
     conflicts, mismatched = [], []
-    for t in selected:
-        parts = len(src_md[t].partitions)
-        total_parts += parts
-        ends = _end_offsets(src, t, parts)
-        target_name = migration.topic_renames.get(t, t)
-        row = {"topic": t, "target_topic": target_name, "partitions": parts, "records_upper_bound": sum(ends.values()),
-               "exists_on_target": target_name in tgt_md}
-        if target_name in tgt_md:
-            tparts = len(tgt_md[target_name].partitions)
-            row["target_partitions"] = tparts
-            if tparts != parts:
-                mismatched.append(f"{target_name} ({parts} vs {tparts})")
-            elif sum(_end_offsets(tgt, target_name, tparts).values()) > 0:
-                conflicts.append(target_name)
-        rep.topics.append(row)
-    if selected:
-        rep.add("topics selected", "ok", f"{len(selected)} topic(s), {total_parts} partition(s)")
+    existing = [sel.target_name(t) for t in p.selected if sel.target_name(t) in tgt_md]
+    tends = end_offsets(p.target, partitions(p.target, existing))
+    for row in p.report.topics:
+        name = row["target_topic"]
+        row["exists_on_target"] = name in tgt_md
+        if name not in tgt_md:
+            continue
+        row["target_partitions"] = tgt_md[name]
+        if tgt_md[name] != row["partitions"]:
+            mismatched.append(f"{name} ({row['partitions']} vs {tgt_md[name]})")
+        elif sum(v for (t, _), v in tends.items() if t == name) > 0:
+            conflicts.append(name)
     if mismatched:
-        rep.add("target partition counts", "fail",
-                "already on target with a different partition count: " + ", ".join(mismatched)
-                + " (delete them on the target or align partitions before replicating)")
+        p.report.add("target partition counts", "fail",
+                     "already on target with a different partition count: " + ", ".join(mismatched)
+                     + " (delete them on the target or align partitions before replicating)")
     if conflicts:
-        rep.add("target topics empty", "warn",
-                "already hold data on the target (MM2 appends; validation will report extra records): "
-                + ", ".join(conflicts[:10]) + ("..." if len(conflicts) > 10 else ""))
-    elif selected and not mismatched:
-        rep.add("target topics empty", "ok", "no selected topic holds data on the target yet")
+        p.report.add("target topics empty", "warn",
+                     "already hold data on the target (MM2 appends; validation will report extra records): "
+                     + ", ".join(conflicts[:10]) + ("..." if len(conflicts) > 10 else ""))
+    elif p.selected and not mismatched:
+        p.report.add("target topics empty", "ok", "no selected topic holds data on the target yet")
 
-    if total_parts and migration.tasks_max > total_parts:
-        rep.add("tasks.max", "warn", f"tasks_max={migration.tasks_max} > {total_parts} partitions: extra tasks stay idle")
-    else:
-        rep.add("tasks.max", "ok", f"tasks_max={migration.tasks_max} for {total_parts} partition(s)")
 
-    tdesc = tgt.describe_cluster(request_timeout=15).result()
-    brokers = len(tdesc.nodes)
-    rf = max(migration.replication_factor, migration.internal_replication_factor, worker.replication_factor)
+def check_replication_factor(p: Preflight) -> None:
+    assert p.target is not None
+    brokers = p.target.broker_count()
+    rf = max(p.migration.replication_factor, p.migration.internal_replication_factor, p.worker.replication_factor)
     if rf > brokers:
-        rep.add("replication factor", "fail", f"RF {rf} > {brokers} target broker(s): lower replication_factor")
+        p.report.add("replication factor", "fail", f"RF {rf} > {brokers} target broker(s): lower replication_factor")
     else:
-        rep.add("replication factor", "ok", f"RF {rf} <= {brokers} target broker(s)")
-    auto = _broker_config(tgt, tdesc.nodes[0].id, "auto.create.topics.enable")
-    if auto == "true":
-        rep.add("target auto.create.topics.enable", "warn",
-                "true: a producer moved too early silently creates topics with default settings")
-    elif auto == "false":
-        rep.add("target auto.create.topics.enable", "ok", "false")
+        p.report.add("replication factor", "ok", f"RF {rf} <= {brokers} target broker(s)")
 
+
+def check_target_auto_create(p: Preflight) -> None:
+    assert p.target is not None
+    auto = p.target.broker_config("auto.create.topics.enable")
+    if auto == "true":
+        p.report.add("target auto.create.topics.enable", "warn",
+                     "true: a producer moved too early silently creates topics with default settings")
+    elif auto == "false":
+        p.report.add("target auto.create.topics.enable", "ok", "false")
+
+
+CheckFn = Callable[[Preflight], None]
+SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, check_topics_selected, check_tasks_max,
+                                check_groups]
+
+
+def check_mm2_limits(p: Preflight) -> None:
+    """MM2's own limits (runbook/preflight_mm2.py): record sizes vs the producer's request size,
+    replication factor vs min.insync.replicas, partitions per MSK broker type."""
     from .preflight_mm2 import mm2_checks
 
-    for row in mm2_checks(src, tgt, rep.topics, migration, worker, [n.id for n in tdesc.nodes], target.msk_broker_type):
-        rep.add(*row)
+    assert p.target is not None and p.target_endpoint is not None
+    desc = p.target._result("describe cluster failed", p.target.admin.describe_cluster(request_timeout=p.target.timeout))
+    for row in mm2_checks(p.source.admin, p.target.admin, p.report.topics, p.migration, p.worker,
+                          [n.id for n in desc.nodes], p.target_endpoint.msk_broker_type):
+        p.report.add(*row)
 
-    groups = src.list_consumer_groups(request_timeout=15).result()
-    rep.groups = sorted(g.group_id for g in groups.valid if _matches(g.group_id, migration.groups, migration.groups_exclude))
-    rep.add("consumer groups", "ok" if rep.groups else "warn",
-            f"{len(rep.groups)} group(s) will be checkpointed" if rep.groups else "no source group matches groups")
+
+TARGET_CHECKS: list[CheckFn] = [check_target_reachable, check_target_topics, check_replication_factor,
+                                check_target_auto_create, check_mm2_limits]
+
+
+def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint | None, migration: MigrationSpec,
+                  worker: WorkerSpec | None = None) -> PreflightReport:
+    rep = PreflightReport()
+    p = Preflight(source, target, migration, worker or WorkerSpec(), AdminSession.for_endpoint("source", source),
+                  AdminSession.for_endpoint("target", target) if target else None, rep)
+    for check in SOURCE_CHECKS:
+        check(p)
+    if p.target is None:
+        rep.add("target checks", "skip", "no target bootstrap yet (created by the stack): run preflight again after "
+                "deploy with --target-bootstrap (stack output target_bootstrap_brokers_connect)")
+    else:
+        for check in TARGET_CHECKS:
+            check(p)
     return rep
-
-
-def require_replication_factors(target: ClusterEndpoint, migration: MigrationSpec, worker: WorkerSpec | None = None) -> None:
-    """Refuse (exit 2, nothing applied) replication factors the target cluster cannot honour."""
-    from ..errors import UsageError
-
-    admin = connect_admin("target", target)  # keep a reference: futures die with their client
-    brokers = len(admin.describe_cluster(request_timeout=15).result().nodes)
-    fields = {"migration.replication_factor": migration.replication_factor,
-              "migration.internal_replication_factor": migration.internal_replication_factor}
-    if worker is not None:
-        fields["worker.replication_factor"] = worker.replication_factor
-    for field, rf in fields.items():
-        if rf > brokers:
-            raise UsageError(field, f"{rf} is above the target's {brokers} broker(s)", f"set it to at most {brokers}")

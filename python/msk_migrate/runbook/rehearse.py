@@ -1,43 +1,35 @@
-"""The local migration rehearsal: the whole data path of a migration, for real, in one command.
+"""The local migration rehearsal: the whole runbook, for real, in one command, one table row per step.
 
-1. local source (Kafka 3.9) + target (Kafka 4.1) clusters, one Connect worker with MM2 (+ Prometheus)
-2. demo topics with keyed records, headers, null keys, tombstones, a compacted topic, a transactional
-   topic with an aborted transaction; consumer groups at the head and in the middle of the log
-3. the MM2 connectors rendered by the product renderer, validated by the worker, applied
-4. wait until the target holds every record and the groups' offsets are translated
-5. offset verification (runbook helper) and the PySpark validation verdict
+preflight -> apply -> lag until in sync -> validate -> cutover check -> move a consumer group (a consumer
+on the target starts at the translated offset and sees every record after its source commit point) ->
+move producers -> reverse replication -> roll a group back to the source (it sees every record the
+producers wrote on the target) -> validate in reverse -> cleanup.
+
+Every step calls the same functions as the operator commands (``msk-migrate preflight``, ``lag``,
+``cutover check``, ``offsets sync``, ``rollback apply``, ``cleanup``) on the local clusters.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from ..config.migration import MigrationSpec
+from ..config.flow import REHEARSAL_MIGRATION
 from ..connect.apply import apply, status_rows
 from ..connect.rest import ConnectClient
 from ..connectors.render import render_connectors
+from ..kafka.admin import AdminSession, quiet
+from ..kafka.offsets import end_offsets, partitions
+from ..kafka.selection import topic_selection
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
-from .offsets import verify_offsets
-
-REHEARSAL_MIGRATION = MigrationSpec(
-    name="mm2",
-    topics=["shop\\..*"],
-    groups=["shop-.*"],
-    tasks_max=2,
-    replication_factor=1,
-    internal_replication_factor=1,
-    emit_checkpoints_interval_seconds=2,
-    sync_group_offsets_interval_seconds=2,
-    emit_heartbeats_interval_seconds=2,
-    refresh_topics_interval_seconds=5,
-    refresh_groups_interval_seconds=5,
-    offset_lag_max=50,
-)
+from .offsets import apply_offset_sync, plan_offset_sync, verify_offsets
 
 #: topic -> (partitions, records, config)
 DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
@@ -50,35 +42,54 @@ DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
 DEMO_GROUPS = {"shop-billing": ("shop.orders", 1.0), "shop-analytics": ("shop.events", 0.6)}
 
 
+#: The group moved to the target (no gap), and the group rolled back to the source with its topic.
+MOVED_GROUP, ROLLBACK_GROUP, ROLLBACK_TOPIC = "shop-analytics", "shop-billing", "shop.orders"
+#: Records the moved producers write on the target.
+MOVED_PRODUCER_RECORDS = 3_000
+
+
+@dataclass
+class Step:
+    name: str
+    ok: bool
+    seconds: float
+    result: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.name, "ok": self.ok, "seconds": self.seconds, "result": self.result}
+
+
+class StepFailed(Exception):
+    pass
+
+
 @dataclass
 class RehearsalResult:
     status: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
     topics: list[dict[str, Any]] = field(default_factory=list)
     connectors: list[dict[str, Any]] = field(default_factory=list)
     offsets: list[dict[str, Any]] = field(default_factory=list)
     validation: dict[str, Any] = field(default_factory=dict)
+    reverse_validation: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return (
-            all(t["target_records"] == t["source_records"] and t["target_topic"] == t["topic"]
-                and not t["config_differences"] for t in self.topics)
-            and all(o["status"] == "ok" for o in self.offsets)
-            and self.validation.get("verdict") == "match"
-        )
+        return bool(self.steps) and all(s.ok for s in self.steps)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "status": self.status, "topics": self.topics, "connectors": self.connectors,
-                "offsets": self.offsets, "validation": self.validation, "seconds": self.seconds}
+        return {"ok": self.ok, "status": self.status, "steps": [s.to_dict() for s in self.steps], "topics": self.topics,
+                "connectors": self.connectors, "offsets": self.offsets, "validation": self.validation,
+                "reverse_validation": self.reverse_validation, "seconds": self.seconds}
 
 
 def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(quiet({"bootstrap.servers": bootstrap}))
     futs = admin.create_topics([NewTopic(t, p, 1, config=c) for t, (p, _, c) in DEMO_TOPICS.items()])
     for f in futs.values():
         f.result(timeout=30)
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "lz4"})
+    p = Producer(quiet({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "lz4"}))
     for topic, (parts, n, cfg) in DEMO_TOPICS.items():
         if topic == "shop.payments":
             continue
@@ -95,7 +106,7 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
             _produce(p, topic, key, value, headers)
         p.flush(60)
     say("producing transactional records to shop.payments (one transaction aborted)")
-    tp = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"rehearsal-{time.time_ns()}"})
+    tp = Producer(quiet({"bootstrap.servers": bootstrap, "transactional.id": f"rehearsal-{time.time_ns()}"}))
     tp.init_transactions(30)
     total = DEMO_TOPICS["shop.payments"][1]
     for batch in range(10):
@@ -119,7 +130,7 @@ def _produce(p: Producer, topic: str, key, value, headers) -> None:
 
 def _commit_groups(bootstrap: str) -> None:
     for group, (topic, fraction) in DEMO_GROUPS.items():
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+        c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
         parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         offsets = []
         for p in parts:
@@ -129,110 +140,316 @@ def _commit_groups(bootstrap: str) -> None:
         c.close()
 
 
-def _end_offsets(bootstrap: str, topics: list[str]) -> dict[str, int]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rehearsal-watermarks"})
-    md = c.list_topics(timeout=10).topics
-    out = {}
-    for t in topics:
-        if t not in md:
-            out[t] = -1
-            continue
-        out[t] = sum(c.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1] for p in md[t].partitions)
+def _wait(predicate: Callable[[], Any], timeout: float, interval: float = 1.0) -> Any:
+    deadline = time.time() + timeout
+    while True:
+        got = predicate()
+        if got or time.time() > deadline:
+            return got
+        time.sleep(interval)
+
+
+def _read_from(bootstrap: str, group: str, topic: str, timeout: float = 30.0) -> list[bytes]:
+    """Values a consumer of ``group`` reads from its committed offsets to the current end (no commit)."""
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                        "auto.offset.reset": "earliest", "isolation.level": "read_committed"}))
+    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+    ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    committed = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in parts], timeout=10)}
+    todo = {p for p in parts if ends[p] > max(committed[p], 0)}
+    c.assign([TopicPartition(topic, p, max(committed[p], 0)) for p in parts])
+    out, deadline = [], time.time() + timeout
+    while todo and time.time() < deadline:
+        for m in c.consume(1000, timeout=0.5):
+            if m.error() is None:
+                out.append(m.value())
+        for p in list(todo):
+            if c.position([TopicPartition(topic, p)])[0].offset >= ends[p]:
+                todo.discard(p)
     c.close()
     return out
+
+
+def _values_after(bootstrap: str, topic: str, offsets: dict[int, int]) -> list[bytes]:
+    """Values of ``topic`` from ``offsets`` (partition -> first offset) to the current end."""
+    g = f"rehearsal-reader-{time.time_ns()}"
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": g, "enable.auto.commit": False}))
+    c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    c.close()
+    return _read_from(bootstrap, g, topic)
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Send file descriptor 2 (the JVM's and librdkafka's start-up lines) to ``path`` for a while."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool = True,
              validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local") -> RehearsalResult:
     t0 = time.time()
+    base_dir = Path(base_dir)
     if worker == "image":  # the Connect worker runs from the built image (local/image_worker.py)
-        import os
-
         os.environ["MSK_MIGRATE_WORKER"] = "image"
     env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=say)
-    say("wiping the previous rehearsal (a rehearsal starts from empty clusters)")
-    env.down(wipe=True)
-    status = env.up()
-    res = RehearsalResult(status=status, seconds={"environment_up": round(time.time() - t0, 1)})
-    src, tgt = env.source(), env.target()
+    res = RehearsalResult(status={})
+    logs = base_dir.parent / "rehearsal-logs" / "stderr.log"
 
-    t1 = time.time()
-    _produce_demo(src.bootstrap_servers, say)
-    _commit_groups(src.bootstrap_servers)
-    res.seconds["produce"] = round(time.time() - t1, 1)
+    def step(name: str, fn: Callable[[], str]) -> None:
+        t = time.time()
+        say(name)
+        try:
+            result, ok = fn(), True
+        except StepFailed as exc:
+            result, ok = str(exc), False
+        res.steps.append(Step(name, ok, round(time.time() - t, 1), result))
+        if not ok:
+            raise StepFailed(f"{name}: {result}")
 
-    t2 = time.time()
-    client = ConnectClient(status["connect"]["url"])
-    configs = render_connectors(src, tgt, REHEARSAL_MIGRATION)
-    apply(client, configs, wait=True, timeout=120, progress=say)
+    m = REHEARSAL_MIGRATION
     topics = list(DEMO_TOPICS)
-    source_ends = _end_offsets(src.bootstrap_servers, topics)
-    # Transaction markers and the aborted batch occupy source offsets but are not copied
-    # (read_committed): the target holds exactly the committed records.
-    payments = DEMO_TOPICS["shop.payments"][1]
-    source_ends["shop.payments"] = payments - payments // 10
-    deadline = time.time() + timeout
-    while True:
-        target_ends = _end_offsets(tgt.bootstrap_servers, topics)
-        done = sum(max(v, 0) for v in target_ends.values())
-        say(f"replicating: {done:,}/{sum(source_ends.values()):,} offsets on the target")
-        if target_ends == source_ends or time.time() > deadline:
-            break
-        time.sleep(2)
-    res.seconds["replication"] = round(time.time() - t2, 1)
-    # Topic config parity: every config set on a source topic that MM2 syncs must hold on the target.
-    from ..validation.kafka_meta import ClusterMeta, synced_config_differences
+    ctx: dict[str, Any] = {}
 
-    src_meta = ClusterMeta("source", {"bootstrap.servers": src.bootstrap_servers}, 15).describe(topics)
-    tgt_meta = ClusterMeta("target", {"bootstrap.servers": tgt.bootstrap_servers}, 15).describe(topics)
-    res.topics = [
-        {
-            "topic": t,
-            "target_topic": REHEARSAL_MIGRATION.topic_renames.get(t, t),
-            "source_records": source_ends[t],
-            "target_records": target_ends[t],
-            "synced_configs": sorted(src_meta[t].overrides) if t in src_meta else [],
-            "config_differences": synced_config_differences(src_meta[t], tgt_meta.get(t)) if t in src_meta else [],
-        }
-        for t in topics
-    ]
-    res.connectors = status_rows(client, list(configs))
+    def up() -> str:
+        say("wiping the previous rehearsal (a rehearsal starts from empty clusters)")
+        env.down(wipe=True)
+        res.status = env.up()
+        ctx["src"], ctx["tgt"] = env.source(), env.target()
+        ctx["client"] = ConnectClient(res.status["connect"]["url"])
+        return f"source {ctx['src'].bootstrap_servers}, target {ctx['tgt'].bootstrap_servers}, worker {ctx['client'].url}"
 
-    t3 = time.time()
-    # Wait until every partition is translated (never ahead) AND MM2 has stopped refining the
-    # translation (two identical polls, one checkpoint interval apart): what consumers would get.
-    deadline = time.time() + 120
-    previous = None
-    while True:
-        rows = verify_offsets(src, tgt, REHEARSAL_MIGRATION)
-        ok = sum(r.status == "ok" for r in rows)
-        say(f"waiting for translated offsets to settle: {ok}/{len(rows)} partitions translated")
-        current = [r.to_dict() for r in rows]
-        if rows and ok == len(rows) and current == previous or time.time() > deadline:
-            break
-        previous = current
-        time.sleep(REHEARSAL_MIGRATION.sync_group_offsets_interval_seconds + 2)
-    res.offsets = [r.to_dict() for r in rows]
-    res.seconds["offset_translation"] = round(time.time() - t3, 1)
+    def produce() -> str:
+        _produce_demo(ctx["src"].bootstrap_servers, say)
+        _commit_groups(ctx["src"].bootstrap_servers)
+        ctx["S"] = AdminSession.for_endpoint("source", ctx["src"])
+        ctx["T"] = AdminSession.for_endpoint("target", ctx["tgt"])
+        return f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}"
 
-    if validate:
+    def preflight() -> str:
+        from .preflight import run_preflight
+
+        rep = run_preflight(ctx["src"], ctx["tgt"], m)
+        bad = [c for c in rep.checks if c.status == "fail"]
+        if bad:
+            raise StepFailed(f"{bad[0].name}: {bad[0].detail}")
+        return f"{len(rep.checks)} checks, {sum(c.status == 'warn' for c in rep.checks)} warning(s)"
+
+    def apply_step() -> str:
+        configs = render_connectors(ctx["src"], ctx["tgt"], m)
+        apply(ctx["client"], configs, wait=True, timeout=120, progress=say)
+        res.connectors = status_rows(ctx["client"], list(configs))
+        return ", ".join(f"{r['name']} {r['tasks_running']}/{r['tasks']}" for r in res.connectors)
+
+    def lag_step() -> str:
+        from .lag import measure_lag
+
+        def in_sync():
+            rows = measure_lag(ctx["S"], ctx["T"], ctx["client"], m, "source")
+            behind = sum(r.behind for r in rows)
+            say(f"lag: {behind:,} record(s) behind")
+            return rows if rows and all(r.status == "in-sync" for r in rows) else None
+
+        rows = _wait(in_sync, timeout, 2)
+        if not rows:
+            raise StepFailed("not in sync within the timeout")
+        _record_topics(res, ctx["S"], ctx["T"], topics)
+        return f"{len(rows)} partitions in sync, 0 records behind"
+
+    def offsets_step() -> str:
+        previous: list[Any] = [None]
+
+        def settled():
+            rows = verify_offsets(ctx["S"], ctx["T"], m)
+            ok = sum(r.status == "ok" for r in rows)
+            say(f"waiting for translated offsets to settle: {ok}/{len(rows)} partitions translated")
+            current = [r.to_dict() for r in rows]
+            done = rows and ok == len(rows) and current == previous[0]
+            previous[0] = current
+            return current if done else None
+
+        rows = _wait(settled, 120, m.sync_group_offsets_interval_seconds + 2)
+        res.offsets = rows or previous[0] or []
+        if not rows:
+            raise StepFailed("offsets not translated within 120 s")
+        return f"{len(rows)} partitions, never ahead, re-delivery at most {max(r['redelivery'] for r in rows)}"
+
+    def validate_step(reverse: bool = False) -> str:
         from ..validation.job import run_validation
         from ..validation.request import ValidationRequest
 
-        t4 = time.time()
-        say("validating with Spark (auto mode: checksums, full diff where they differ)")
-        req = ValidationRequest(
-            source=src, target=tgt, topics=topics, mode="auto",
-            until_timestamp_ms=int(time.time() * 1000) + 1000,
-            report_dir=str(base_dir / "validation-report"),
-        )
-        report = run_validation(req, progress=say)
-        res.validation = {"verdict": report.verdict, "exit_code": report.exit_code,
-                          "locations": getattr(report, "locations", {}),
-                          "records_compared": _records_compared(report)}
-        res.seconds["validation"] = round(time.time() - t4, 1)
+        src, tgt = (ctx["tgt"], ctx["src"]) if reverse else (ctx["src"], ctx["tgt"])
+        report_dir = base_dir.parent / ("rehearsal-reverse-validation" if reverse else "rehearsal-validation")
+        req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else topics, mode="auto",
+                                until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
+        with _stderr_to(logs):
+            report = run_validation(req, progress=say)
+        out = {"verdict": report.verdict, "exit_code": report.exit_code,
+               "locations": list(getattr(report, "locations", []) or []), "records_compared": _records_compared(report)}
+        if reverse:
+            res.reverse_validation = out
+        else:
+            res.validation = out
+            ctx["report"] = str(report_dir)
+        text = f"{out['verdict']}, {out['records_compared']} records; report {report_dir / 'report.html'}"
+        if report.verdict != "match":
+            raise StepFailed(text)
+        return text
+
+    def cutover_step() -> str:
+        from .cutover import cutover_check
+
+        def ready():
+            conds = cutover_check(ctx["S"], ctx["T"], ctx["client"], m, "source", [MOVED_GROUP, ROLLBACK_GROUP], 0, None,
+                                  100_000, ctx.get("report"), 3600)
+            conds = [c for c in conds if c.name != "validation report" or validate]
+            return conds if all(c.ok for c in conds) else (ctx.__setitem__("conds", conds) or None)
+
+        conds = _wait(ready, 60, 3)
+        if not conds:
+            bad = [c for c in ctx["conds"] if not c.ok]
+            raise StepFailed(f"{bad[0].name}: {bad[0].evidence}")
+        return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}"
+
+    def move_group() -> str:
+        """Consumers stop on the source; offsets sync; a consumer on the target sees everything after its
+        source commit point (no gap)."""
+        S, T = ctx["S"], ctx["T"]
+        topic = DEMO_GROUPS[MOVED_GROUP][0]
+        moved = 0
+        for g in (MOVED_GROUP, ROLLBACK_GROUP):
+            rows = plan_offset_sync("source", S, T, g)
+            apply_offset_sync(T, g, rows)
+            moved += len(rows)
+        src_commit = {p: o for (t, p), o in S.committed(MOVED_GROUP).items() if t == topic}
+        expected = set(_values_after(ctx["src"].bootstrap_servers, topic, src_commit))
+        seen = _read_from(ctx["tgt"].bootstrap_servers, MOVED_GROUP, topic)
+        missing = expected - set(seen)
+        if missing:
+            raise StepFailed(f"{len(missing)} record(s) after the source commit point missing on the target")
+        return (f"{moved} partitions synced; {MOVED_GROUP} on the target read {len(seen):,} records, "
+                f"all {len(expected):,} after its source commit point, {len(seen) - len(expected):,} re-delivered")
+
+    def move_producers() -> str:
+        T = ctx["T"]
+        tps = partitions(T, [ROLLBACK_TOPIC])
+        before = end_offsets(T, tps)
+        p = Producer(quiet({"bootstrap.servers": ctx["tgt"].bootstrap_servers, "linger.ms": 5}))
+        for i in range(MOVED_PRODUCER_RECORDS):
+            _produce(p, ROLLBACK_TOPIC, f"moved-{i % 500}".encode(), f'{{"moved":{i}}}'.encode(), None)
+        p.flush(30)
+        ctx["moved_values"] = {f'{{"moved":{i}}}'.encode() for i in range(MOVED_PRODUCER_RECORDS)}
+        # the rolled-back group consumes part of the new records on the target, then stops
+        c = Consumer(quiet({"bootstrap.servers": ctx["tgt"].bootstrap_servers, "group.id": ROLLBACK_GROUP,
+                            "enable.auto.commit": False}))
+        half = {tp: before[tp] + (end - before[tp]) // 2 for tp, end in end_offsets(T, tps).items()}
+        c.commit(offsets=[TopicPartition(t, q, o) for (t, q), o in half.items()], asynchronous=False)
+        c.close()
+        ctx["rollback_commit"] = {q: o for (_, q), o in half.items()}
+        return f"{MOVED_PRODUCER_RECORDS:,} records produced on the target {ROLLBACK_TOPIC}; {ROLLBACK_GROUP} read half and stopped"
+
+    def reverse() -> str:
+        from .rollback import apply_rollback, plan
+
+        pl = plan(ctx["src"], ctx["tgt"], m, [ROLLBACK_TOPIC], ctx["S"], ctx["T"])
+        apply_rollback(ctx["client"], pl, m, ctx["S"], ctx["T"], "source", "target", 120, say)
+        S = ctx["S"]
+        want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
+        tps = partitions(S, [ROLLBACK_TOPIC])
+        got = _wait(lambda: sum(end_offsets(S, tps).values()) >= want and sum(end_offsets(S, tps).values()), 120, 1)
+        time.sleep(2)  # nothing more may arrive: the reverse flow copies only what the producers wrote
+        got = sum(end_offsets(S, tps).values())
+        if got != want:
+            raise StepFailed(f"source {ROLLBACK_TOPIC} holds {got:,} records, expected {want:,}")
+        return f"{', '.join(pl.reverse)} RUNNING; source {ROLLBACK_TOPIC} holds {got:,} records (no duplicate of the past)"
+
+    def roll_group_back() -> str:
+        from ..kafka.offsets import latest_checkpoints
+
+        S = ctx["S"]
+        # the reverse checkpoint connector writes the translated offsets of the (source-inactive) group
+        old = {p: o for (t, p), o in S.committed(ROLLBACK_GROUP).items() if t == ROLLBACK_TOPIC}
+
+        def translated():
+            cps = latest_checkpoints(S, "target", ROLLBACK_GROUP).get(ROLLBACK_GROUP, {})
+            now = {p: o for (t, p), o in S.committed(ROLLBACK_GROUP).items() if t == ROLLBACK_TOPIC}
+            return now if cps and now != old and len(cps) >= len(now) else None
+
+        if not _wait(translated, 90, 2):
+            raise StepFailed(f"{ROLLBACK_GROUP}'s offsets were not translated back to the source")
+        seen = set(_read_from(ctx["src"].bootstrap_servers, ROLLBACK_GROUP, ROLLBACK_TOPIC))
+        commit = ctx["rollback_commit"]
+        T = ctx["T"]
+        after = set(_values_after(ctx["tgt"].bootstrap_servers, ROLLBACK_TOPIC, commit))
+        missing = after - seen
+        if missing:
+            raise StepFailed(f"{len(missing)} record(s) the producers wrote on the target after the group's commit "
+                             "point are missing on the source")
+        del T
+        return f"{ROLLBACK_GROUP} on the source read {len(seen):,} records: all {len(after):,} written on the target after its commit"
+
+    def cleanup_step() -> str:
+        from .cleanup import delete, leftovers
+
+        client = ctx["client"]
+        for name in list(client.connectors()):
+            client.delete(name)
+        items = leftovers(ctx["T"], m, env.worker_spec(), "source", "target", include_worker=False)
+        delete(ctx["T"], items)
+        left = _wait(lambda: not leftovers(ctx["T"], m, env.worker_spec(), "source", "target", include_worker=False)
+                     or None, 20) is None and leftovers(ctx["T"], m, env.worker_spec(), "source", "target", False)
+        if left:
+            raise StepFailed(f"still on the target: {', '.join(i.name for i in left)}")
+        return f"connectors deleted; {len(items)} MM2 topic(s)/group(s) deleted from the target"
+
+    steps: list[tuple[str, Callable[[], str]]] = [
+        ("environment up", up), ("produce demo data", produce), ("preflight", preflight),
+        ("apply connectors", apply_step), ("lag until in sync", lag_step), ("offsets translated", offsets_step),
+    ]
+    if validate:
+        steps.append(("validate", validate_step))
+    steps += [("cutover check", cutover_step), ("move consumer groups", move_group), ("move producers", move_producers),
+              ("reverse replication", reverse), ("roll a group back", roll_group_back)]
+    if validate:
+        steps.append(("validate in reverse", lambda: validate_step(reverse=True)))
+    steps.append(("cleanup", cleanup_step))
+    try:
+        for name, fn in steps:
+            step(name, fn)
+    except StepFailed:
+        pass
+    res.seconds = {s.name: s.seconds for s in res.steps}
     res.seconds["total"] = round(time.time() - t0, 1)
     return res
+
+
+def _record_topics(res: RehearsalResult, S: AdminSession, T: AdminSession, topics: list[str]) -> None:
+    """Per topic: records on both sides and synced topic configs (configs MM2 copies must match)."""
+    from ..kafka.names import CONFIG_PROPERTIES_EXCLUDE_DEFAULT
+
+    sel = topic_selection(REHEARSAL_MIGRATION)
+    s_cfg, t_cfg = S.topic_configs(topics), T.topic_configs([sel.target_name(t) for t in topics])
+    s_end = end_offsets(S, partitions(S, topics))
+    t_end = end_offsets(T, partitions(T, [sel.target_name(t) for t in topics]))
+    payments = DEMO_TOPICS["shop.payments"][1]
+    for t in topics:
+        src_records = sum(v for (tt, _), v in s_end.items() if tt == t)
+        if t == "shop.payments":  # markers and the aborted batch occupy source offsets but are not copied
+            src_records = payments - payments // 10
+        tt = sel.target_name(t)
+        diffs = [{"name": k, "source": v, "target": t_cfg[tt].configs.get(k) if tt in t_cfg else None}
+                 for k, v in sorted(s_cfg[t].overrides.items())
+                 if k not in CONFIG_PROPERTIES_EXCLUDE_DEFAULT and (tt not in t_cfg or t_cfg[tt].configs.get(k) != v)]
+        res.topics.append({"topic": t, "target_topic": tt, "source_records": src_records,
+                           "target_records": sum(v for (x, _), v in t_end.items() if x == tt),
+                           "synced_configs": sorted(s_cfg[t].overrides), "config_differences": diffs})
 
 
 def _records_compared(report: Any) -> int | None:

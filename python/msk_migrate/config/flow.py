@@ -1,0 +1,214 @@
+"""What an operator command acts on: ONE flow (clusters, migration, worker) and ONE Connect worker,
+chosen explicitly, and stated on the console.
+
+Where the flow comes from (exactly one):
+
+- ``--env dev`` (or a path): the environment YAML of ``infra/environments/`` -- the same file the stack
+  renders and uploads the connectors from. A created target has no bootstrap servers in that file:
+  pass the stack output ``target_bootstrap_brokers_connect`` as ``--target-bootstrap`` (or
+  ``MSK_MIGRATE_TARGET_BOOTSTRAP``); commands that need no target (preflight before deploy) run without it.
+- ``--config FILE``: a flow file for lab clusters: the ``source``, ``target`` (with bootstrap servers),
+  ``migration`` and ``worker`` sections of an environment YAML, same models.
+- ``--local``: the local rehearsal environment (``msk-migrate local up`` / ``make rehearse``) and its flow.
+
+The Connect worker is never implied: ``--connect-url http(s)://...`` (or ``MSK_MIGRATE_CONNECT_URL``),
+or ``--local`` for the rehearsal worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import click
+
+from ..connect.rest import CA_ENV, SECRET_ARN_ENV
+from ..errors import UsageError
+from ..paths import LOCAL_DIR, REPO_ROOT
+from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
+
+ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
+#: The local harness's state file (``msk-migrate local up`` writes it); read as data, never imported.
+LOCAL_ENV_DIR = LOCAL_DIR / "env"
+
+
+#: The flow of the local rehearsal (``make rehearse``, ``--local``): demo topics and groups, fast intervals.
+REHEARSAL_MIGRATION = MigrationSpec(
+    name="mm2",
+    topics=["shop\\..*"],
+    groups=["shop-.*"],
+    tasks_max=2,
+    replication_factor=1,
+    internal_replication_factor=1,
+    emit_checkpoints_interval_seconds=2,
+    sync_group_offsets_interval_seconds=2,
+    emit_heartbeats_interval_seconds=2,
+    refresh_topics_interval_seconds=5,
+    refresh_groups_interval_seconds=5,
+    offset_lag_max=50,
+)
+
+
+@dataclass
+class Flow:
+    origin: str  #: where the flow came from, as printed
+    source: ClusterEndpoint
+    target: ClusterEndpoint | None
+    migration: MigrationSpec
+    worker: WorkerSpec
+    connect_url: str | None = None
+
+    def require_target(self, why: str) -> ClusterEndpoint:
+        if self.target is None:
+            raise UsageError("--target-bootstrap", f"{why} needs the target cluster, whose bootstrap servers the "
+                             "environment YAML does not hold (the stack creates the cluster)",
+                             "pass --target-bootstrap with the stack output target_bootstrap_brokers_connect")
+        return self.target
+
+    def require_connect(self) -> str:
+        if not self.connect_url:
+            raise UsageError("--connect-url", "this command talks to a Kafka Connect worker and none was given",
+                             "pass --connect-url https://HOST:8083 (stack output connect_rest_url), "
+                             "or --local for the rehearsal worker")
+        return self.connect_url
+
+    def describe(self) -> str:
+        parts = [f"config: {self.origin}",
+                 f"source: {self.source.bootstrap_servers} ({self.source.auth.mode})",
+                 f"target: {self.target.bootstrap_servers} ({self.target.auth.mode})" if self.target else "target: -"]
+        if self.connect_url:
+            parts.append(f"worker: {self.connect_url}")
+        return " | ".join(parts)
+
+
+def check_connect_url(url: str) -> str:
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageError("--connect-url", f"{url!r} is not an http(s) URL",
+                         "give the worker's REST URL, e.g. https://kafka-connect.example:8083")
+    try:
+        parsed.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        raise UsageError("--connect-url", f"{url!r} has an invalid port", "use http(s)://HOST:PORT") from None
+    return url.rstrip("/")
+
+
+def local_state(base_dir: Path | None = None) -> dict[str, Any]:
+    base = Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR)
+    state_file = base / "state.json"
+    if not state_file.is_file():
+        raise UsageError("--local", f"no local environment under {base}", "run `make rehearse` or `msk-migrate local up`")
+    state = json.loads(state_file.read_text())
+    if "connect" not in state.get("procs", {}) or "worker" not in state:
+        raise UsageError("--local", f"the local environment under {base} has no Connect worker", "run `msk-migrate local up`")
+    return state
+
+
+def local_flow(base_dir: Path | None = None) -> Flow:
+    state = local_state(base_dir)
+    return Flow(
+        origin="local rehearsal environment",
+        source=ClusterEndpoint(alias="source", bootstrap_servers=f"127.0.0.1:{state['ports']['source']}"),
+        target=ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{state['ports']['target']}"),
+        migration=REHEARSAL_MIGRATION,
+        worker=WorkerSpec(**state["worker"]),
+        connect_url=f"http://127.0.0.1:{state['worker']['rest_port']}",
+    )
+
+
+def environment_path(env: str) -> Path:
+    if env.endswith((".yaml", ".yml")) or "/" in env:
+        return Path(env)
+    path = ENVIRONMENTS_DIR / f"{env}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in ENVIRONMENTS_DIR.glob("*.yaml"))) or "none"
+        raise UsageError("--env", f"no environment {env!r} in {ENVIRONMENTS_DIR}", f"use one of: {known}")
+    return path
+
+
+def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url: str | None,
+                 target_bootstrap: str | None, local_dir: Path | None = None) -> Flow:
+    chosen = [n for n, v in (("--env", env), ("--config", config)) if v]
+    if len(chosen) > 1:
+        raise UsageError("/".join(chosen), "give one source of the flow", "use --env NAME for an environment")
+    if connect_url and local:
+        raise UsageError("--connect-url/--local", "give one Connect worker", "drop --local or --connect-url")
+    if env:
+        from .environment import load_environment
+
+        path = environment_path(env)
+        cfg = load_environment(path)
+        target = None
+        if target_bootstrap:
+            try:
+                target = cfg.target.endpoint(target_bootstrap)
+            except ValueError as exc:
+                raise UsageError("--target-bootstrap", str(exc).splitlines()[-1].strip(), "give host:port[,host:port]") from None
+        flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker)
+    elif config:
+        from .loader import load_yaml_model
+        from .migration_file import MigrationFile
+
+        mf = load_yaml_model(MigrationFile, config)
+        flow = Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker)
+    elif local:
+        flow = local_flow(local_dir)
+    else:
+        raise UsageError("--env", "no migration given", "pass --env NAME (infra/environments/NAME.yaml), "
+                         "--config FILE, or --local for the rehearsal environment")
+    if local:
+        flow.connect_url = local_flow(local_dir).connect_url
+    elif connect_url:
+        flow.connect_url = check_connect_url(connect_url)
+    return flow
+
+
+def _to_environment(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """REST credentials and CA reach every ConnectClient of the command through its environment
+    variable (connect/rest.py reads them), so no command signature carries them."""
+    if value and param.envvar:
+        os.environ[str(param.envvar)] = value
+
+
+def flow_options(f):
+    """--env / --config / --local / --connect-url / --target-bootstrap / REST credentials (+ hidden --local-dir)."""
+    f = click.option("--connect-ca", envvar=CA_ENV, expose_value=False, callback=_to_environment,
+                     help=f"PEM CA bundle of an HTTPS worker with a private CA (env {CA_ENV}).")(f)
+    f = click.option("--connect-secret-arn", envvar=SECRET_ARN_ENV, expose_value=False, callback=_to_environment,
+                     help="Secrets Manager secret with the worker's REST username/password (stack output "
+                          "connect_rest_secret_arn; or env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
+    f = click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True,
+                     envvar="MSK_MIGRATE_LOCAL_ENV_DIR")(f)
+    f = click.option("--target-bootstrap", "target_bootstrap", envvar="MSK_MIGRATE_TARGET_BOOTSTRAP",
+                     help="Target bootstrap servers for --env (stack output target_bootstrap_brokers_connect).")(f)
+    f = click.option("--connect-url", "connect_url", envvar="MSK_MIGRATE_CONNECT_URL",
+                     help="Kafka Connect REST URL, http(s) (stack output connect_rest_url).")(f)
+    f = click.option("--local", "local", is_flag=True,
+                     help="Use the local rehearsal environment (clusters and worker of `msk-migrate local up`).")(f)
+    f = click.option("--config", "config", type=click.Path(path_type=Path),
+                     help="Flow file for lab clusters (source, target, migration, worker sections).")(f)
+    f = click.option("--env", "env", help="Environment name (infra/environments/NAME.yaml) or its path.")(f)
+    return f
+
+
+def flow_from_kwargs(kw: dict[str, Any]) -> Flow:
+    return resolve_flow(kw.pop("env"), kw.pop("config"), kw.pop("local"), kw.pop("connect_url"),
+                        kw.pop("target_bootstrap"), kw.pop("local_dir"))
+
+
+def announce(flow: Flow, output: str = "text") -> None:
+    """Say which clusters and worker the command talks to: first line of the text output. With
+    ``--output json`` the document carries it (``talked_to``) and stderr stays for the one error line."""
+    if output != "json":
+        from ..cliutil import console
+
+        console.print(flow.describe(), highlight=False, soft_wrap=True)
+
+
+def talked_to(flow: Flow) -> dict[str, Any]:
+    return {"config": flow.origin, "source": flow.source.bootstrap_servers,
+            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url}

@@ -1,0 +1,189 @@
+"""One AdminClient session per cluster, with one error contract.
+
+Every failure to reach or ask the cluster becomes :class:`~msk_migrate.errors.UnreachableError` with
+one line: ``<role>.bootstrap_servers (<servers>): <what>: <librdkafka's reason> (fix: ...)`` (exit 2 at
+the CLI boundary). librdkafka's own log lines go to the ``msk_migrate.librdkafka`` logger, which is
+silent unless the command runs with ``--verbose``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
+
+from ..errors import UnreachableError
+
+TP = tuple[str, int]
+
+#: librdkafka log lines land here (off the console unless --verbose adds a handler).
+LIBRDKAFKA_LOG = logging.getLogger("msk_migrate.librdkafka")
+LIBRDKAFKA_LOG.propagate = False
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+
+
+def quiet(conf: dict[str, Any]) -> dict[str, Any]:
+    """``conf`` with librdkafka's logging routed to :data:`LIBRDKAFKA_LOG`, and only errors logged at all
+    (librdkafka writes some lines, e.g. at client destruction, straight to stderr). Failures still reach
+    the session's ``error_cb``. ``MSK_MIGRATE_VERBOSE=1`` lets every line through."""
+    if os.environ.get("MSK_MIGRATE_VERBOSE") == "1":
+        return {**conf, "logger": LIBRDKAFKA_LOG}
+    return {**conf, "logger": LIBRDKAFKA_LOG, "log_level": 0}
+
+
+def client_config(role: str, endpoint) -> dict[str, Any]:
+    """librdkafka settings for a :class:`~msk_migrate.config.migration.ClusterEndpoint` (secrets resolved)."""
+    from ..clients import SecretResolver, admin_config
+
+    return admin_config(role, endpoint, SecretResolver())
+
+
+@dataclass
+class TopicConfigs:
+    name: str
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)  #: every config value
+    overrides: dict[str, str] = field(default_factory=dict)  #: set on the topic itself
+
+
+class AdminSession:
+    """One cluster's AdminClient. ``conf`` is a librdkafka configuration (see :func:`client_config`)."""
+
+    def __init__(self, role: str, conf: dict[str, Any], timeout: float = 15.0, fix: str | None = None):
+        self.role = role
+        self.timeout = timeout
+        self.bootstrap = conf.get("bootstrap.servers")
+        self.fix = fix or f"check the {role} cluster's host:port, the network path and its auth settings"
+        self._errors: list[str] = []
+        self.conf = dict(conf)
+        self.conf.setdefault("error_cb", lambda err: self._errors.append(err.str() if hasattr(err, "str") else str(err)))
+        self.conf.setdefault("socket.connection.setup.timeout.ms", int(min(timeout, 30) * 1000))
+        self.admin = AdminClient(quiet(self.conf))
+        self._topics: dict[str, int] | None = None
+
+    @classmethod
+    def for_endpoint(cls, role: str, endpoint, timeout: float = 15.0) -> "AdminSession":
+        """A session that has proven it reaches the cluster (metadata within ``timeout``)."""
+        session = cls(role, client_config(role, endpoint), timeout)
+        session.topics()
+        return session
+
+    # ---- the error contract -------------------------------------------------------------------
+    def error(self, what: str, exc: BaseException | None = None) -> UnreachableError:
+        detail = ""
+        if isinstance(exc, KafkaException) and exc.args:
+            arg = exc.args[0]
+            detail = arg.str() if hasattr(arg, "str") else str(arg)
+        elif exc is not None:
+            detail = str(exc)
+        if self._errors:
+            detail = self._errors[-1]
+        return UnreachableError(
+            f"{self.role}.bootstrap_servers ({self.bootstrap}): {what}: {detail or 'no response'} (fix: {self.fix})"
+        )
+
+    def _result(self, what: str, fut: Any) -> Any:
+        try:
+            return fut.result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise self.error(what, exc) from None
+
+    def consumer_config(self, group_id: str, **extra: Any) -> dict[str, Any]:
+        """Settings for a Consumer on the same cluster with the same credentials."""
+        conf = {k: v for k, v in self.conf.items() if k not in ("error_cb",)}
+        conf.update({"group.id": group_id, "enable.auto.commit": False, **extra})
+        return quiet(conf)
+
+    # ---- metadata -----------------------------------------------------------------------------
+    def topics(self, refresh: bool = False) -> dict[str, int]:
+        """Topic -> partition count."""
+        if self._topics is None or refresh:
+            try:
+                md = self.admin.list_topics(timeout=self.timeout)
+            except KafkaException as exc:
+                raise self.error(f"cluster unreachable within {self.timeout:.0f}s", exc) from None
+            if not md.brokers:
+                raise self.error("no broker answered")
+            self._topics = {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
+        return self._topics
+
+    def broker_count(self) -> int:
+        return len(self._result("describe cluster failed", self.admin.describe_cluster(request_timeout=self.timeout)).nodes)
+
+    def broker_config(self, key: str) -> str | None:
+        """``key`` of one broker (the controller's view); None when the cluster does not say."""
+        desc = self._result("describe cluster failed", self.admin.describe_cluster(request_timeout=self.timeout))
+        res = ConfigResource(ConfigResource.Type.BROKER, str(desc.nodes[0].id))
+        try:
+            entry = self.admin.describe_configs([res])[res].result(timeout=self.timeout).get(key)
+        except KafkaException:
+            return None
+        return entry.value if entry else None
+
+    def topic_configs(self, names: Iterable[str]) -> dict[str, TopicConfigs]:
+        names = [n for n in names if n in self.topics()]
+        if not names:
+            return {}
+        futures = self.admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, n) for n in names],
+                                              request_timeout=self.timeout)
+        out: dict[str, TopicConfigs] = {}
+        for res, fut in futures.items():
+            meta = TopicConfigs(res.name, self.topics()[res.name])
+            for name, entry in self._result(f"describe configs of {res.name} failed", fut).items():
+                value = entry.value if entry.value is not None else ""
+                meta.configs[name] = value
+                if entry.source in (ConfigSource.DYNAMIC_TOPIC_CONFIG, ConfigSource.DYNAMIC_TOPIC_CONFIG.value):
+                    meta.overrides[name] = value
+            out[res.name] = meta
+        return out
+
+    # ---- offsets --------------------------------------------------------------------------------
+    def list_offsets(self, specs: dict[TP, OffsetSpec], isolation_level: str = "read_committed") -> dict[TP, Any]:
+        """One ListOffsets round; values are confluent-kafka results (``.offset``, ``.timestamp``)."""
+        if not specs:
+            return {}
+        iso = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
+        req = {TopicPartition(t, p): spec for (t, p), spec in specs.items()}
+        try:
+            futures = self.admin.list_offsets(req, isolation_level=iso, request_timeout=self.timeout)
+            return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
+        except KafkaException as exc:
+            raise self.error("listing offsets failed", exc) from None
+
+    # ---- consumer groups ------------------------------------------------------------------------
+    def groups(self) -> list[str]:
+        listed = self._result("listing consumer groups failed", self.admin.list_consumer_groups(request_timeout=self.timeout))
+        return sorted(g.group_id for g in listed.valid)
+
+    def group_members(self, group: str) -> list[str]:
+        """Client ids of the group's live members (empty = inactive)."""
+        fut = self.admin.describe_consumer_groups([group], request_timeout=self.timeout)[group]
+        desc = self._result(f"describing group {group} failed", fut)
+        return [f"{m.client_id}@{m.host}" for m in desc.members]
+
+    def committed(self, group: str) -> dict[TP, int]:
+        fut = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout)[group]
+        res = self._result(f"listing offsets of group {group} failed", fut)
+        return {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions if tp.offset >= 0}
+
+    def alter_committed(self, group: str, offsets: dict[TP, int]) -> None:
+        tps = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+        fut = self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
+                                                      request_timeout=self.timeout)[group]
+        self._result(f"writing offsets of group {group} failed", fut)
+
+    # ---- deletion (cleanup) -----------------------------------------------------------------------
+    def delete_topics(self, names: list[str]) -> None:
+        if names:
+            for name, fut in self.admin.delete_topics(names, operation_timeout=self.timeout).items():
+                self._result(f"deleting topic {name} failed", fut)
+            self._topics = None
+
+    def delete_groups(self, names: list[str]) -> None:
+        if names:
+            for name, fut in self.admin.delete_consumer_groups(names, request_timeout=self.timeout).items():
+                self._result(f"deleting group {name} failed", fut)

@@ -1,0 +1,164 @@
+"""Offsets: last stable / end offsets, newest record times, committed offsets, and MM2's own records
+(checkpoints: translated group offsets; offset syncs: upstream -> downstream positions).
+
+Wire formats (Kafka's ``org.apache.kafka.connect.mirror``, big-endian, strings as int16 length + UTF-8):
+
+- Checkpoint key ``{group: string, topic: string, partition: int32}``; value ``int16 version`` then
+  ``{upstreamOffset: int64, offset: int64, metadata: string}``.
+- OffsetSync key ``{topic: string, partition: int32}``; value ``{upstreamOffset: int64, offset: int64}``.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka.admin import OffsetSpec
+
+from .admin import TP, AdminSession
+
+
+def last_stable_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
+    """Per partition the offset a read_committed consumer reads up to (the LSO; = end without transactions)."""
+    return {tp: r.offset for tp, r in session.list_offsets({tp: OffsetSpec.latest() for tp in tps}).items()}
+
+
+def end_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
+    """High watermarks (read_uncommitted latest)."""
+    res = session.list_offsets({tp: OffsetSpec.latest() for tp in tps}, isolation_level="read_uncommitted")
+    return {tp: r.offset for tp, r in res.items()}
+
+
+def start_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
+    return {tp: r.offset for tp, r in session.list_offsets({tp: OffsetSpec.earliest() for tp in tps}).items()}
+
+
+def newest_timestamps(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int | None]:
+    """Largest record timestamp (ms) per partition, None for an empty partition (ListOffsets MAX_TIMESTAMP)."""
+    res = session.list_offsets({tp: OffsetSpec.max_timestamp() for tp in tps}, isolation_level="read_uncommitted")
+    return {tp: (r.timestamp if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in res.items()}
+
+
+def partitions(session: AdminSession, topics: Iterable[str]) -> list[TP]:
+    md = session.topics()
+    return [(t, p) for t in sorted(set(topics)) if t in md for p in range(md[t])]
+
+
+# ---- MM2 records -----------------------------------------------------------------------------------
+def _string(buf: bytes, pos: int) -> tuple[str, int]:
+    (n,) = struct.unpack_from(">h", buf, pos)
+    pos += 2
+    return buf[pos:pos + n].decode(), pos + n
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    group: str
+    topic: str  #: the topic on the cluster the checkpoint is for (the flow's target)
+    partition: int
+    upstream_offset: int
+    downstream_offset: int  #: the translated offset to commit on the target
+
+
+def decode_checkpoint(key: bytes, value: bytes) -> Checkpoint:
+    group, pos = _string(key, 0)
+    topic, pos = _string(key, pos)
+    (partition,) = struct.unpack_from(">i", key, pos)
+    upstream, downstream = struct.unpack_from(">qq", value, 2)  # after the int16 version header
+    return Checkpoint(group, topic, partition, upstream, downstream)
+
+
+@dataclass(frozen=True)
+class OffsetSync:
+    topic: str  #: the upstream (source) topic
+    partition: int
+    upstream_offset: int
+    downstream_offset: int
+
+
+def decode_offset_sync(key: bytes, value: bytes) -> OffsetSync:
+    topic, pos = _string(key, 0)
+    (partition,) = struct.unpack_from(">i", key, pos)
+    upstream, downstream = struct.unpack_from(">qq", value, 0)
+    return OffsetSync(topic, partition, upstream, downstream)
+
+
+def read_topic(session: AdminSession, topic: str, timeout: float = 30.0) -> list[tuple[bytes, bytes]]:
+    """Every (key, value) of ``topic`` up to its current end (empty when the topic does not exist)."""
+    parts = partitions(session, [topic])
+    if not parts:
+        return []
+    ends = end_offsets(session, parts)
+    todo = {tp: end for tp, end in ends.items() if end > 0}
+    if not todo:
+        return []
+    consumer = Consumer(session.consumer_config(f"msk-migrate-reader-{time.time_ns()}", **{"auto.offset.reset": "earliest"}))
+    consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in todo])
+    out: list[tuple[bytes, bytes]] = []
+    deadline = time.time() + timeout
+    try:
+        while todo and time.time() < deadline:
+            for msg in consumer.consume(1000, timeout=0.5):
+                if msg.error():
+                    continue
+                tp = (msg.topic(), msg.partition())
+                if msg.key() is not None and msg.value() is not None:
+                    out.append((msg.key(), msg.value()))
+                if tp in todo and msg.offset() + 1 >= todo[tp]:
+                    del todo[tp]
+            # partitions whose tail is only markers/compacted away never deliver their last offset
+            for tp in list(todo):
+                pos = consumer.position([TopicPartition(*tp)])[0].offset
+                if pos >= todo[tp]:
+                    del todo[tp]
+    finally:
+        consumer.close()
+    if todo:
+        raise session.error(f"reading {topic} did not finish within {timeout:.0f}s")
+    return out
+
+
+def latest_checkpoints(session: AdminSession, source_alias: str, group: str | None = None) -> dict[str, dict[TP, Checkpoint]]:
+    """group -> (target topic, partition) -> newest checkpoint, from ``<source_alias>.checkpoints.internal``."""
+    from .names import checkpoints_topic
+
+    out: dict[str, dict[TP, Checkpoint]] = {}
+    for key, value in read_topic(session, checkpoints_topic(source_alias)):
+        cp = decode_checkpoint(key, value)
+        if group is None or cp.group == group:
+            out.setdefault(cp.group, {})[(cp.topic, cp.partition)] = cp
+    return out
+
+
+def latest_offset_syncs(session: AdminSession, source_alias: str, target_alias: str) -> dict[TP, OffsetSync]:
+    """(upstream topic, partition) -> newest offset sync of the flow source->target (syncs on the target)."""
+    from .names import offset_syncs_topic
+
+    out: dict[TP, OffsetSync] = {}
+    for key, value in read_topic(session, offset_syncs_topic(source_alias, target_alias)):
+        sync = decode_offset_sync(key, value)
+        out[(sync.topic, sync.partition)] = sync
+    return out
+
+
+def records_between(session: AdminSession, tp: TP, start: int, end: int, timeout: float = 10.0) -> int:
+    """Records a read_committed consumer sees in [start, end) (transaction markers and aborted records
+    occupy offsets but are not records)."""
+    if end <= start:
+        return 0
+    consumer = Consumer(session.consumer_config(f"msk-migrate-count-{time.time_ns()}", **{"isolation.level": "read_committed"}))
+    consumer.assign([TopicPartition(tp[0], tp[1], start)])
+    n, deadline = 0, time.time() + timeout
+    try:
+        while time.time() < deadline:
+            for msg in consumer.consume(1000, timeout=0.3):
+                if msg.error() is None and msg.offset() < end:
+                    n += 1
+            if consumer.position([TopicPartition(*tp)])[0].offset >= end:
+                break
+    finally:
+        consumer.close()
+    return n

@@ -1,0 +1,51 @@
+"""``cleanup``: what MM2 and Connect leave on the target after cutover, listed; deleted only with --yes.
+
+Never deleted: replicated topics and the applications' consumer groups (with MM2's translated offsets).
+The Connect worker's own topics and group are listed only with ``--include-worker-topics`` (delete them
+after the Connect service is gone: a running worker dies without them). Refused while any connector of
+the flow still exists on the worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ..config.migration import MigrationSpec, WorkerSpec
+from ..kafka import names
+from ..kafka.admin import AdminSession
+
+
+@dataclass
+class Leftover:
+    kind: str  # topic | group
+    name: str
+    why: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def leftovers(target: AdminSession, migration: MigrationSpec, worker: WorkerSpec, source_alias: str, target_alias: str,
+              include_worker: bool) -> list[Leftover]:
+    topics = set(target.topics(refresh=True))
+    out = [Leftover("topic", t, "MM2 bookkeeping of the forward flow")
+           for t in names.flow_internal_topics(source_alias, target_alias) if t in topics]
+    groups = set(target.groups())
+    connectors = list(migration.connector_names().values())
+    reverse = [f"{migration.name}-reverse-{r}" for r in ("source", "checkpoint")]
+    for c in connectors + reverse:
+        g = f"{names.CONNECT_CONSUMER_GROUP_PREFIX}{c}"
+        if g in groups:
+            out.append(Leftover("group", g, f"consumer group of connector {c}"))
+    if include_worker:
+        for t in (worker.config_storage_topic, worker.offset_storage_topic, worker.status_storage_topic):
+            if t in topics:
+                out.append(Leftover("topic", t, "Connect worker topic"))
+        if worker.group_id in groups:
+            out.append(Leftover("group", worker.group_id, "Connect worker group"))
+    return out
+
+
+def delete(target: AdminSession, items: list[Leftover]) -> None:
+    target.delete_groups([i.name for i in items if i.kind == "group"])
+    target.delete_topics([i.name for i in items if i.kind == "topic"])

@@ -1,0 +1,283 @@
+"""The runbook commands (lag, cutover check, offsets sync/snapshot, rollback, cleanup) against the real
+local clusters and Connect worker of the session, through the real CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+
+import yaml
+from confluent_kafka import Consumer
+
+from msk_migrate.kafka.admin import AdminSession
+from msk_migrate.kafka.offsets import latest_checkpoints
+from msk_migrate.local.procs import free_port
+
+from .conftest import TEST_MIGRATION
+from .kafka_util import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
+from .test_cli import _migration_file, run
+
+
+def _one_line_exit_2(r) -> None:
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+
+
+def _replicated(local_env, topic: str, n: int) -> None:
+    tgt = local_env.target().bootstrap_servers
+    wait_until(lambda: topic in admin(tgt).list_topics(timeout=10).topics and sum(end_offsets(tgt, topic).values()) >= n,
+               90, what=f"{topic} replicated")
+
+
+def test_lag_is_in_sync_after_replication_and_behind_for_a_topic_the_worker_does_not_copy(tmp_path, local_env, mm2, connect, unique):
+    src = local_env.source().bootstrap_servers
+    topic, stray = f"it-{unique}-lag", f"lagonly-{unique}"
+    create_topic(src, topic, partitions=2)
+    create_topic(src, stray, partitions=1)
+    produce(src, topic, ((f"k{i}".encode(), b"v", None, i % 2) for i in range(300)))
+    produce(src, stray, ((None, b"v", None, 0) for i in range(40)))
+    mf = _migration_file(tmp_path, local_env, topics=["it-.*", f"lagonly-{unique}"])
+
+    def in_sync():
+        r = run("lag", "--config", str(mf), "--connect-url", connect.url, "--topic", topic, "--output", "json")
+        return r if r.returncode == 0 else None
+
+    r = wait_until(in_sync, 90, interval=2, what="lag in sync")
+    data = json.loads(r.stdout)
+    assert data["in_sync"] and {p["partition"] for p in data["partitions"]} == {0, 1}
+    assert all(p["behind"] == 0 and p["replicated"] == p["source_lso"] for p in data["partitions"])
+    assert sum(p["source_lso"] for p in data["partitions"]) == 300
+    assert data["talked_to"]["worker"] == connect.url  # says what it talked to
+    assert data["talked_to"]["source"] == local_env.source().bootstrap_servers
+
+    r = run("lag", "--config", str(mf), "--connect-url", connect.url, "--topic", stray, "--output", "json")
+    assert r.returncode == 1, r.stderr
+    (row,) = json.loads(r.stdout)["partitions"]
+    assert row["behind"] == 40 and row["status"] == "behind"
+    r = run("lag", "--config", str(mf), "--connect-url", connect.url, "--topic", stray, "--max-records", "40")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "40" in r.stdout  # the table keeps its numbers
+    assert r.stdout.startswith("config: flow file") and f"worker: {connect.url}" in r.stdout.splitlines()[0]
+
+
+def _report(tmp_path, verdict: str, age_minutes: float):
+    finished = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=age_minutes)
+    path = tmp_path / f"report-{verdict}-{age_minutes}.json"
+    path.write_text(json.dumps({"verdict": verdict, "run": {"finished_at": finished.isoformat().replace("+00:00", "Z")}}))
+    return path
+
+
+def test_cutover_check_is_ready_only_when_every_condition_holds(tmp_path, local_env, mm2, connect, unique):
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic, group = f"it-{unique}-cut", f"it-{unique}-mover"
+    create_topic(src, topic, partitions=2)
+    produce(src, topic, ((f"k{i}".encode(), b"v", None, i % 2) for i in range(200)))
+    commit_group(src, group, topic, {0: 60, 1: 40})
+    mf = _migration_file(tmp_path, local_env)
+    fresh = _report(tmp_path, "match", 5)
+    args = ["cutover", "check", "--config", str(mf), "--connect-url", connect.url, "--group", group,
+            "--validation-report", str(fresh), "--output", "json"]
+
+    def ready():
+        r = run(*args)
+        return r if r.returncode == 0 else None
+
+    r = wait_until(ready, 90, interval=2, what="cutover ready")
+    conds = {c["name"]: c for c in json.loads(r.stdout)["conditions"]}
+    assert json.loads(r.stdout)["ready"] and all(c["ok"] for c in conds.values())
+    assert "RUNNING" in conds or "it-source" in conds["connectors and tasks RUNNING"]["evidence"]
+
+    stale = _report(tmp_path, "match", 120)
+    r = run(*args[:-4], "--validation-report", str(stale), "--output", "json")
+    assert r.returncode == 1
+    bad = [c for c in json.loads(r.stdout)["conditions"] if not c["ok"]]
+    assert [c["name"] for c in bad] == ["validation report"] and "120 min old" in bad[0]["evidence"]
+
+    # a consumer already running on the target: not ready (MM2 no longer syncs an active group)
+    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.subscribe([topic])
+    try:
+        wait_until(lambda: c.poll(0.5) is not None or c.assignment(), 30, what="member joined")
+        r = run(*args)
+        assert r.returncode == 1
+        bad = [x["name"] for x in json.loads(r.stdout)["conditions"] if not x["ok"]]
+        assert "group inactive on target" in bad
+    finally:
+        c.close()
+
+
+def test_offsets_sync_moves_a_stopped_group_now_and_never_backwards_without_force(tmp_path, local_env, mm2, connect, unique):
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic, group = f"it-{unique}-sync", f"it-{unique}-syncer"
+    create_topic(src, topic, partitions=1)
+    produce(src, topic, ((None, f"v{i}".encode(), None, 0) for i in range(300)))
+    commit_group(src, group, topic, {0: 120})
+    mf = _migration_file(tmp_path, local_env)
+    session = AdminSession.for_endpoint("target", local_env.target())
+    cp = wait_until(lambda: latest_checkpoints(session, "source", group).get(group, {}).get((topic, 0)), 90,
+                    what="checkpoint")
+    _replicated(local_env, topic, 300)
+    # the group moved on on the target (ahead of the checkpoint): a sync would move it backwards
+    commit_group(tgt, group, topic, {0: 290})
+    r = run("offsets", "sync", "--config", str(mf), "--group", group, "--output", "json")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)["rows"]
+    assert row["action"] == "backwards-refused" and row["translated"] == cp.downstream_offset
+    assert committed(tgt, group, topic, 1) == {0: 290}
+    r = run("offsets", "sync", "--config", str(mf), "--group", group, "--force", "--dry-run", "--output", "json")
+    assert json.loads(r.stdout)["rows"][0]["action"] == "backwards-forced" and committed(tgt, group, topic, 1) == {0: 290}
+    r = run("offsets", "sync", "--config", str(mf), "--group", group, "--force")
+    assert r.returncode == 0, r.stderr
+    assert committed(tgt, group, topic, 1) == {0: cp.downstream_offset}
+    assert cp.downstream_offset <= 120  # never ahead of the source commit point
+
+    r = run("offsets", "sync", "--config", str(mf), "--group", f"it-{unique}-nobody")
+    _one_line_exit_2(r)
+    assert "--group" in r.stderr and "nobody" in r.stderr
+
+    c = Consumer({"bootstrap.servers": tgt, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.subscribe([topic])
+    try:
+        wait_until(lambda: c.poll(0.5) is not None or c.assignment(), 30, what="member joined")
+        before = committed(tgt, group, topic, 1)
+        r = run("offsets", "sync", "--config", str(mf), "--group", group, "--force")
+        _one_line_exit_2(r)
+        assert "active member" in r.stderr and committed(tgt, group, topic, 1) == before
+    finally:
+        c.close()
+
+
+def test_offsets_snapshot_writes_the_source_end_offsets_validate_reads(tmp_path, local_env, unique):
+    src = local_env.source().bootstrap_servers
+    topic = f"it-{unique}-snap"
+    create_topic(src, topic, partitions=2)
+    produce(src, topic, ((None, b"v", None, i % 2) for i in range(30)))
+    mf = _migration_file(tmp_path, local_env)
+    out = tmp_path / "snapshot.json"
+    r = run("offsets", "snapshot", "--config", str(mf), "--topic", topic, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text()) == {topic: {"0": 15, "1": 15}}
+    from msk_migrate.validation.request import load_snapshot
+
+    assert {p: r.end for p, r in load_snapshot(out)[topic].items()} == {0: 15, 1: 15}
+
+
+def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the_source(tmp_path, local_env, mm2, connect, unique):
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic = f"it-{unique}-rb"
+    create_topic(src, topic, partitions=2)
+    produce(src, topic, ((f"k{i}".encode(), f"old{i}".encode(), None, i % 2) for i in range(200)))
+    _replicated(local_env, topic, 200)
+    mf = _migration_file(tmp_path, local_env)
+    r = run("rollback", "plan", "--config", str(mf), "--topic", topic, "--output", "json")
+    assert r.returncode == 0, r.stderr
+    planned = json.loads(r.stdout)
+    assert sorted(planned["reverse_connectors"]) == ["it-reverse-checkpoint", "it-reverse-source"]
+    rev = planned["reverse_connectors"]["it-reverse-source"]
+    assert rev["source.cluster.alias"] == "target" and rev["target.cluster.alias"] == "source"
+    assert "it-reverse-source" not in connect.connectors()  # plan changes nothing
+
+    # producers moved: they write on the target
+    produce(tgt, topic, ((f"k{i}".encode(), f"new{i}".encode(), None, i % 2) for i in range(100)))
+    try:
+        r = run("rollback", "apply", "--config", str(mf), "--connect-url", connect.url, "--topic", topic, "--output", "json")
+        assert r.returncode == 0, r.stdout + r.stderr
+        wait_until(lambda: sum(end_offsets(src, topic).values()) >= 300, 90, what="reverse copy on the source")
+        time.sleep(3)
+        assert sum(end_offsets(src, topic).values()) == 300  # the forward-copied past is not copied back
+        values = [m.value() for m in consume_all(src, topic, 300)]
+        assert sorted(v for v in values if v.startswith(b"new")) == sorted(f"new{i}".encode() for i in range(100))
+        live = connect.config("it-source")
+        assert topic.replace(".", "\\.").replace("-", "\\-") in live["topics.exclude"] or topic in live["topics.exclude"]
+
+        # the original forward flow (which selects the topic) would now loop: refused, nothing applied
+        before = connect.config("it-source")
+        r = run("connectors", "apply", "--config", str(mf), "--connect-url", connect.url)
+        _one_line_exit_2(r)
+        assert "both ways" in r.stderr and connect.config("it-source") == before
+
+        r = run("rollback", "apply", "--config", str(mf), "--connect-url", connect.url, "--topic", f"other-{unique}")
+        _one_line_exit_2(r)
+        assert "--topic" in r.stderr
+    finally:
+        for name in ("it-reverse-source", "it-reverse-checkpoint"):
+            if name in connect.connectors():
+                connect.delete(name)
+        from msk_migrate.connect.apply import apply
+        from msk_migrate.connectors.render import render_connectors
+
+        apply(connect, render_connectors(local_env.source(), local_env.target(), TEST_MIGRATION), wait=True, timeout=120)
+
+
+def test_cleanup_lists_mm2_leftovers_and_deletes_them_only_with_yes(tmp_path, local_env, connect, unique):
+    # a flow into the local *source* cluster, so the session's live flow keeps its own topics
+    a, b = f"x{unique}", f"y{unique}"
+    data = {"source": {"alias": a, "bootstrap_servers": local_env.target().bootstrap_servers},
+            "target": {"alias": b, "bootstrap_servers": local_env.source().bootstrap_servers},
+            "migration": {**TEST_MIGRATION.model_dump(), "name": f"gone{unique}"}, "worker": {"replication_factor": 1}}
+    mf = tmp_path / "flow.yaml"
+    mf.write_text(yaml.safe_dump(data))
+    host = local_env.source().bootstrap_servers
+    # (not `<alias>.heartbeats`: the session's live flow always reads heartbeats topics of the local source,
+    # whose auto-create would bring a deleted one back)
+    left = [f"mm2-offset-syncs.{a}.internal", f"{a}.checkpoints.internal"]
+    for t in left:
+        create_topic(host, t, partitions=1)
+    r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--output", "json")
+    assert r.returncode == 0, r.stderr
+    listed = {i["name"] for i in json.loads(r.stdout)["items"]}
+    assert set(left) <= listed and not json.loads(r.stdout)["deleted"]
+    assert set(left) <= set(admin(host).list_topics(timeout=10).topics)  # nothing deleted without --yes
+    r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--yes")
+    assert r.returncode == 0, r.stderr
+    wait_until(lambda: not set(left) & set(admin(host).list_topics(timeout=10).topics), 30, what="topics deleted")
+
+    # a flow whose connectors still run is refused
+    live = _migration_file(tmp_path, local_env)
+    r = run("cleanup", "--config", str(live), "--connect-url", connect.url, "--yes")
+    _one_line_exit_2(r)
+    assert "it-source" in r.stderr
+
+
+def test_operator_commands_never_pick_a_worker_silently(tmp_path, local_env):
+    mf = _migration_file(tmp_path, local_env)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MSK_MIGRATE_CONNECT_URL"}
+    for args in (["connectors", "status"], ["connectors", "pause", "--config", str(mf)],
+                 ["lag", "--config", str(mf)], ["cutover", "check", "--config", str(mf), "--group", "g"]):
+        r = run(*args, env=env)
+        _one_line_exit_2(r)
+        assert "--connect-url" in r.stderr and "--local" in r.stderr, args
+    for bad in ("ftp://127.0.0.1:8083", "127.0.0.1:8083", "http://", "http://host:notaport"):
+        r = run("connectors", "status", "--connect-url", bad, env=env)
+        _one_line_exit_2(r)
+        assert "--connect-url" in r.stderr, bad
+    r = run("connectors", "status", "--connect-url", f"http://127.0.0.1:{free_port()}", env=env)
+    _one_line_exit_2(r)
+    assert "unreachable" in r.stderr
+
+
+def test_preflight_of_an_environment_runs_before_deploy_and_checks_the_target_after(tmp_path, local_env, unique):
+    """--env: the stack's environment YAML is the config; before deploy (no target bootstrap) only the source."""
+    src = local_env.source().bootstrap_servers
+    topic = f"it-{unique}-envpf"
+    create_topic(src, topic, partitions=3)
+    env = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "infra/environments/dev.yaml").read_text())
+    env["name"] = "lab"
+    env["source"] = {"alias": "source", "bootstrap_servers": src, "auth": {"mode": "plaintext"},
+                     "network": {"cidrs": ["10.20.0.0/16"]}}
+    env["migration"] = {"name": "lab", "topics": [f"it-{unique}-.*"], "tasks_max": 4,
+                        "replication_factor": 1, "internal_replication_factor": 1}
+    env["worker"] = {**env.get("worker", {}), "replication_factor": 1}
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump(env))
+    r = run("preflight", "--env", str(path), "--output", "json", env={**__import__("os").environ, "MSK_MIGRATE_TARGET_BOOTSTRAP": ""})
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
+    assert checks["target checks"]["status"] == "skip" and "after deploy" in checks["target checks"]["detail"]
+    assert checks["topics selected"]["status"] == "ok" and "target reachable" not in checks
+    r = run("preflight", "--env", str(path), "--target-bootstrap", local_env.target().bootstrap_servers, "--output", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {c["name"]: c["status"] for c in json.loads(r.stdout)["checks"]}
+    assert checks["target reachable"] == "ok" and "target checks" not in checks

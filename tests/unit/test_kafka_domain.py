@@ -1,0 +1,117 @@
+"""The Kafka/MM2 domain module and the flow options, without servers: names, selection, reverse rendering,
+MM2 record decoding, and bad input that never reaches a cluster."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from msk_migrate.config.flow import check_connect_url
+from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
+from msk_migrate.connectors.render import forward_spec_without, render_connectors, render_reverse_connectors
+from msk_migrate.errors import UsageError
+from msk_migrate.kafka import names
+from msk_migrate.kafka.offsets import decode_checkpoint, decode_offset_sync
+from msk_migrate.kafka.selection import topic_selection
+
+SRC = ClusterEndpoint(alias="onprem", bootstrap_servers="kafka-1:9092")
+TGT = ClusterEndpoint(alias="msk", bootstrap_servers="b-1.msk:9098")
+CLI = [sys.executable, "-m", "msk_migrate.cli"]
+
+
+def test_a_topic_regex_with_a_comma_is_refused_because_mm2_splits_it():
+    with pytest.raises(ValidationError, match="comma"):
+        MigrationSpec(topics=[r"orders\.v{1,3}"])
+    with pytest.raises(ValidationError, match="groups"):
+        MigrationSpec(groups=["a,b"])
+
+
+def test_a_comma_regex_in_a_flow_file_is_one_line_exit_2(tmp_path):
+    flow = {"source": {"alias": "source", "bootstrap_servers": "127.0.0.1:1"},
+            "target": {"alias": "target", "bootstrap_servers": "127.0.0.1:2"},
+            "migration": {"topics": ["x{1,2}"]}}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(flow))
+    r = subprocess.run([*CLI, "preflight", "--config", str(tmp_path / "f.yaml")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "migration.topics" in r.stderr and "comma" in r.stderr
+
+
+def test_renderer_and_defaults_take_mm2_names_from_the_domain_module():
+    cfgs = render_connectors(SRC, TGT, MigrationSpec(name="m"))
+    assert {c["connector.class"] for c in cfgs.values()} == set(names.CONNECTOR_CLASSES.values())
+    assert MigrationSpec().topics_exclude == list(names.DEFAULT_TOPICS_EXCLUDE)
+    assert names.offset_syncs_topic("onprem", "msk") == "mm2-offset-syncs.onprem.internal"
+    assert names.offset_syncs_topic("onprem", "msk", location="source") == "mm2-offset-syncs.msk.internal"
+    assert names.checkpoints_topic("onprem") == "onprem.checkpoints.internal"
+
+
+def test_topic_selection_matches_like_mm2_and_maps_renames_both_ways():
+    sel = topic_selection(MigrationSpec(topics=[r"orders\..*"], topics_exclude=[r".*\.tmp"], topic_renames={"orders.a": "orders.b"}))
+    assert sel.select(["orders.x", "orders.x.tmp", "xorders.y", "orders.a"]) == ["orders.a", "orders.x"]
+    assert sel.target_name("orders.a") == "orders.b" and sel.source_name("orders.b") == "orders.a"
+
+
+def test_reverse_flow_replicates_only_the_named_topics_and_never_collides_with_the_forward_flow():
+    m = MigrationSpec(name="mm2", topics=[r"orders\..*", "customers"], topic_renames={"customers": "clients"})
+    fwd = forward_spec_without(m, ["orders.created", "customers"])
+    assert not topic_selection(fwd).matches("orders.created") and topic_selection(fwd).matches("orders.other")
+    rev = render_reverse_connectors(SRC, TGT, fwd, ["orders.created", "customers"])
+    forward = render_connectors(SRC, TGT, fwd)
+    assert not set(rev) & set(forward)
+    src = rev["mm2-reverse-source"]
+    assert (src["source.cluster.alias"], src["target.cluster.alias"]) == ("msk", "onprem")
+    assert src["source.cluster.bootstrap.servers"] == TGT.bootstrap_servers
+    assert src["topics"] == r"orders\.created,clients" and src["replication.policy.topic.renames"] == "clients:customers"
+    # MM2 topics of each flow live on its own target, named after its own source alias: no collision
+    fwd_topics = set(names.flow_internal_topics("onprem", "msk"))
+    rev_topics = {names.offset_syncs_topic("msk", "onprem"), names.checkpoints_topic("msk")}
+    assert not fwd_topics & rev_topics
+    assert "heartbeat" not in " ".join(rev)  # no reverse heartbeats: nothing to loop back
+    with pytest.raises(UsageError, match="still replicated forward"):
+        render_reverse_connectors(SRC, TGT, m, ["orders.created"])
+
+
+def test_reverse_flow_reads_the_target_with_the_targets_secrets():
+    from msk_migrate.config.auth import AuthConfig
+
+    src = SRC.model_copy(update={"auth": AuthConfig(mode="scram", secrets_from="env")})
+    rev = render_reverse_connectors(src, TGT, forward_spec_without(MigrationSpec(), ["t"]), ["t"])
+    jaas = rev["mm2-reverse-source"]["target.cluster.sasl.jaas.config"]
+    assert "MM2_SOURCE_SASL_PASSWORD" in jaas  # the reverse flow writes to the source with the source's secret
+
+
+def _kafka_string(s: str) -> bytes:
+    return struct.pack(">h", len(s)) + s.encode()
+
+
+def test_mm2_checkpoint_and_offset_sync_records_decode():
+    key = _kafka_string("billing") + _kafka_string("orders") + struct.pack(">i", 3)
+    value = struct.pack(">h", 0) + struct.pack(">qq", 120, 98) + _kafka_string("")
+    cp = decode_checkpoint(key, value)
+    assert (cp.group, cp.topic, cp.partition, cp.upstream_offset, cp.downstream_offset) == ("billing", "orders", 3, 120, 98)
+    sync = decode_offset_sync(_kafka_string("orders") + struct.pack(">i", 1), struct.pack(">qq", 500, 480))
+    assert (sync.topic, sync.partition, sync.upstream_offset, sync.downstream_offset) == ("orders", 1, 500, 480)
+
+
+@pytest.mark.parametrize("url", ["ftp://h:8083", "h:8083", "http://", "http://h:99999x", "file:///x"])
+def test_a_connect_url_that_is_not_http_is_refused(url):
+    with pytest.raises(UsageError, match="--connect-url"):
+        check_connect_url(url)
+
+
+def test_an_unknown_environment_is_one_line_naming_the_known_ones():
+    r = subprocess.run([*CLI, "preflight", "--env", "nosuchenv"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--env" in r.stderr and "dev" in r.stderr and "prod" in r.stderr
+
+
+def test_commands_that_need_the_target_say_so_before_deploy():
+    r = subprocess.run([*CLI, "lag", "--env", "dev", "--connect-url", "http://127.0.0.1:1"], capture_output=True,
+                       text=True, timeout=60, env={**__import__("os").environ, "MSK_MIGRATE_TARGET_BOOTSTRAP": ""})
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--target-bootstrap" in r.stderr or "unreachable" in r.stderr
