@@ -1,7 +1,9 @@
 """Every injected difference is detected and explained in every mode (real Kafka, real Spark).
 
 One topic per kind of difference, identical records on both clusters except the injected change;
-one validation run per mode over all of them.
+one validation run per mode over all of them. Reordering: an adjacent swap, a swap of two records
+with the same timestamp, a moved block, and a swap across a re-delivered duplicate; a re-delivered
+batch (at-least-once) is duplicates, never a reordering.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ from validation_helpers import make_request
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
 
 MODES = ["checksum", "full", "auto"]
-KINDS = ["same", "missing", "unexpected", "duplicate", "value", "header_order", "timestamp"]
+KINDS = ["same", "missing", "unexpected", "duplicate", "value", "header_order", "timestamp",
+         "swap", "swap_same_ts", "block", "swap_across_dup", "redelivered_batch"]
+
+
+def _p(recs, part):
+    return [r for r in recs if r.partition == part]
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +27,9 @@ def diff_topics(clusters, request) -> dict[str, str]:
 
     run = uuid.uuid4().hex[:6]
     base = records(30, partitions=2)  # even records carry two headers
+    p0, p1 = _p(base, 0), _p(base, 1)  # p0[i] = base[2i] at source offset i of partition 0
+    same_ts = [r.with_(ts=base[4].ts) if i == 6 else r for i, r in enumerate(base)]  # base[4], base[6]: one ms
+    sources = {"swap_same_ts": same_ts}
     targets = {
         "same": base,
         "missing": [r for i, r in enumerate(base) if i not in (3, 10)],  # partition 1 and 0
@@ -28,6 +38,15 @@ def diff_topics(clusters, request) -> dict[str, str]:
         "value": [r.with_(value=b"changed") if i == 4 else r for i, r in enumerate(base)],
         "header_order": [r.with_(headers=tuple(reversed(r.headers))) if i == 6 else r for i, r in enumerate(base)],
         "timestamp": [r.with_(ts=r.ts + 1) if i == 8 else r for i, r in enumerate(base)],
+        # partition 0, source offsets 2 and 3 swapped
+        "swap": p0[:2] + [p0[3], p0[2]] + p0[4:] + p1,
+        "swap_same_ts": _p(same_ts, 0)[:2] + [_p(same_ts, 0)[3], _p(same_ts, 0)[2]] + _p(same_ts, 0)[4:] + p1,
+        # partition 0, source offsets 10..12 moved to the front
+        "block": p0[10:13] + p0[:10] + p0[13:] + p1,
+        # partition 1: offset 3 re-delivered after 4, and 4/5 swapped across that copy: 0 1 2 3 5 3 4 6 ...
+        "swap_across_dup": p0 + p1[:4] + [p1[5], p1[3], p1[4]] + p1[6:],
+        # partition 1: offsets 2..5 delivered twice (a producer retry of a batch): 0 1 2 3 4 5 2 3 4 5 6 ...
+        "redelivered_batch": p0 + p1[:6] + p1[2:6] + p1[6:],
     }
     pairs = {
         kind: Pair(clusters["source"], clusters["target"], f"diff-{kind.replace('_', '-')}-{run}", partitions=2)
@@ -35,7 +54,7 @@ def diff_topics(clusters, request) -> dict[str, str]:
     }
     create_pairs(list(pairs.values()))
     for kind, tgt in targets.items():
-        pairs[kind].write(base, tgt)
+        pairs[kind].write(sources.get(kind, base), tgt)
     return {kind: p.topic for kind, p in pairs.items()}
 
 
@@ -45,17 +64,13 @@ def reports(clusters, spark, diff_topics):
 
     def get(mode: str):
         if mode not in cache:
-            from msk_migrate.validation import run_validation, sparkjob
+            from msk_migrate.validation import run_validation
 
             req = make_request(clusters, topics=sorted(diff_topics.values()), mode=mode, sample_size=5)
             # full mode explains its differences with Spark jobs (as for large differences),
             # auto mode on the driver (small differences): both paths give the same answers.
-            saved = sparkjob.LOCAL_EXPLAIN_LIMIT
-            sparkjob.LOCAL_EXPLAIN_LIMIT = 0 if mode == "full" else saved
-            try:
-                cache[mode] = run_validation(req, spark=spark)
-            finally:
-                sparkjob.LOCAL_EXPLAIN_LIMIT = saved
+            limit = {"full": 0}.get(mode, 20_000)
+            cache[mode] = run_validation(req, spark=spark, explain_limit=limit)
         return cache[mode]
 
     return get
@@ -172,3 +187,70 @@ def test_report_json_follows_the_documented_schema(reports):
 
     for mode in MODES:
         jsonschema.validate(reports(mode).to_dict(), schema())
+
+
+@pytest.mark.parametrize(
+    "mode,kind,first",
+    [
+        (m, k, f)
+        for m in MODES
+        for k, f in [
+            # (source offset, its target offset, source predecessor, its target offset) of the first break
+            ("swap", (3, 2, 2, 3)),
+            ("swap_same_ts", (3, 2, 2, 3)),
+            ("block", (10, 0, 9, 12)),
+        ]
+    ],
+)
+def test_reordered_records_are_detected_and_located(reports, diff_topics, mode, kind, first):
+    _rep, t = _topic(reports, diff_topics, mode, kind)
+    assert t.status == "mismatch"
+    (bad,) = _bad_partitions(t)
+    assert bad.partition == 0 and bad.status == "mismatch"
+    assert bad.source.count == bad.target.count and bad.source.fingerprint == bad.target.fingerprint
+    assert bad.source.order_fingerprint != bad.target.order_fingerprint
+    text = " ".join(bad.differences)
+    assert "records reordered" in text, bad.differences
+    if mode == "checksum":
+        assert bad.reordered is None and bad.method == "checksum"
+    else:
+        assert (bad.missing, bad.unexpected, bad.duplicates, bad.changed, bad.reordered) == (0, 0, 0, 0, 1)
+        (s,) = bad.samples["reordered"]
+        assert (s["source_offset"], s["target_offset"], s["previous_source_offset"], s["previous_target_offset"]) == first
+        assert f"source offset {first[0]}" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reorder_across_a_duplicate_is_both_a_duplicate_and_a_reordering(reports, diff_topics, mode):
+    _rep, t = _topic(reports, diff_topics, mode, "swap_across_dup")
+    (bad,) = _bad_partitions(t)
+    assert bad.partition == 1 and bad.status == "mismatch"
+    if mode == "checksum":
+        assert "1 more record" in bad.differences[0]  # order is judged only where the counts agree
+    else:
+        assert (bad.missing, bad.unexpected, bad.duplicates, bad.reordered) == (0, 0, 1, 1)
+        (s,) = bad.samples["reordered"]
+        assert (s["source_offset"], s["target_offset"], s["previous_source_offset"], s["previous_target_offset"]) == (
+            5, 4, 4, 6)
+        assert "records reordered" in " ".join(bad.differences)
+
+
+@pytest.mark.parametrize("mode", ["full", "auto"])
+def test_a_redelivered_batch_is_duplicates_not_a_reordering(reports, diff_topics, mode):
+    _rep, t = _topic(reports, diff_topics, mode, "redelivered_batch")
+    (bad,) = _bad_partitions(t)
+    assert (bad.missing, bad.unexpected, bad.duplicates, bad.reordered) == (0, 0, 4, 0)
+    assert not bad.samples.get("reordered")
+    assert "reordered" not in " ".join(bad.differences)
+
+
+def test_allow_duplicates_accepts_a_redelivered_batch_but_never_a_reordering(clusters, spark, diff_topics):
+    from msk_migrate.validation import run_validation
+
+    req = make_request(clusters, topics=[diff_topics["redelivered_batch"], diff_topics["swap_across_dup"],
+                                         diff_topics["swap"]], mode="auto", allow_duplicates=True)
+    rep = run_validation(req, spark=spark)
+    assert rep.topic(diff_topics["redelivered_batch"]).status == "match"
+    assert rep.topic(diff_topics["swap_across_dup"]).status == "mismatch"
+    assert rep.topic(diff_topics["swap"]).status == "mismatch"
+    assert rep.summary()["reordered"] == 2

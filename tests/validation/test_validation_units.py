@@ -139,7 +139,7 @@ def test_msk_iam_token_is_a_presigned_connect_url():
 def test_checksum_slices_fold_to_the_sum_modulo_2_64():
     import random
 
-    from msk_migrate.validation.sparkjob import MASK64
+    from msk_migrate.validation.checksum import MASK64
 
     rnd = random.Random(7)
     values = [rnd.randint(-(2**63), 2**63 - 1) for _ in range(1000)] * 2  # duplicates count twice
@@ -151,7 +151,7 @@ def test_checksum_slices_fold_to_the_sum_modulo_2_64():
 
 
 def test_checksum_explanations_name_the_field_that_differs():
-    from msk_migrate.validation.sparkjob import COMPONENTS, Digest, explain_checksum
+    from msk_migrate.validation.checksum import COMPONENTS, Digest, explain_checksum
 
     a = Digest(10, sums={c: 1 for c in COMPONENTS})
     assert explain_checksum(a, Digest(9, sums=dict(a.sums))) == [
@@ -161,6 +161,47 @@ def test_checksum_explanations_name_the_field_that_differs():
     assert explain_checksum(a, b) == ["header order differs (same headers, different order)"]
     c = Digest(10, sums={**a.sums, "fp": 2, "h_value": 3, "h_ts": 4})
     assert explain_checksum(a, c) == ["values differ", "timestamps differ"]
+    d = Digest(10, sums=dict(a.sums), order=99)
+    assert explain_checksum(a, d)[0].startswith("records reordered: the same records in a different order")
+    assert explain_checksum(a, d, order_checked=False) == []
+
+
+def _order_digest_by_chunks(fps: list[int], cuts: list[int]) -> int:
+    """The order digest as Spark computes it: per task exact sums over 16-bit slices, folded."""
+    from msk_migrate.validation.checksum import MASK64, _Chunk, fold_order
+
+    chunks = []
+    bounds = [0, *cuts, len(fps)]
+    for first, end in zip(bounds, bounds[1:]):
+        part = [f & MASK64 for f in fps[first:end]]
+        o = {(j, k): sum(((f >> (16 * j)) & 0xFFFF) * ((i >> (16 * k)) & 0xFFFF) for i, f in enumerate(part))
+             for j in range(4) for k in range(2)}
+        fp_idx = sum(v << (16 * (j + k)) for (j, k), v in o.items())
+        chunks.append(_Chunk(first_offset=first * 10, count=len(part), fp_sum=sum(part), fp_idx_sum=fp_idx))
+    chunks.reverse()  # the driver collects tasks in any order
+    return fold_order(chunks)
+
+
+def test_order_digest_is_the_same_however_spark_splits_a_partition_and_catches_every_reordering():
+    import random
+
+    from msk_migrate.validation.checksum import MASK64, ORDER_PRIME
+
+    rnd = random.Random(11)
+    fps = [rnd.randint(-(2**63), 2**63 - 1) for _ in range(200)]
+    whole = _order_digest_by_chunks(fps, [])
+    assert whole == sum((f & MASK64) * i for i, f in enumerate(fps)) % ORDER_PRIME
+    assert _order_digest_by_chunks(fps, [37, 150]) == whole
+    swapped = fps[:5] + [fps[6], fps[5]] + fps[7:]  # adjacent swap
+    moved = fps[50:60] + fps[:50] + fps[60:]  # a block moved to the front
+    far = list(fps)
+    far[0], far[128] = far[128], far[0]  # a swap at a power-of-two distance
+    for other in (swapped, moved, far):
+        assert sorted(other) == sorted(fps)
+        assert _order_digest_by_chunks(other, [64]) != whole
+    same = list(fps)
+    same[3] = same[4]  # identical records swapped: the same sequence, the same digest
+    assert _order_digest_by_chunks(same[:3] + [same[4], same[3]] + same[5:], [2]) == _order_digest_by_chunks(same, [])
 
 
 def test_synced_config_differences_skip_what_mm2_does_not_copy():
@@ -178,7 +219,7 @@ def _report(statuses):
 
     topics = []
     for i, st in enumerate(statuses):
-        side = SideDigest(3, 1, 2, "00000000000000ff", 0, 3, 0, 0)
+        side = SideDigest(3, 1, 2, "00000000000000ff", "0000000000000abc", 0, 3, 0, 0)
         t = TopicResult(topic=f"t{i}<b>", target_topic=f"t{i}<b>", source_partitions=1, target_partitions=1,
                         timestamp_type={"source": "CreateTime", "target": "CreateTime"})
         t.partitions.append(PartitionResult(0, side, side, status=st, missing=0, unexpected=0, duplicates=0, changed=0))

@@ -135,7 +135,19 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     }
     if kw.get("exclude_regex"):
         data["exclude_regexes"] = list(kw["exclude_regex"])
+    frm, until = data["from_timestamp_ms"], data["until_timestamp_ms"]
+    if frm is not None and until is not None and frm >= until:
+        raise UsageError(
+            "--from-timestamp/--until-timestamp",
+            f"the window [{kw['from_timestamp']}, {kw['until_timestamp']}) is empty: from is not before until",
+            "give a --from-timestamp earlier than --until-timestamp (until is exclusive)",
+        )
     if kw.get("offsets_snapshot"):
+        if frm is not None or until is not None:
+            raise UsageError(
+                "--offsets-snapshot", "given together with --from-timestamp/--until-timestamp",
+                "use either the snapshot or a time window",
+            )
         data["offsets_snapshot"] = load_snapshot(kw["offsets_snapshot"])
     if not kw.get("no_report"):
         data["report_dir"] = kw.get("report_dir") or str(
@@ -192,6 +204,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 @click.option("--report-dir", metavar="DIR|s3://BUCKET/PREFIX",
               help="Where report.json and report.html go (default: reports/validation-<UTC time>/).")
 @click.option("--no-report", is_flag=True, help="Write no report files (console/JSON output only).")
+@click.option("--verbose", is_flag=True, help="Show Kafka client (librdkafka) and Spark log lines on stderr.")
 @output_option
 @click.pass_context
 def validate(ctx: click.Context, output: str, **kw: Any) -> None:
@@ -200,7 +213,10 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     Exit 0: everything matches; 1: a mismatch; 2: bad input or an unreachable cluster.
     """
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
+    verbose = kw.pop("verbose", False)
     request = build_request(kw)
+    if verbose:
+        _client_logs_to_stderr(spark)
     from .console import print_report, spark_progress
     from .job import run_validation
 
@@ -214,6 +230,18 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         print_report(report, con)
     if report.exit_code:
         sys.exit(report.exit_code)
+
+
+def _client_logs_to_stderr(spark: Any) -> None:
+    import logging
+
+    from .kafka_meta import client_logger
+
+    log = client_logger()
+    log.addHandler(logging.StreamHandler(sys.stderr))
+    log.setLevel(logging.DEBUG)
+    if spark is not None:
+        spark.sparkContext.setLogLevel("WARN")
 
 
 def run_cli(argv: list[str], spark: Any = None) -> int:

@@ -72,14 +72,14 @@ def print_report(report: Report, console: Console) -> None:
     table = Table(title=f"Validation ({report.run['mode']})", show_lines=False)
     for col, just in [("Topic", "left"), ("Status", "left"), ("Parts", "right"), ("Source", "right"),
                       ("Target", "right"), ("Missing", "right"), ("Unexpected", "right"),
-                      ("Duplicates", "right"), ("Changed", "right")]:
+                      ("Duplicates", "right"), ("Changed", "right"), ("Reordered", "right")]:
         table.add_column(col, justify=just)
     for t in report.topics:
         c = t.counts()
         parts = f"{t.source_partitions}/{t.target_partitions if t.target_partitions is not None else '-'}"
         table.add_row(
             t.topic, f"[{_style(t.status)}]{t.status}[/]", parts, _fmt(c["source_count"]), _fmt(c["target_count"]),
-            _fmt(c["missing"]), _fmt(c["unexpected"]), _fmt(c["duplicates"]), _fmt(c["changed"]),
+            _fmt(c["missing"]), _fmt(c["unexpected"]), _fmt(c["duplicates"]), _fmt(c["changed"]), _fmt(c["reordered"]),
         )
     console.print(table)
     for t in report.topics:

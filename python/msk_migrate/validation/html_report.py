@@ -69,7 +69,8 @@ def render_html(r: dict[str, Any]) -> str:
         ("Partitions mismatched", s["partitions_mismatched"]), ("Source records", s["source_records"]),
         ("Target records", s["target_records"]), ("Missing on target", s["missing"]),
         ("Unexpected on target", s["unexpected"]), ("Duplicates on target", s["duplicates"]),
-        ("Changed records", s["changed"]), ("Warnings", s["warnings"]),
+        ("Changed records", s["changed"]),
+        ("Reordered (out-of-order points)", s["reordered"]), ("Warnings", s["warnings"]),
     ]
     for label, value in rows:
         key = label.lower().replace(" ", "_")
@@ -88,7 +89,7 @@ def render_html(r: dict[str, Any]) -> str:
 
     add("<h2>Topics</h2><table id='topics'><thead><tr><th>Topic</th><th>Status</th><th>Partitions (src/tgt)</th>"
         "<th>Source</th><th>Target</th><th>Missing</th><th>Unexpected</th><th>Duplicates</th><th>Changed</th>"
-        "<th>Problems</th></tr></thead><tbody>")
+        "<th>Reordered</th><th>Problems</th></tr></thead><tbody>")
     for t in r["topics"]:
         md = t["metadata"]
         probs = "".join(f"<li>{_e(p)}</li>" for p in t["problems"])
@@ -97,7 +98,7 @@ def render_html(r: dict[str, Any]) -> str:
             f"{_e(t['topic'])}</a></td><td>{_status(t['status'])}</td>"
             f"<td>{_e(md['source_partitions'])}/{_e(md['target_partitions'])}</td>"
             f"{_n(t['source_count'])}{_n(t['target_count'])}{_n(t['missing'])}{_n(t['unexpected'])}"
-            f"{_n(t['duplicates'])}{_n(t['changed'])}<td>{'<ul>' + probs + '</ul>' if probs else ''}</td></tr>"
+            f"{_n(t['duplicates'])}{_n(t['changed'])}{_n(t['reordered'])}<td>{'<ul>' + probs + '</ul>' if probs else ''}</td></tr>"
         )
     add("</tbody></table>")
 
@@ -116,13 +117,13 @@ def render_html(r: dict[str, Any]) -> str:
             add("</tbody></table>")
         add("<table class='partitions'><thead><tr><th>Partition</th><th>Status</th><th>Method</th><th>Source</th>"
             "<th>Target</th><th>Missing</th><th>Unexpected</th><th>Duplicates</th><th>Changed</th>"
-            "<th>Explanation</th></tr></thead><tbody>")
+            "<th>Reordered</th><th>Explanation</th></tr></thead><tbody>")
         for p in t["partitions"]:
             diffs = "; ".join(p["differences"])
             add(
                 f"<tr data-partition='{p['partition']}' data-status='{_e(p['status'])}'><td class='n'>{p['partition']}</td>"
                 f"<td>{_status(p['status'])}</td><td>{_e(p['method'])}</td>{_n(p['source_count'])}{_n(p['target_count'])}"
-                f"{_n(p['missing'])}{_n(p['unexpected'])}{_n(p['duplicates'])}{_n(p['changed'])}<td>{_e(diffs)}</td></tr>"
+                f"{_n(p['missing'])}{_n(p['unexpected'])}{_n(p['duplicates'])}{_n(p['changed'])}{_n(p['reordered'])}<td>{_e(diffs)}</td></tr>"
             )
         add("</tbody></table>")
         for p in t["partitions"]:
@@ -143,6 +144,9 @@ def render_html(r: dict[str, Any]) -> str:
                         detail.append(f"target timestamp {iso(it['target_timestamp'])}")
                     if it.get("copies", 1) != 1:
                         detail.append(f"{it['copies']} copies")
+                    if it.get("previous_target_offset") is not None:
+                        detail.append(f"out of order: comes after source offset {it['previous_source_offset']}, "
+                                      f"but before its target offset {it['previous_target_offset']}")
                     if it.get("target_last_offset") is not None:
                         detail.append(f"target offsets {it['target_offset']}…{it['target_last_offset']}")
                     add(

@@ -3,6 +3,7 @@ topic configs (the ones MM2 syncs), and offsets by time / earliest / latest for 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -24,6 +25,17 @@ MM2_CONFIG_EXCLUDES = frozenset(
 )
 
 TP = tuple[str, int]
+
+#: librdkafka's log lines go to this logger: silent unless ``validate --verbose`` gives it a handler.
+CLIENT_LOGGER = "msk_migrate.validation.librdkafka"
+
+
+def client_logger() -> logging.Logger:
+    log = logging.getLogger(CLIENT_LOGGER)
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+        log.propagate = False
+    return log
 
 
 @dataclass
@@ -53,6 +65,7 @@ class ClusterMeta:
         conf = dict(conf)
         conf.setdefault("error_cb", lambda err: errors.append(str(err)))
         conf.setdefault("socket.connection.setup.timeout.ms", int(min(timeout, 30) * 1000))
+        conf.setdefault("logger", client_logger())  # never librdkafka's own stderr lines
         self._errors = errors
         self.admin = AdminClient(conf)
         self._topics: dict[str, int] | None = None

@@ -28,6 +28,7 @@ class SideDigest:
     min_timestamp: int | None
     max_timestamp: int | None
     fingerprint: str
+    order_fingerprint: str
     start_offset: int | None
     end_offset: int | None
     null_keys: int
@@ -36,7 +37,7 @@ class SideDigest:
     @classmethod
     def of(cls, d: Any, rng: tuple[int, int] | None) -> "SideDigest":
         return cls(
-            d.count, d.min_ts, d.max_ts, d.fingerprint,
+            d.count, d.min_ts, d.max_ts, d.fingerprint, d.order_fingerprint,
             rng[0] if rng else None, rng[1] if rng else None, d.null_keys, d.tombstones,
         )
 
@@ -48,6 +49,7 @@ class SideDigest:
             "min_time": iso(self.min_timestamp),
             "max_time": iso(self.max_timestamp),
             "fingerprint": self.fingerprint,
+            "order_fingerprint": self.order_fingerprint,
             "start_offset": self.start_offset,
             "end_offset": self.end_offset,
             "null_keys": self.null_keys,
@@ -66,6 +68,7 @@ class PartitionResult:
     unexpected: int | None = None
     duplicates: int | None = None
     changed: int | None = None
+    reordered: int | None = None  #: out-of-order points; None = not computed or not checked
     changes: dict[str, int] = field(default_factory=dict)
     differences: list[str] = field(default_factory=list)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -81,6 +84,7 @@ class PartitionResult:
             "unexpected": self.unexpected,
             "duplicates": self.duplicates,
             "changed": self.changed,
+            "reordered": self.reordered,
             "changes": dict(sorted(self.changes.items())),
             "differences": self.differences,
             "source": self.source.to_dict() if self.source else None,
@@ -133,6 +137,7 @@ class TopicResult:
             "unexpected": self._sum("unexpected"),
             "duplicates": self._sum("duplicates"),
             "changed": self._sum("changed"),
+            "reordered": self._sum("reordered"),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,6 +202,7 @@ class Report:
             "unexpected": tot("unexpected"),
             "duplicates": tot("duplicates"),
             "changed": tot("changed"),
+            "reordered": tot("reordered"),
             "warnings": len(self.warnings),
         }
 

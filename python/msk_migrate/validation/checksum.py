@@ -1,0 +1,176 @@
+"""The checksum pass: per-partition aggregates of both clusters in one Spark job.
+
+Per partition the checksum is ``count`` plus
+
+- ``Σ fp mod 2^64`` — order-independent, and a duplicate adds its hash again, so duplicates change
+  it. Computed exactly as three sums of 22-bit slices (no overflow below 2^41 records per
+  partition, ANSI mode or not) and folded on the driver. The same sums over h_key, h_value,
+  h_headers, the *sorted* headers and the timestamp hash tell, when counts agree, which field
+  differs (keys, values, headers, header order only, timestamps).
+- the **order digest** ``Σ fp_i · i mod (2^61 - 1)`` over the partition's compared records in
+  offset order (``i`` = rank 0..n-1). Each Spark task sums ``fp · idx`` (``idx`` = rank within the
+  task) exactly, as eight sums of 16-bit × 16-bit slice products; the driver joins the tasks of a
+  partition in offset order: ``Σ_tasks (base · Σfp + Σ fp·idx)`` with ``base`` = records of the
+  earlier tasks. Two sequences of the same records in a different order differ in it unless
+  ``Σ fp_i (i - π(i)) ≡ 0 (mod 2^61 - 1)``: probability about 2^-60 per reordered partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+
+from .fingerprint import COMPONENTS, plan_units
+from .reading import TP, ReadPlan
+
+MASK64 = (1 << 64) - 1
+ORDER_PRIME = (1 << 61) - 1
+_M22 = (1 << 22) - 1
+_M16 = 0xFFFF
+
+
+@dataclass
+class Digest:
+    """Checksum aggregates of one partition on one cluster."""
+
+    count: int = 0
+    min_ts: int | None = None
+    max_ts: int | None = None
+    null_keys: int = 0
+    tombstones: int = 0
+    sums: dict[str, int] = field(default_factory=lambda: {c: 0 for c in COMPONENTS})
+    order: int = 0  #: order digest, mod ORDER_PRIME
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.sums['fp']:016x}"
+
+    @property
+    def order_fingerprint(self) -> str:
+        return f"{self.order:016x}"
+
+    def same_records(self, other: "Digest") -> bool:
+        return self.count == other.count and self.sums["fp"] == other.sums["fp"]
+
+    def same_order(self, other: "Digest") -> bool:
+        return self.order == other.order
+
+
+@dataclass
+class _Chunk:
+    """One Spark task's aggregates of one partition (exact integers, before folding)."""
+
+    first_offset: int
+    count: int
+    fp_sum: int  #: exact Σ fp (unsigned)
+    fp_idx_sum: int  #: exact Σ fp · idx
+
+
+def _slice_sums(name: str) -> list[Column]:
+    return [
+        F.sum(F.expr(f"{name} & {_M22}")).alias(f"{name}__0"),
+        F.sum(F.expr(f"shiftrightunsigned({name}, 22) & {_M22}")).alias(f"{name}__1"),
+        F.sum(F.expr(f"shiftrightunsigned({name}, 44)")).alias(f"{name}__2"),
+    ]
+
+
+def _order_sums() -> list[Column]:
+    """Σ fp_slice_j · idx_slice_k for 16-bit slices (each product < 2^32: exact below 2^31 rows)."""
+    out = []
+    for j in range(4):
+        f = f"(shiftrightunsigned(fp, {16 * j}) & {_M16})"
+        for k in range(2):
+            i = f"(shiftrightunsigned(idx, {16 * k}) & {_M16})"
+            out.append(F.sum(F.expr(f"{f} * {i}")).alias(f"o_{j}_{k}"))
+    return out
+
+
+def _exact(row, name: str) -> int:
+    return row[f"{name}__0"] + (row[f"{name}__1"] << 22) + (row[f"{name}__2"] << 44)
+
+
+def fold_order(chunks: list[_Chunk]) -> int:
+    """The order digest of a partition from its tasks' chunks (joined in offset order)."""
+    base = 0
+    total = 0
+    for c in sorted(chunks, key=lambda c: c.first_offset):
+        total += base * c.fp_sum + c.fp_idx_sum
+        base += c.count
+    return total % ORDER_PRIME
+
+
+def checksum(spark: SparkSession, plans: dict[str, ReadPlan]) -> dict[str, dict[TP, Digest]]:
+    """Per-partition aggregates of each plan ("source", "target"), in one Spark job. Spark aggregates
+    map-side (partial aggregation), so only one row per task and partition is shuffled, never
+    records; the driver collects one row per task and side."""
+    out = {side: {tp: Digest() for tp in plan.ranges} for side, plan in plans.items()}
+    frames = []
+    for side, plan in plans.items():
+        df = plan_units(spark, plan, with_samples=False)
+        if df is not None:
+            frames.append(df.withColumn("side", F.lit(side)))
+    if not frames:
+        return out
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
+    aggs: list[Column] = [
+        F.count(F.lit(1)).alias("n"),
+        F.min("offset").alias("first_offset"),
+        F.min("ts_ms").alias("min_ts"),
+        F.max("ts_ms").alias("max_ts"),
+        F.sum(F.col("key_null").cast("long")).alias("null_keys"),
+        F.sum(F.col("value_null").cast("long")).alias("tombstones"),
+    ]
+    for comp in COMPONENTS:
+        aggs += _slice_sums(comp)
+    aggs += _order_sums()
+    chunks: dict[tuple[str, TP], list[_Chunk]] = {}
+    exact: dict[tuple[str, TP], dict[str, int]] = {}
+    for row in df.groupBy("side", "topic", "partition", "chunk").agg(*aggs).collect():
+        key = (row["side"], (row["topic"], row["partition"]))
+        d = out[key[0]].setdefault(key[1], Digest())
+        d.count += row["n"]
+        d.min_ts = row["min_ts"] if d.min_ts is None else min(d.min_ts, row["min_ts"])
+        d.max_ts = row["max_ts"] if d.max_ts is None else max(d.max_ts, row["max_ts"])
+        d.null_keys += row["null_keys"] or 0
+        d.tombstones += row["tombstones"] or 0
+        sums = exact.setdefault(key, {c: 0 for c in COMPONENTS})
+        for comp in COMPONENTS:
+            sums[comp] += _exact(row, comp)
+        fp_idx = sum(row[f"o_{j}_{k}"] << (16 * (j + k)) for j in range(4) for k in range(2))
+        chunks.setdefault(key, []).append(_Chunk(row["first_offset"], row["n"], _exact(row, "fp"), fp_idx))
+    for (side, tp), sums in exact.items():
+        d = out[side][tp]
+        d.sums = {comp: v & MASK64 for comp, v in sums.items()}
+        d.order = fold_order(chunks[(side, tp)])
+    return out
+
+
+def explain_checksum(src: Digest, tgt: Digest, order_checked: bool = True) -> list[str]:
+    """Human explanation of a checksum mismatch from the component sums and the order digest."""
+    if src.count != tgt.count:
+        delta = tgt.count - src.count
+        word = "more" if delta > 0 else "fewer"
+        return [f"target has {abs(delta)} {word} record(s) than the source ({tgt.count} vs {src.count})"]
+    out = []
+    if src.sums["h_key"] != tgt.sums["h_key"]:
+        out.append("keys differ")
+    if src.sums["h_value"] != tgt.sums["h_value"]:
+        out.append("values differ" + (" (tombstone count differs)" if src.tombstones != tgt.tombstones else ""))
+    if src.sums["h_headers_sorted"] != tgt.sums["h_headers_sorted"]:
+        out.append("headers differ")
+    elif src.sums["h_headers"] != tgt.sums["h_headers"]:
+        out.append("header order differs (same headers, different order)")
+    if src.sums["h_ts"] != tgt.sums["h_ts"]:
+        out.append("timestamps differ")
+    if not out and src.sums["fp"] != tgt.sums["fp"]:
+        out.append("same records by field, differently combined (records were changed in several fields)")
+    if not out and order_checked and not src.same_order(tgt):
+        out.append(
+            "records reordered: the same records in a different order within the partition "
+            "(--mode auto or full shows where)"
+        )
+    return out
