@@ -1,9 +1,10 @@
 """Image builds with buildah (chroot isolation, vfs storage) against the stand-in bases: cold and warm
 build time per image, and image sizes. Writes the 'Images (buildah)' section of docs/PERFORMANCE.md.
 
-cold = ``--no-cache`` (no layer reused) with an empty ``RUN --mount=type=cache`` directory (Maven
-downloads every artefact through this network's TLS-intercepting proxy); warm = the same build again
-with nothing changed (every layer from the cache). The stand-in bases are made first when missing
+cold = an empty ``RUN --mount=type=cache`` directory (Maven downloads every artefact through this
+network's TLS-intercepting proxy); warm = the same build again with that cache filled. There is no
+layer cache either way: with the vfs driver every committed layer is a full rootfs copy, so the
+builds run without ``--layers`` (docs/images.md). The stand-in bases are made first when missing
 (their one-off cost is reported separately); they are not part of an image build.
 """
 
@@ -40,8 +41,6 @@ def build(store: Store, name: str, cold: bool, tmpdir: Path) -> float:
     argv = bud_command(store, dockerfile=spec.dockerfile, tags=[f"localhost/msk-migrate-bench/{name}:latest"], build_args=args,
                        labels={}, iidfile=iid, pull_never=True)
     argv[0] = shutil.which("buildah") or "buildah"
-    if cold:
-        argv.insert(argv.index("bud") + 1, "--no-cache")
     env = {**store.env(), "TMPDIR": str(tmpdir)}
     log = store.home / f"bench-{name}.log"
     t0 = time.monotonic()
@@ -76,16 +75,17 @@ def main() -> None:
     table = "\n".join(f"| {n} | {c:.1f} s | {w:.1f} s | {s:,.0f} MB |" for n, c, w, s in rows)
     body = f"""buildah {subprocess.run(['buildah', '--version'], capture_output=True, text=True).stdout.split()[2]}, `--isolation chroot`,
 `vfs` storage, linux/amd64, against the stand-in bases (Debian bookworm packages; docs/images.md).
-cold = `--no-cache` and an empty Maven cache mount (every artefact downloaded); warm = the same
-build again with nothing changed (all layers cached).
+cold = an empty Maven cache mount (every artefact downloaded); warm = the same build again with that
+cache filled. No layer cache either way (vfs: every committed layer is a full rootfs copy, so builds
+run without `--layers`).
 
 | image | cold build | warm build | image size (uncompressed) |
 | --- | ---: | ---: | ---: |
 {table}
 
 Stand-in bases present or made first: {standin_s:.1f} s (a fresh machine adds debootstrap, about 1-5 min,
-and the four stand-ins). vfs copies every layer in full, so builds here are slower than with
-overlayfs or Docker; the kafka-connect cold build is dominated by the Maven stage (policy JAR with its
+and the four stand-ins). vfs copies every base rootfs in full, so builds here are slower than
+with overlayfs or Docker; the kafka-connect cold build is dominated by the Maven stage (policy JAR with its
 tests + the Connect classpath). Sizes are of the stand-in-based images (Debian's JRE and Prometheus
 2.42 instead of Temurin's and 2.55): the real images differ. 1-minute load average at the end: {load:.1f}
 (other work shares the 2 cores)."""

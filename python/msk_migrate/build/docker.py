@@ -162,6 +162,7 @@ def run(
             tail.append(line)
             if log:
                 log.write(raw)
+                log.flush()  # `tail -f` the log while a long build runs
             if on_line and line.strip():
                 on_line(line)
         code = proc.wait()

@@ -150,6 +150,10 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
         if proc.returncode != 0:
             raise RuntimeError(f"build_images.py exited with {proc.returncode}")
         result = json.loads(proc.stdout)
+        if "kafka-connect" in images:  # `make rehearse WORKER=image` runs this very image
+            from ..local.image_worker import adopt
+
+            adopt(result["images"]["kafka-connect"]["uri"])
         auth = localregistry.write_auth_file(home / "run" / "skopeo-auth.json", registry.host, username, password)
         try:
             checks = {name: skopeo_check(registry.host, registry.ca_file, auth, result["images"][name], name, root, result["git_commit"])

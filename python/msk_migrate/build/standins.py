@@ -134,7 +134,8 @@ def _current(store: Store, ref: str, inputs: str) -> bool:
 
 
 def _bud(store: Store, ctx: Path, containerfile: str, tag: str, inputs: str, log: Path, build_args: dict[str, str]) -> None:
-    argv = store.argv("bud", "--isolation", "chroot", "--pull=never", "--format", "docker", "--layers",
+    # No --layers: with vfs every committed layer is a full rootfs copy; the inputs label is the cache.
+    argv = store.argv("bud", "--isolation", "chroot", "--pull=never", "--format", "docker",
                       "--file", str(ctx / containerfile), "--tag", tag, "--label", f"{INPUTS_LABEL}={inputs}")
     for key, value in build_args.items():
         argv += ["--build-arg", f"{key}={value}"]

@@ -3,8 +3,9 @@
 repository's copies.
 
 The kafka-connect image is built with buildah from ``images/kafka-connect/Dockerfile`` against the
-stand-in bases (:mod:`msk_migrate.build.standins`; ``--layers`` makes a rebuild with unchanged inputs a
-cache hit) and tagged ``localhost/msk-migrate/kafka-connect:rehearsal``. The worker is a buildah working
+stand-in bases (:mod:`msk_migrate.build.standins`) and tagged ``localhost/msk-migrate/kafka-connect:rehearsal``;
+it is rebuilt only when its inputs change (a hash of the image's input files, the Kafka runtime and
+the stand-in bases' ids; ``make images`` hands over the image it built). The worker is a buildah working
 container of that image, started with ``buildah run --isolation chroot --network host`` as the image's
 own user, running the image's ENTRYPOINT with the same worker environment ECS gets
 (:func:`msk_migrate.connectors.worker_environment`). The environment is set on the working container
@@ -50,17 +51,58 @@ def _buildah(st: Store, *args: str, check: bool = True, timeout: float = 300) ->
     return proc
 
 
+def inputs_hash(st: Store, kafka_version: str) -> str:
+    """What the kafka-connect image is made of: its input files, the Kafka runtime, the bases' ids."""
+    h = hashlib.sha256(kafka_version.encode())
+    for rel in IMAGES["kafka-connect"].inputs:
+        for path in sorted((REPO_ROOT / rel).rglob("*")):
+            if path.is_file() and not {"target", "__pycache__", ".idea"} & set(path.relative_to(REPO_ROOT).parts):
+                h.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
+    for base in read_bases(REPO_ROOT / IMAGES["kafka-connect"].dockerfile):
+        h.update(_buildah(st, "inspect", "--type", "image", "--format", "{{.FromImageID}}", base.qualified).stdout.strip().encode())
+    return h.hexdigest()[:16]
+
+
+def _record(st: Store, ref: str) -> Path:
+    return st.home / f"{ref.rsplit('/', 1)[-1].replace(':', '_')}.inputs.json"
+
+
+def _image_id(st: Store, ref: str) -> str | None:
+    proc = _buildah(st, "inspect", "--type", "image", "--format", "{{.FromImageID}}", ref, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def adopt(built_ref: str, kafka_version: str | None = None) -> None:
+    """Tags an image `make images` just built from the current inputs as the rehearsal image."""
+    from ..build.runner import _pom_kafka_version
+
+    st = store()
+    kv = kafka_version or _pom_kafka_version(REPO_ROOT)
+    ref = image_ref(kafka_version)
+    _buildah(st, "tag", built_ref, ref)
+    _record(st, ref).write_text(json.dumps({"inputs": inputs_hash(st, kv), "id": _image_id(st, ref)}))
+
+
 def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version: str | None = None) -> str:
-    """Builds (or finds in the layer cache) the kafka-connect image from the stand-in bases. Returns its id."""
+    """Builds the kafka-connect image from the stand-in bases unless one of the same inputs exists. Returns its id."""
     from ..build.runner import _pom_kafka_version
 
     st = store()
     standins.ensure(REPO_ROOT, st, say=progress)
-    standins.seed_maven_cache(st)
     spec = IMAGES["kafka-connect"]
     args = {b.arg: b.by_tag for b in read_bases(REPO_ROOT / spec.dockerfile)}
     args["KAFKA_VERSION"] = kafka_version or _pom_kafka_version(REPO_ROOT)
     ref = image_ref(kafka_version)
+    wanted = inputs_hash(st, args["KAFKA_VERSION"])
+    try:
+        seen = json.loads(_record(st, ref).read_text())
+    except (OSError, ValueError):
+        seen = {}
+    current = _image_id(st, ref)
+    if current and seen == {"inputs": wanted, "id": current}:
+        progress(f"{ref} is up to date with its inputs")
+        return current
+    standins.seed_maven_cache(st)
     iid = st.home / "kafka-connect-rehearsal.iid"
     log = st.home / "kafka-connect-rehearsal.log"
     argv = bud_command(st, dockerfile=spec.dockerfile, tags=[ref], build_args=args, labels={}, iidfile=iid, pull_never=True)
@@ -71,7 +113,9 @@ def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version
     if code != 0:
         tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
         raise RuntimeError(f"building {ref} failed: {tail[0] if tail else code} (log: {log})")
-    return iid.read_text().strip()
+    image_id = _image_id(st, ref) or iid.read_text().strip()
+    _record(st, ref).write_text(json.dumps({"inputs": wanted, "id": image_id}))
+    return image_id
 
 
 def container_name(data_dir: Path, name: str) -> str:
