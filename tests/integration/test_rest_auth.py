@@ -139,3 +139,41 @@ def test_cli_reads_rest_credentials_and_ca_from_the_environment(https_worker):
     assert bad.returncode == 2 and "401" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "wrong" not in bad.stderr and w.creds.password not in ok.stdout + ok.stderr
     assert "secret-b" not in repr(RestCredentials("a", "secret-b"))
+
+
+def test_cli_reads_rest_credentials_from_secrets_manager(https_worker):
+    """--connect-secret-arn against moto's Secrets Manager server (JSON keys username/password)."""
+    import json
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from msk_migrate.local.procs import free_port
+
+    w = https_worker
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    try:
+        aws = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+               "AWS_ENDPOINT_URL_SECRETS_MANAGER": f"http://127.0.0.1:{port}"}
+        sm = boto3.client("secretsmanager", region_name="us-east-1", endpoint_url=aws["AWS_ENDPOINT_URL_SECRETS_MANAGER"],
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        arn = sm.create_secret(Name=f"rest-{RUN}", SecretString=json.dumps(
+            {"username": w.creds.username, "password": w.creds.password}))["ARN"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
+        env.update(aws, MSK_MIGRATE_CONNECT_CA=w.ca)
+        base = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", w.url, "--output", "json"]
+        ok = subprocess.run([*base, "--connect-secret-arn", arn], env=env, capture_output=True, text=True, timeout=120)
+        assert ok.returncode == 0 and ok.stdout.strip().startswith("["), ok.stderr
+        # The secret is what authenticates (not the harness's local credentials): a wrong one is refused.
+        wrong_pw = sm.create_secret(Name=f"rest-wrong-{RUN}", SecretString=json.dumps(
+            {"username": w.creds.username, "password": "wrong"}))["ARN"]
+        refused = subprocess.run([*base, "--connect-secret-arn", wrong_pw], env=env, capture_output=True, text=True,
+                                 timeout=120)
+        assert refused.returncode == 2 and "401" in refused.stderr, refused.stderr
+        wrong = arn.replace(":secretsmanager:", ":ssm:")
+        bad = subprocess.run([*base, "--connect-secret-arn", wrong], env=env, capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and "--connect-secret-arn" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    finally:
+        server.stop()
