@@ -21,7 +21,7 @@ from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCreden
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.connectors.worker_env import RestSecurity, health_check_command
-from msk_migrate.errors import UnreachableError
+from msk_migrate.errors import UsageError
 from msk_migrate.local.connect_worker import local_rest_credentials, local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
 from msk_migrate.local.procs import stop
 from msk_migrate.paths import LOCAL_DIR
@@ -97,7 +97,7 @@ def test_https_worker_authenticates_and_serves_operations(local_env, https_worke
     w = https_worker
     assert w.url.startswith("https://")
     assert requests.get(w.url + "/connectors", verify=w.ca, timeout=10).status_code == 401
-    with pytest.raises(UnreachableError):  # the worker's certificate is not trusted without its CA
+    with pytest.raises(UsageError, match="--connect-ca"):  # the worker's certificate is not trusted without its CA
         ConnectClient(w.url, timeout=10).connectors()
     hb = _heartbeat(local_env)
     assert w.client.validate(hb) == []
