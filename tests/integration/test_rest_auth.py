@@ -21,7 +21,7 @@ from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCreden
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.connectors.worker_env import RestSecurity, health_check_command
-from msk_migrate.errors import UnreachableError
+from msk_migrate.errors import UsageError
 from msk_migrate.local.connect_worker import local_rest_credentials, local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
 from msk_migrate.local.procs import stop
 from msk_migrate.paths import LOCAL_DIR
@@ -97,7 +97,7 @@ def test_https_worker_authenticates_and_serves_operations(local_env, https_worke
     w = https_worker
     assert w.url.startswith("https://")
     assert requests.get(w.url + "/connectors", verify=w.ca, timeout=10).status_code == 401
-    with pytest.raises(UnreachableError):  # the worker's certificate is not trusted without its CA
+    with pytest.raises(UsageError, match="--connect-ca"):  # the worker's certificate is not trusted without its CA
         ConnectClient(w.url, timeout=10).connectors()
     hb = _heartbeat(local_env)
     assert w.client.validate(hb) == []
@@ -139,3 +139,41 @@ def test_cli_reads_rest_credentials_and_ca_from_the_environment(https_worker):
     assert bad.returncode == 2 and "401" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "wrong" not in bad.stderr and w.creds.password not in ok.stdout + ok.stderr
     assert "secret-b" not in repr(RestCredentials("a", "secret-b"))
+
+
+def test_cli_reads_rest_credentials_from_secrets_manager(https_worker):
+    """--connect-secret-arn against moto's Secrets Manager server (JSON keys username/password)."""
+    import json
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from msk_migrate.local.procs import free_port
+
+    w = https_worker
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    try:
+        aws = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+               "AWS_ENDPOINT_URL_SECRETS_MANAGER": f"http://127.0.0.1:{port}"}
+        sm = boto3.client("secretsmanager", region_name="us-east-1", endpoint_url=aws["AWS_ENDPOINT_URL_SECRETS_MANAGER"],
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        arn = sm.create_secret(Name=f"rest-{RUN}", SecretString=json.dumps(
+            {"username": w.creds.username, "password": w.creds.password}))["ARN"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
+        env.update(aws, MSK_MIGRATE_CONNECT_CA=w.ca)
+        base = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", w.url, "--output", "json"]
+        ok = subprocess.run([*base, "--connect-secret-arn", arn], env=env, capture_output=True, text=True, timeout=120)
+        assert ok.returncode == 0 and ok.stdout.strip().startswith("["), ok.stderr
+        # The secret is what authenticates (not the harness's local credentials): a wrong one is refused.
+        wrong_pw = sm.create_secret(Name=f"rest-wrong-{RUN}", SecretString=json.dumps(
+            {"username": w.creds.username, "password": "wrong"}))["ARN"]
+        refused = subprocess.run([*base, "--connect-secret-arn", wrong_pw], env=env, capture_output=True, text=True,
+                                 timeout=120)
+        assert refused.returncode == 2 and "401" in refused.stderr, refused.stderr
+        wrong = arn.replace(":secretsmanager:", ":ssm:")
+        bad = subprocess.run([*base, "--connect-secret-arn", wrong], env=env, capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and "--connect-secret-arn" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    finally:
+        server.stop()

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import textwrap
+import threading
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -55,8 +56,12 @@ def secure_target():
         yield SimpleNamespace(spec=spec, ca=ca, password=password, client=ca.issue("mm2-client", server=False),
                               base=base, procs=procs)
     finally:
-        for p in reversed(procs):
-            stop(p)
+        workers = [threading.Thread(target=stop, args=(p,)) for p in procs[1:]]
+        for th in workers:  # workers stop in parallel, the broker last
+            th.start()
+        for th in workers:
+            th.join()
+        stop(rec)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -135,6 +135,11 @@ class ConnectClient:
     def _call(self, method: str, path: str, **kw: Any) -> Any:
         try:
             r = self.session.request(method, self.url + path, timeout=self.timeout, verify=self.verify, **kw)
+        except requests.exceptions.SSLError as exc:
+            reason = str(exc.args[0] if exc.args else exc)
+            reason = reason[reason.find("SSL"):][:160] if "SSL" in reason else reason[:160]
+            raise UsageError("--connect-ca", f"TLS with the Connect worker at {self.url} failed: {reason}",
+                             f"pass the worker's CA bundle (PEM) with --connect-ca or {CA_ENV}") from None
         except requests.ConnectionError as exc:
             raise UnreachableError(f"Connect REST at {self.url} unreachable: {exc.__class__.__name__}: "
                                    f"{str(exc.args[0] if exc.args else exc)[:200]}") from None
