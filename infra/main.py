@@ -90,8 +90,13 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parse(argv)
     try:
-        envs = load_environments(environment_files(args.environments, args.env))
+        files = environment_files(args.environments, args.env)
+        envs = load_environments(files)
+        from mskinfra.checks import check_shared_target
         from mskinfra.images import choose_images
+
+        for path, env in zip(files, envs):
+            check_shared_target(env, path)
 
         images = {env.name: choose_images(env, args.build_dir) for env in envs}
         if args.check:
@@ -102,12 +107,20 @@ def main(argv: list[str] | None = None) -> int:
         from cdktf import App  # the jsii runtime starts here (slow)
 
         from mskinfra.stack import MigrationStack
+        from mskinfra.target_stack import TargetStack
 
         if any(env.backend is None for env in envs):
             args.state_dir.mkdir(parents=True, exist_ok=True)
         app = App(outdir=str(args.outdir))
         for env in envs:
-            MigrationStack(app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir)
+            kept: list[str] = []
+            if env.target.create:
+                # Deployed before migration-<env> (its outputs are read there). No cdktf stack dependency:
+                # `cdktf deploy migration-<env>` must work alone once the target exists.
+                kept = TargetStack(app, env, outdir=args.outdir, local_state_dir=args.state_dir).resource_addresses()
+            MigrationStack(
+                app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir, kept_addresses=kept
+            )
         app.synth()
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ Connect               source brokers              every port in source.bootstrap
 Connect               target brokers              MSK port of target.auth.mode (9092/9094/9096/9098)
 Connect               Connect (other workers)     worker.rest_port (request forwarding to the leader)
 Prometheus            Connect                     worker.metrics_port (JMX agent /metrics)
+Prometheus            created MSK brokers         11001 (JMX exporter), 11002 (node exporter)
 Grafana               Prometheus                  9090
 operators             Connect, Prometheus, Grafana rest_port, 9090, 3000
 MSK clients (opt.)    created MSK brokers         9098 (+9096 with SCRAM)
@@ -17,6 +18,10 @@ every task            AWS APIs                    443 (ECR, Logs, Secrets Manage
 
 Every rule is its own ``aws_vpc_security_group_{ingress,egress}_rule``; the groups have no inline
 rules, so Terraform also removes AWS's default allow-all egress rule when it creates them.
+
+A created cluster's security group and the migrated clients' rules (:class:`TargetNetwork`) live in
+the long-lived ``target-<env>`` stack; the migration's own flows to the brokers (Connect, Prometheus)
+live in ``migration-<env>`` and go away with it.
 """
 
 from __future__ import annotations
@@ -31,27 +36,90 @@ from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, Enviro
 from .util import cidr_args, construct_id
 
 
-class Network(Construct):
+#: MSK open monitoring: Prometheus JMX exporter and node exporter ports on every broker.
+MSK_OPEN_MONITORING_PORTS = {11001: "JMX exporter", 11002: "node exporter"}
+
+
+def msk_client_ports(cfg: EnvironmentConfig) -> list[int]:
+    """Ports of a created cluster the migrated clients reach: IAM 9098 (+ SCRAM 9096)."""
+    return sorted({9098} | ({9096} if cfg.target.create.scram else set()))
+
+
+def _group(scope: Construct, cfg: EnvironmentConfig, name: str, description: str) -> SecurityGroup:
+    p = cfg.resource_prefix
+    return SecurityGroup(
+        scope,
+        f"{name}_sg",
+        name=f"{p}-{name}",
+        description=description,
+        vpc_id=cfg.vpc_id,
+        revoke_rules_on_delete=True,
+        tags={"Name": f"{p}-{name}"},
+    )
+
+
+class _Rules(Construct):
+    """Rule helpers shared by both stacks' network constructs."""
+
+    def _sg_flow(self, src: SecurityGroup, dst: SecurityGroup | tuple[str, str], port: int, description: str) -> None:
+        """src -> dst on port: egress on src, ingress on dst, each referencing the other group.
+
+        ``dst`` may be ``(construct name, security group id)`` for a group of another stack.
+        """
+        dst_name, dst_id = dst if isinstance(dst, tuple) else (dst.node.id, dst.id)
+        name = construct_id(src.node.id, dst_name, port)
+        VpcSecurityGroupEgressRule(
+            self, f"{name}_out", security_group_id=src.id, referenced_security_group_id=dst_id,
+            ip_protocol="tcp", from_port=port, to_port=port, description=description,
+        )
+        VpcSecurityGroupIngressRule(
+            self, f"{name}_in", security_group_id=dst_id, referenced_security_group_id=src.id,
+            ip_protocol="tcp", from_port=port, to_port=port, description=description,
+        )
+
+    def _peer_args(self, peers: Peers | HttpsEgress) -> list[tuple[str, dict[str, str]]]:
+        out = [(c, cidr_args(c)) for c in peers.cidrs]
+        out += [(pl, {"prefix_list_id": pl}) for pl in peers.prefix_list_ids]
+        out += [(sg, {"referenced_security_group_id": sg}) for sg in peers.security_group_ids]
+        return out
+
+    def _ingress_from_peers(self, sg: SecurityGroup, port: int, peers: Peers, description: str) -> None:
+        for label, args in self._peer_args(peers):
+            VpcSecurityGroupIngressRule(
+                self, construct_id(sg.node.id, "in", label, port), security_group_id=sg.id,
+                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
+            )
+
+    def _egress_to_peers(self, sg: SecurityGroup, port: int, peers: Peers | HttpsEgress, description: str) -> None:
+        for label, args in self._peer_args(peers):
+            VpcSecurityGroupEgressRule(
+                self, construct_id(sg.node.id, "out", label, port), security_group_id=sg.id,
+                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
+            )
+
+
+class TargetNetwork(_Rules):
+    """A created cluster's broker security group and the migrated clients' access (``target-<env>``)."""
+
     def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig) -> None:
+        super().__init__(scope, id_)
+        self.msk = _group(self, cfg, "msk", "msk-migrate target MSK brokers")
+        for port in msk_client_ports(cfg):
+            self._ingress_from_peers(self.msk, port, cfg.target.create.client_access, f"migrated clients to MSK :{port}")
+
+
+class Network(_Rules):
+    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, msk_security_group_id: str | None) -> None:
         super().__init__(scope, id_)
         self.cfg = cfg
         p = cfg.resource_prefix
 
         def group(name: str, description: str) -> SecurityGroup:
-            return SecurityGroup(
-                self,
-                f"{name}_sg",
-                name=f"{p}-{name}",
-                description=description,
-                vpc_id=cfg.vpc_id,
-                revoke_rules_on_delete=True,
-                tags={"Name": f"{p}-{name}"},
-            )
+            return _group(self, cfg, name, description)
 
         self.connect = group("connect", "msk-migrate Kafka Connect (MirrorMaker 2) workers")
         self.prometheus = group("prometheus", "msk-migrate Prometheus")
         self.grafana = group("grafana", "msk-migrate Grafana")
-        self.msk = group("msk", "msk-migrate target MSK brokers") if cfg.target.create else None
 
         rest, metrics = cfg.worker.rest_port, cfg.worker.metrics_port
 
@@ -72,11 +140,11 @@ class Network(Construct):
             self._egress_to_peers(self.connect, port, cfg.source.network, f"Connect to source brokers :{port}")
         # Connect -> target brokers.
         tport = cfg.target.port
-        if self.msk is not None:
-            self._sg_flow(self.connect, self.msk, tport, f"Connect to target MSK :{tport} ({cfg.target.auth.mode})")
-            client_ports = sorted({9098} | ({9096} if cfg.target.create.scram else set()))
-            for port in client_ports:
-                self._ingress_from_peers(self.msk, port, cfg.target.create.client_access, f"migrated clients to MSK :{port}")
+        if msk_security_group_id is not None:
+            msk = ("msk_sg", msk_security_group_id)  # kept by target-<env>
+            self._sg_flow(self.connect, msk, tport, f"Connect to target MSK :{tport} ({cfg.target.auth.mode})")
+            for port, what in MSK_OPEN_MONITORING_PORTS.items():
+                self._sg_flow(self.prometheus, msk, port, f"Prometheus scrapes MSK open monitoring ({what})")
         else:
             peers = cfg.target.network
             self._egress_to_peers(self.connect, tport, peers, f"Connect to target MSK :{tport}")
@@ -101,38 +169,4 @@ class Network(Construct):
         for sg in (self.connect, self.prometheus, self.grafana):
             self._egress_to_peers(
                 sg, 443, cfg.network.https_egress, "HTTPS to AWS APIs (ECR, CloudWatch Logs, Secrets Manager, S3)"
-            )
-
-    # ---- rule helpers ----
-
-    def _sg_flow(self, src: SecurityGroup, dst: SecurityGroup, port: int, description: str) -> None:
-        """src -> dst on port: egress on src, ingress on dst, each referencing the other group."""
-        name = construct_id(src.node.id, dst.node.id, port)
-        VpcSecurityGroupEgressRule(
-            self, f"{name}_out", security_group_id=src.id, referenced_security_group_id=dst.id,
-            ip_protocol="tcp", from_port=port, to_port=port, description=description,
-        )
-        VpcSecurityGroupIngressRule(
-            self, f"{name}_in", security_group_id=dst.id, referenced_security_group_id=src.id,
-            ip_protocol="tcp", from_port=port, to_port=port, description=description,
-        )
-
-    def _peer_args(self, peers: Peers | HttpsEgress) -> list[tuple[str, dict[str, str]]]:
-        out = [(c, cidr_args(c)) for c in peers.cidrs]
-        out += [(pl, {"prefix_list_id": pl}) for pl in peers.prefix_list_ids]
-        out += [(sg, {"referenced_security_group_id": sg}) for sg in peers.security_group_ids]
-        return out
-
-    def _ingress_from_peers(self, sg: SecurityGroup, port: int, peers: Peers, description: str) -> None:
-        for label, args in self._peer_args(peers):
-            VpcSecurityGroupIngressRule(
-                self, construct_id(sg.node.id, "in", label, port), security_group_id=sg.id,
-                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
-            )
-
-    def _egress_to_peers(self, sg: SecurityGroup, port: int, peers: Peers | HttpsEgress, description: str) -> None:
-        for label, args in self._peer_args(peers):
-            VpcSecurityGroupEgressRule(
-                self, construct_id(sg.node.id, "out", label, port), security_group_id=sg.id,
-                ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
             )

@@ -1,13 +1,17 @@
-"""The stack ``migration-<env>``: every resource of one environment, from its config alone."""
+"""The stack ``migration-<env>``: everything the migration runs on, from the environment's config alone.
+
+A created MSK cluster and what it needs to keep serving live in ``target-<env>``
+(:mod:`mskinfra.target_stack`), read here through its outputs, so destroying this stack after cutover
+(the hand-over) leaves the cluster serving. ``removed`` blocks make Terraform *forget* (never destroy)
+those resources when an older state of this stack still holds them.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from constructs import Construct
-from cdktf import LocalBackend, S3Backend, TerraformStack
-from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderDefaultTags
+from cdktf import TerraformStack
 from cdktf_cdktf_provider_aws.secretsmanager_secret import SecretsmanagerSecret
 
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
@@ -19,6 +23,7 @@ from .discovery import Discovery
 from .ecr import Repositories
 from .ecs import LogGroups, Services
 from .iam import Roles
+from .base import configure_stack
 from .images import ImageChoice
 from .kms import StackKey
 from .msk import TargetMsk
@@ -40,31 +45,20 @@ class MigrationStack(TerraformStack):
         images: dict[str, ImageChoice],
         outdir: Path,
         local_state_dir: Path,
+        kept_addresses: list[str] = (),
     ) -> None:
         super().__init__(scope, cfg.stack_name)
         self.cfg = cfg
-        self._backend(cfg, outdir, local_state_dir)
-        AwsProvider(
-            self,
-            "aws",
-            region=cfg.region,
-            allowed_account_ids=[cfg.account_id],
-            default_tags=[AwsProviderDefaultTags(tags=cfg.default_tags())],
-        )
+        configure_stack(self, cfg, outdir, local_state_dir)
+        if kept_addresses:
+            # Older layouts kept these in this stack: forget them here, never destroy them (target-<env> owns them).
+            self.add_override("removed", [{"from": a, "lifecycle": {"destroy": False}} for a in kept_addresses])
 
-        key = StackKey(self, "kms", cfg)
-        key_arn = key.key.arn
+        msk = TargetMsk(self, "msk", cfg, outdir=outdir, local_state_dir=local_state_dir)
+        key_arn = msk.kms_key_arn if msk.kms_key_arn is not None else StackKey(self, "kms", cfg).key.arn
         log_key_arn = key_arn if cfg.log_kms else None
         repos = Repositories(self, "ecr", cfg, key_arn)
-        network = Network(self, "network", cfg)
-        msk = TargetMsk(
-            self,
-            "msk",
-            cfg,
-            kms_key_arn=key_arn,
-            security_group_id=network.msk.id if network.msk is not None else None,
-            log_kms_key_arn=log_key_arn,
-        )
+        network = Network(self, "network", cfg, msk_security_group_id=msk.security_group_id)
 
         # One renderer for everything Kafka: connectors, worker environment, secret variables.
         placeholder = bootstrap_placeholder(cfg)
@@ -172,26 +166,3 @@ class MigrationStack(TerraformStack):
             network=network,
             grafana_secret_arn=grafana_secret_arn,
         )
-
-    def _backend(self, cfg: EnvironmentConfig, outdir: Path, local_state_dir: Path) -> None:
-        b = cfg.backend
-        if b is None:
-            # Relative to the stack's working directory (<outdir>/stacks/<stack>), so the state survives
-            # `rm -rf cdktf.out` and works for both the cdktf CLI and plain `terraform -chdir=...`.
-            stack_dir = Path(outdir).resolve() / "stacks" / cfg.stack_name
-            state = Path(local_state_dir).resolve() / f"{cfg.stack_name}.tfstate"
-            LocalBackend(self, path=os.path.relpath(state, stack_dir))
-            self.add_override("terraform.required_version", ">= 1.5.0")
-            return
-        S3Backend(
-            self,
-            bucket=b.bucket,
-            key=b.key or f"msk-migrate/{cfg.name}/terraform.tfstate",
-            region=b.region or cfg.region,
-            encrypt=True,
-            dynamodb_table=b.dynamodb_table,
-            kms_key_id=b.kms_key_id,
-        )
-        if b.use_lockfile:
-            self.add_override("terraform.backend.s3.use_lockfile", True)
-        self.add_override("terraform.required_version", ">= 1.10.0" if b.use_lockfile else ">= 1.5.0")

@@ -59,15 +59,22 @@ class Synth:
     outdir: Path
     state_dir: Path
     build_dir: Path
-    stacks: dict[str, dict] = field(default_factory=dict)  # env name -> cdk.tf.json
+    stacks: dict[str, dict] = field(default_factory=dict)  # env name -> cdk.tf.json of migration-<env>
+    target_stacks: dict[str, dict] = field(default_factory=dict)  # env name -> cdk.tf.json of target-<env>
     configs: dict[str, EnvironmentConfig] = field(default_factory=dict)
     seconds: float = 0.0
 
     def stack_dir(self, env: str) -> Path:
         return self.outdir / "stacks" / f"migration-{env}"
 
+    def target_stack_dir(self, env: str) -> Path:
+        return self.outdir / "stacks" / f"target-{env}"
+
     def resources(self, env: str, rtype: str) -> dict[str, dict]:
-        return self.stacks[env].get("resource", {}).get(rtype, {})
+        """Every ``rtype`` resource of the environment, across migration-<env> and target-<env>."""
+        found = dict(self.stacks[env].get("resource", {}).get(rtype, {}))
+        found.update(self.target_stacks.get(env, {}).get("resource", {}).get(rtype, {}))
+        return found
 
     def data(self, env: str, dtype: str) -> dict[str, dict]:
         return self.stacks[env].get("data", {}).get(dtype, {})
@@ -115,8 +122,11 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     assert proc.returncode == 0, f"synth failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
     manifest = json.loads((s.outdir / "manifest.json").read_text())
     for stack in manifest["stacks"].values():
-        env = stack["name"].removeprefix("migration-")
-        s.stacks[env] = json.loads((s.outdir / stack["synthesizedStackPath"]).read_text())
+        doc = json.loads((s.outdir / stack["synthesizedStackPath"]).read_text())
+        if stack["name"].startswith("target-"):
+            s.target_stacks[stack["name"].removeprefix("target-")] = doc
+        else:
+            s.stacks[stack["name"].removeprefix("migration-")] = doc
     return s
 
 

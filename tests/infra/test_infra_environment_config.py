@@ -69,7 +69,7 @@ def _load_main():
 INFRA_MAIN = _load_main()
 
 #: Checked through a real process (exit status) as well as in-process.
-SUBPROCESS_CASES = {"autoscaling above tasks_max", "operator CIDR open to the internet", "unknown field"}
+SUBPROCESS_CASES = {"autoscaling above tasks_max", "operator CIDR open to the internet", "unknown field", "shared target with every topic"}
 
 # (what, edits on dev.yaml, the field the error must name, a word of the fix/explanation)
 BAD = [
@@ -99,19 +99,45 @@ BAD = [
     ("unlocked remote state", {"backend": {"bucket": "my-state"}}, "backend", "locking"),
     ("tag that shadows a default tag", {"tags": {"owner": "x"}}, "tags", "owner field"),
     ("invalid topic regex", {"migration.topics": ["orders("]}, "migration.topics", "regex"),
+    # issue 11: values the real system would reject, and unsafe defaults that need an explicit opt-in
+    ("region that does not exist", {"region": "eu-westt-1"}, "region", "eu-west-1"),
+    ("region-shaped name AWS does not have", {"region": "eu-north-9"}, "region", "MSK"),
+    ("MSK version that does not exist", {"target.create.kafka_version": "9.9.9"}, "target.create.kafka_version", "3.9.x"),
+    ("MSK version past its end of support", {"target.create.kafka_version": "3.6.0"}, "target.create.kafka_version", "supported"),
+    ("broker instance type that does not exist", {"target.create.instance_type": "kafka.t9.huge"}, "target.create.instance_type", "kafka.m7g.large"),
+    ("replication factor above the broker count", {"migration.replication_factor": 5}, "migration.replication_factor", "3 brokers"),
+    ("internal replication factor below min ISR + 1", {"migration.internal_replication_factor": 2}, "migration.internal_replication_factor", "min.insync.replicas"),
+    ("worker topics replication factor below min ISR + 1", {"worker.replication_factor": 1}, "worker.replication_factor", "at least 3"),
+    ("operator CIDR of half the internet", {"operator_access.cidrs": ["0.0.0.0/1"]}, "operator_access.cidrs", "allow_wide_cidrs"),
+    ("operator CIDR wider than the bound", {"operator_access.cidrs": ["10.0.0.0/8"]}, "operator_access.cidrs", "/16"),
+    ("operator IPv6 CIDR wider than the bound", {"operator_access.cidrs": ["2001:db8::/32"]}, "operator_access.cidrs", "/48"),
+    ("plaintext source without opt-in", {"source.auth": {"mode": "plaintext"}}, "source.auth.mode", "allow_plaintext"),
+    ("plaintext source by default", {"source.auth": _DELETE}, "source.auth.mode", "allow_plaintext"),
+    ("storage autoscaling below the initial size", {"target.create.max_ebs_gb": 100}, "target.create.max_ebs_gb", "only grow"),
+]
+
+#: An existing shared target cluster (prod.yaml) needs explicit topic and group patterns.
+BAD_PROD = [
+    ("shared target with every topic", {"migration.topics": [".*"]}, "migration.topics", "literal prefix"),
+    ("shared target with topics by default", {"migration.topics": _DELETE}, "migration.topics", "literal prefix"),
+    ("shared target with a prefix-less group regex", {"migration.groups": ["[a-z]+-consumers"]}, "migration.groups", "literal prefix"),
+    ("plaintext existing target without opt-in", {"target.auth": {"mode": "plaintext"}}, "target.auth.mode", "allow_plaintext"),
 ]
 
 
-@pytest.mark.parametrize("what,edits,field,hint", BAD, ids=[b[0] for b in BAD])
+CASES = [("dev", *b) for b in BAD] + [("prod", *b) for b in BAD_PROD]
+
+
+@pytest.mark.parametrize("env,what,edits,field,hint", CASES, ids=[c[1] for c in CASES])
 def test_bad_environment_fails_with_one_line_naming_the_field(
-    tmp_path: Path, capsys: pytest.CaptureFixture, what: str, edits: dict, field: str, hint: str
+    tmp_path: Path, capsys: pytest.CaptureFixture, env: str, what: str, edits: dict, field: str, hint: str
 ) -> None:
-    data = yaml.safe_load((SHIPPED_DIR / "dev.yaml").read_text())
+    data = yaml.safe_load((SHIPPED_DIR / f"{env}.yaml").read_text())
     for path, value in edits.items():
         _edit(data, path, value)
     envs = tmp_path / "environments"
     envs.mkdir()
-    (envs / "dev.yaml").write_text(yaml.safe_dump(data))
+    (envs / f"{env}.yaml").write_text(yaml.safe_dump(data))
     args = ["--environments", str(envs), "--outdir", str(tmp_path / "out")]
     if what in SUBPROCESS_CASES:
         proc = run_main(*args)
@@ -122,7 +148,7 @@ def test_bad_environment_fails_with_one_line_naming_the_field(
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"error: dev.yaml: {field}:"), lines[0]
+    assert lines[0].startswith(f"error: {env}.yaml: {field}:"), lines[0]
     assert hint.lower() in lines[0].lower(), lines[0]
     assert out == ""
     assert not (tmp_path / "out").exists(), "nothing may be synthesized from a bad environment"

@@ -16,7 +16,12 @@ from mskinfra.msk import BOOTSTRAP_ATTRIBUTE
 from mskinfra.tfjson import unescape_template
 
 #: A Terraform reference to the target's bootstrap string inside a synthesized string.
-BOOTSTRAP_REF = re.compile(r"\$\{(?:data\.)?aws_msk_(?:cluster|bootstrap_brokers)\.[A-Za-z0-9_]+\.(bootstrap_brokers[a-z_]*)\}")
+BOOTSTRAP_REF = re.compile(
+    r"\$\{(?:(?:data\.)?aws_msk_(?:cluster|bootstrap_brokers)\.[A-Za-z0-9_]+|data\.terraform_remote_state\.[A-Za-z0-9_]+\.outputs)"
+    r"\.(bootstrap_brokers[a-z_]*)\}"
+)
+#: How migration-<env> refers to an output of target-<env>.
+TARGET_OUTPUT_REF = r"\$\{data\.terraform_remote_state\.\w+\.outputs\.%s\}"
 SECRET_LOOKING = [
     re.compile(r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----"),
     re.compile(r"\bA(KIA|SIA)[0-9A-Z]{16}\b"),
@@ -129,6 +134,8 @@ def test_no_ingress_is_open_to_the_internet(synth: Synth, env: str) -> None:
 def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     allowed_ports = {443, cfg.target.port, cfg.worker.rest_port, cfg.worker.metrics_port, PROMETHEUS_PORT, *cfg.source.ports()}
+    if cfg.target.create:
+        allowed_ports |= {11001, 11002}  # Prometheus scrapes MSK open monitoring (JMX, node exporter)
     if cfg.monitoring.alertmanager:
         allowed_ports |= set(cfg.monitoring.alertmanager.ports())
     for rule in egress_rules(synth, env):
@@ -163,10 +170,15 @@ def test_security_groups_carry_exactly_the_migration_flows(synth: Synth, env: st
         for peer in cfg.source.network.cidrs + cfg.source.network.security_group_ids + cfg.source.network.prefix_list_ids:
             assert has(eg, connect, port, peer)
     if cfg.target.create:
+        # The broker group lives in target-<env>: the clients' rules there, the migration's flows here.
         msk = sg_ref(synth, env, "msk")
-        assert has(eg, connect, cfg.target.port, msk) and has(ing, msk, cfg.target.port, connect)
+        (msk_out,) = {r["security_group_id"] for r in ing if re.fullmatch(TARGET_OUTPUT_REF % "msk_security_group_id", r["security_group_id"])}
+        assert has(eg, connect, cfg.target.port, msk_out) and has(ing, msk_out, cfg.target.port, connect)
+        for port in (11001, 11002):
+            assert has(eg, prom, port, msk_out) and has(ing, msk_out, port, prom)
+        assert {r["from_port"] for r in ing if r["security_group_id"] == msk_out} == {cfg.target.port, 11001, 11002}
         msk_ingress = [r for r in ing if r["security_group_id"] == msk]
-        assert {r["from_port"] for r in msk_ingress} <= {cfg.target.port, 9098, 9096}
+        assert {r["from_port"] for r in msk_ingress} <= {9098, 9096}
     else:
         for sg in cfg.target.network.security_group_ids:
             assert has(eg, connect, cfg.target.port, sg)
@@ -202,8 +214,8 @@ def test_every_iam_statement_is_scoped(synth: Synth, env: str) -> None:
                 assert actions == ["ecr:GetAuthorizationToken"] and resources == ["*"], (where, st)
             for r in resources:
                 if any(a.startswith("kafka-cluster:") for a in actions):
-                    assert re.match(r"^arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:(cluster|topic|group)/[^/]+/[^/]+", r) or r.startswith(
-                        "${aws_msk_cluster."
+                    assert re.match(r"^arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:(cluster|topic|group)/[^/]+/[^/]+", r) or re.fullmatch(
+                        TARGET_OUTPUT_REF % "cluster_arn", r
                     ), (where, r)
 
 
@@ -233,17 +245,21 @@ def test_connect_task_role_scopes_topics_and_groups_to_the_migration(synth: Synt
     assert groups == {"orders-*", "payments-*", "mm2-connect-dev"}
     for sid in ("TargetMskTopics", "TargetMskGroups"):
         for r in st[sid]["Resource"]:
-            assert re.match(r"^arn:aws:kafka:eu-west-1:111111111111:(topic|group)/msk-migrate-dev/\$\{aws_msk_cluster\.\w+\.cluster_uuid\}/", r), r
+            assert re.match(r"^arn:aws:kafka:eu-west-1:111111111111:(topic|group)/msk-migrate-dev/" + TARGET_OUTPUT_REF % "cluster_uuid" + "/", r), r
     assert set(st["TargetMskCluster"]["Action"]) == set(iam_mod.TARGET_CLUSTER_ACTIONS)
     assert set(st["TargetMskTopics"]["Action"]) >= {
         "kafka-cluster:CreateTopic", "kafka-cluster:WriteData", "kafka-cluster:AlterTopicDynamicConfiguration"
     }
 
 
-def test_regex_topics_are_scoped_to_the_clusters_topics(synth: Synth) -> None:
+def test_shared_target_grants_name_the_listed_topics_never_all(synth: Synth) -> None:
     st = connect_task_statements(synth, "prod")
     prefix = "arn:aws:kafka:eu-west-1:222222222222:topic/payments-prod/6f1b7c7e-2b4d-4a8e-9c3a-0d5e8f7a1b2c-3/"
-    assert st["TargetMskTopics"]["Resource"] == [prefix + "*"]
+    topics = st["TargetMskTopics"]["Resource"]
+    assert prefix + "*" not in topics and all(t.startswith(prefix) for t in topics)
+    assert {prefix + "payments.*", prefix + "ledger.*"} <= set(topics)
+    group_prefix = prefix.replace(":topic/", ":group/")
+    assert {group_prefix + "payments-*", group_prefix + "ledger-*"} <= set(st["TargetMskGroups"]["Resource"])
     assert st["TargetMskCluster"]["Resource"] == [synth.configs["prod"].target.existing_cluster_arn]
 
 
@@ -403,7 +419,8 @@ def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, e
     if not cfg.monitoring.grafana.admin_secret_arn:
         created = synth.resources(env, "aws_secretsmanager_secret")["grafana_admin"]
         assert "secret_string" not in json.dumps(synth.resources(env, "aws_secretsmanager_secret_version")), "no default password"
-        assert created["kms_key_id"].startswith("${aws_kms_key.")
+        # The environment key: this stack's, or the one target-<env> keeps.
+        assert created["kms_key_id"].startswith("${aws_kms_key.") or re.fullmatch(TARGET_OUTPUT_REF % "kms_key_arn", created["kms_key_id"])
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)
@@ -425,11 +442,11 @@ def test_connect_task_definition_sizes_ports_health_and_roles(synth: Synth, env:
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_connect_autoscaling_tracks_cpu_within_tasks_max(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
-    target = synth.one(env, "aws_appautoscaling_target")
+    (target,) = [t for t in synth.stacks[env]["resource"]["aws_appautoscaling_target"].values()]
     assert (target["min_capacity"], target["max_capacity"]) == (cfg.connect.min_capacity, cfg.connect.max_capacity)
     assert target["max_capacity"] <= cfg.migration.tasks_max
     assert target["scalable_dimension"] == "ecs:service:DesiredCount"
-    policy = synth.one(env, "aws_appautoscaling_policy")
+    (policy,) = [p for p in synth.stacks[env]["resource"]["aws_appautoscaling_policy"].values()]
     tt = policy["target_tracking_scaling_policy_configuration"]
     assert policy["policy_type"] == "TargetTrackingScaling"
     assert tt["predefined_metric_specification"]["predefined_metric_type"] == "ECSServiceAverageCPUUtilization"

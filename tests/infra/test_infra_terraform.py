@@ -2,8 +2,9 @@
 
 - ``terraform init -backend=false`` + ``terraform validate`` on every synthesized stack, with the AWS
   provider 5.100.0 from the local filesystem mirror;
-- ``terraform plan`` of dev (creates its MSK cluster) against a moto server (STS answers the account
-  check; nothing else is read at plan time);
+- ``terraform plan`` of target-dev (creates its MSK cluster) against a moto server (STS answers the
+  account check; nothing else is read at plan time), and of migration-dev reading target-dev's outputs
+  from its state (``terraform_remote_state``);
 - ``terraform plan`` of prod (existing cluster) against moto plus a stub of MSK's GetBootstrapBrokers:
   the planned connector objects in S3 then carry the real bootstrap string and are byte-for-byte the
   renderer's output.
@@ -29,15 +30,19 @@ STUB_BOOTSTRAP_IAM = "b-1.payments.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098,
 def initialized(synth: Synth, terraform_bin: str, terraform_env: dict[str, str]) -> dict[str, Path]:
     """``terraform init -backend=false`` once per stack (plugins linked from the mirror)."""
     dirs = {}
-    for env in ALL_ENVS:
-        d = synth.stack_dir(env)
+    for env in STACKS:
+        d = synth.outdir / "stacks" / env
         proc = terraform(terraform_bin, terraform_env, d, "init", "-backend=false", "-input=false", "-no-color")
         assert proc.returncode == 0, f"terraform init failed for {env}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         dirs[env] = d
     return dirs
 
 
-@pytest.mark.parametrize("env", ALL_ENVS)
+#: Every synthesized stack: migration-<env> for each environment, target-<env> where it creates its cluster.
+STACKS = [f"migration-{e}" for e in ALL_ENVS] + ["target-dev", "target-msk-scram"]
+
+
+@pytest.mark.parametrize("env", STACKS)
 def test_terraform_validates_the_synthesized_stack_without_cdktf(
     initialized: dict[str, Path], terraform_bin: str, terraform_env: dict[str, str], env: str
 ) -> None:
@@ -48,7 +53,7 @@ def test_terraform_validates_the_synthesized_stack_without_cdktf(
 
 
 def test_lock_file_pins_the_provider_version(initialized: dict[str, Path]) -> None:
-    lock = (initialized["dev"] / ".terraform.lock.hcl").read_text()
+    lock = (initialized["migration-dev"] / ".terraform.lock.hcl").read_text()
     assert 'provider "registry.terraform.io/hashicorp/aws"' in lock and 'version     = "5.100.0"' in lock
 
 
@@ -89,11 +94,13 @@ def aws_endpoints():
     moto.stop()
 
 
-def _plan(synth: Synth, env: str, tmp_path: Path, terraform_bin: str, terraform_env: dict, endpoints: dict, monkeypatch) -> dict:
+def _plan(synth: Synth, env: str, tmp_path: Path, terraform_bin: str, terraform_env: dict, endpoints: dict, monkeypatch,
+          stack: str = "migration") -> dict:
     cfg = synth.configs[env]
     monkeypatch.setenv("MOTO_ACCOUNT_ID", cfg.account_id)  # read by the in-process moto server per request
-    work = tmp_path / env
-    shutil.copytree(synth.stack_dir(env), work, symlinks=True)
+    # Same layout as cdktf.out: the stacks' relative local-backend paths then point at tmp_path/state.
+    work = tmp_path / "out" / "stacks" / f"{stack}-{env}"
+    shutil.copytree(synth.outdir / "stacks" / f"{stack}-{env}", work, symlinks=True)
     if cfg.backend is not None:
         # The S3 backend would need the real state bucket: plan on local state instead (override file).
         (work / "backend_override.tf.json").write_text(json.dumps({"terraform": {"backend": {"local": {"path": str(tmp_path / "state")}}}}))
@@ -122,14 +129,34 @@ def _planned(plan: dict, rtype: str) -> list[dict]:
 def test_terraform_plans_a_new_cluster_environment_against_moto(
     synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict, aws_endpoints: dict, monkeypatch
 ) -> None:
-    plan = _plan(synth, "dev", tmp_path, terraform_bin, terraform_env, aws_endpoints, monkeypatch)
-    (cluster,) = _planned(plan, "aws_msk_cluster")
+    target = _plan(synth, "dev", tmp_path, terraform_bin, terraform_env, aws_endpoints, monkeypatch, stack="target")
+    (cluster,) = _planned(target, "aws_msk_cluster")
     assert cluster["values"]["cluster_name"] == "msk-migrate-dev"
+    assert len(_planned(target, "aws_appautoscaling_policy")) == 1
+    assert not _planned(target, "aws_ecs_service")
+    # migration-dev reads the cluster from target-dev's state (as after `deploy target-dev`).
+    outputs = {
+        "cluster_arn": "arn:aws:kafka:eu-west-1:111111111111:cluster/msk-migrate-dev/0b1c2d3e-1111-2222-3333-444455556666-2",
+        "cluster_name": "msk-migrate-dev",
+        "cluster_uuid": "0b1c2d3e-1111-2222-3333-444455556666-2",
+        "bootstrap_brokers_sasl_iam": STUB_BOOTSTRAP_IAM,
+        "bootstrap_brokers_sasl_scram": "",
+        "msk_security_group_id": "sg-0123456789abcdef0",
+        "kms_key_arn": "arn:aws:kms:eu-west-1:111111111111:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789",
+        "broker_log_group": "/msk-migrate-dev/msk-broker",
+    }
+    state = {"version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "5d1e0c2a-0000-4000-8000-000000000001",
+             "outputs": {k: {"value": v, "type": "string"} for k, v in outputs.items()}, "resources": []}
+    (tmp_path / "state").mkdir(exist_ok=True)
+    (tmp_path / "state" / "target-dev.tfstate").write_text(json.dumps(state))
+    plan = _plan(synth, "dev", tmp_path, terraform_bin, terraform_env, aws_endpoints, monkeypatch)
+    assert not _planned(plan, "aws_msk_cluster") and not _planned(plan, "aws_kms_key")
     assert len(_planned(plan, "aws_ecs_service")) == 3
-    # The bootstrap string (and so the connector content) is known only after the cluster exists.
-    changes = {c["address"]: c for c in plan["resource_changes"]}
-    objects = [c for a, c in changes.items() if a.startswith("aws_s3_object.") and "connector" in a]
-    assert objects and all(c["change"]["after_unknown"].get("content") for c in objects)
+    # The bootstrap string from target-dev's outputs is in the connector objects at plan time.
+    contents = {r["values"]["key"]: r["values"]["content"] for r in _planned(plan, "aws_s3_object")}
+    assert f"CONNECT_BOOTSTRAP_SERVERS={STUB_BOOTSTRAP_IAM}\n" in contents["worker/connect-worker.env"]
+    repo_keys = {r["values"]["encryption_configuration"][0]["kms_key"] for r in _planned(plan, "aws_ecr_repository")}
+    assert repo_keys == {outputs["kms_key_arn"]}, "the migration's repositories use the kept environment key"
 
 
 def test_terraform_plan_puts_the_real_bootstrap_into_the_connector_objects(

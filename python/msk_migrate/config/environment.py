@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ..errors import UsageError
@@ -50,6 +50,48 @@ SAFE_BROKER_DEFAULTS: dict[str, str] = {
     "default.replication.factor": "3",
 }
 
+#: MSK versions a new cluster may use: those without a passed end-of-support date, as API strings.
+#: Source: https://docs.aws.amazon.com/msk/latest/developerguide/supported-kafka-versions.html (checked
+#: 2026-11; 3.6.0 ended 2026-06-01 and 3.7.x 2026-09-01, and MSK phases out new clusters on versions
+#: with a published end of support). Update this tuple when MSK adds a version.
+SUPPORTED_MSK_VERSIONS: tuple[str, ...] = (
+    "3.8.x", "3.8.x.kraft", "3.9.x", "3.9.x.kraft", "4.0.x.kraft", "4.1.x.kraft",
+)
+
+#: MSK Standard broker instance types.
+#: Source: https://docs.aws.amazon.com/msk/latest/developerguide/broker-instance-sizes.html (checked 2026-11).
+MSK_INSTANCE_TYPES: tuple[str, ...] = (
+    "kafka.t3.small",
+    *(f"kafka.m5.{s}" for s in ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")),
+    *(f"kafka.m7g.{s}" for s in ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+)
+
+#: Widest operator CIDR accepted without ``operator_access.allow_wide_cidrs: true`` (prefix length).
+OPERATOR_CIDR_MIN_PREFIX = {4: 16, 6: 48}
+
+
+def msk_regions() -> dict[str, str]:
+    """Regions where MSK (service ``kafka``) exists -> partition, from botocore's bundled endpoint data
+    (pinned in requirements.lock; no network)."""
+    return dict(_msk_regions())
+
+
+def _msk_regions() -> tuple[tuple[str, str], ...]:
+    global _MSK_REGIONS
+    if _MSK_REGIONS is None:
+        import boto3
+
+        session = boto3.session.Session()
+        _MSK_REGIONS = tuple(
+            (region, partition)
+            for partition in session.get_available_partitions()
+            for region in session.get_available_regions("kafka", partition_name=partition)
+        )
+    return _MSK_REGIONS
+
+
+_MSK_REGIONS: tuple[tuple[str, str], ...] | None = None
+
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,38}[a-z0-9]$")
 _ACCOUNT = re.compile(r"^\d{12}$")
@@ -62,7 +104,6 @@ _MSK_ARN = re.compile(r"^arn:aws[a-z-]*:kafka:([a-z0-9-]+):(\d{12}):cluster/([A-
 _KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:(.+)$")
 _KAFKA_VERSION = re.compile(r"^\d+\.\d+\.(\d+|x)(\.tiered|\.kraft)?$")
-_INSTANCE = re.compile(r"^kafka\.[a-z0-9]+\.[a-z0-9]+$")
 _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DNS_NAME = re.compile(r"^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
@@ -194,12 +235,29 @@ class Peers(BaseModel):
 
 
 class OperatorAccess(Peers):
-    """Who may open the Connect REST API, Prometheus and Grafana (VPN, bastion, CI runners)."""
+    """Who may open the Connect REST API, Prometheus and Grafana (VPN, bastion, CI runners).
+
+    CIDRs wider than /16 (IPv4) or /48 (IPv6) are refused unless ``allow_wide_cidrs`` is set.
+    """
+
+    allow_wide_cidrs: bool = Field(
+        False, description="Accept operator CIDRs wider than /16 (IPv4) or /48 (IPv6); /0 is refused regardless."
+    )
 
     @model_validator(mode="after")
     def _some(self) -> "OperatorAccess":
         if self.is_empty():
             raise ValueError("give at least one of cidrs, prefix_list_ids, security_group_ids (the operators' network)")
+        if not self.allow_wide_cidrs:
+            for cidr in self.cidrs:
+                net = ipaddress.ip_network(cidr, strict=True)
+                bound = OPERATOR_CIDR_MIN_PREFIX[net.version]
+                if net.prefixlen < bound:
+                    raise _field_error(
+                        "OperatorAccess", ("cidrs",), cidr,
+                        f"{cidr} is wider than /{bound} ({net.num_addresses:,} addresses may reach Connect, Prometheus and "
+                        f"Grafana); give the VPN's own range, or set operator_access.allow_wide_cidrs: true",
+                    )
         return self
 
 
@@ -257,6 +315,9 @@ class SourceCluster(ClusterEndpoint):
     msk_cluster_arn: str | None = Field(
         None, description="Only for an MSK source with IAM auth: its ARN, to scope the task role's read access."
     )
+    allow_plaintext: bool = Field(
+        False, description="Accept auth.mode plaintext (no authentication, no encryption): an explicit opt-in."
+    )
 
     @field_validator("network")
     @classmethod
@@ -269,6 +330,12 @@ class SourceCluster(ClusterEndpoint):
 
     @model_validator(mode="after")
     def _iam(self) -> "SourceCluster":
+        if self.auth.mode == "plaintext" and not self.allow_plaintext:
+            raise _field_error(
+                "SourceCluster", ("auth", "mode"), self.auth.mode,
+                "plaintext (the default) sends the data unauthenticated and in clear; set auth.mode to scram, mtls or iam, "
+                "or opt in with source.allow_plaintext: true",
+            )
         _check_full_secret_arns(self.auth, "")
         if self.auth.mode == "iam" and not self.msk_cluster_arn:
             raise ValueError("auth mode 'iam' needs msk_cluster_arn (the source MSK cluster) to scope the task role")
@@ -294,7 +361,17 @@ class MskCreate(BaseModel):
     kafka_version: str = Field("3.9.x", description="An MSK version string, e.g. 3.9.x or 4.1.x.kraft.")
     instance_type: str = Field("kafka.m7g.large", description="Broker instance type.")
     broker_count: int = Field(3, ge=3, le=60, description="Brokers; a multiple of the number of subnets.")
-    ebs_gb: int = Field(1000, ge=1, le=16384, description="EBS volume per broker (GiB).")
+    ebs_gb: int = Field(1000, ge=1, le=16384, description="EBS volume per broker (GiB) at creation.")
+    max_ebs_gb: int | None = Field(
+        None,
+        ge=1,
+        le=16384,
+        description="Storage autoscaling: the volumes grow up to this (GiB per broker). Default: 4 x ebs_gb "
+        "(at most 16384); equal to ebs_gb turns autoscaling off.",
+    )
+    storage_target_percent: int = Field(
+        60, ge=10, le=90, description="Storage autoscaling keeps broker disk usage near this percentage (grow only)."
+    )
     subnet_ids: list[str] | None = Field(None, description="2 or 3 subnets in different AZs. Default: subnet_ids.")
     scram: bool = Field(False, description="Also enable SASL/SCRAM (port 9096) with Secrets Manager association.")
     scram_secret_arns: list[str] = Field(
@@ -327,13 +404,17 @@ class MskCreate(BaseModel):
     def _version(cls, v: str) -> str:
         if not _KAFKA_VERSION.match(v):
             raise ValueError(f"kafka_version {v!r} is not an MSK version string (e.g. 3.9.x, 3.8.x, 4.1.x.kraft)")
+        if v not in SUPPORTED_MSK_VERSIONS:
+            raise ValueError(f"kafka_version {v!r} is not a supported MSK version for new clusters; use one of {', '.join(SUPPORTED_MSK_VERSIONS)}")
         return v
 
     @field_validator("instance_type")
     @classmethod
     def _instance(cls, v: str) -> str:
-        if not _INSTANCE.match(v):
-            raise ValueError(f"instance_type {v!r} is not an MSK broker type (e.g. kafka.m7g.large)")
+        if v not in MSK_INSTANCE_TYPES:
+            family = ".".join(v.split(".")[:2])
+            close = [t for t in MSK_INSTANCE_TYPES if t.startswith(family + ".")] or [t for t in MSK_INSTANCE_TYPES if "m7g" in t]
+            raise ValueError(f"instance_type {v!r} is not an MSK broker type; use one of {', '.join(close)}")
         return v
 
     @field_validator("subnet_ids")
@@ -366,6 +447,13 @@ class MskCreate(BaseModel):
     def _scram(self) -> "MskCreate":
         if self.scram_secret_arns and not self.scram:
             raise ValueError("scram_secret_arns needs scram: true")
+        if self.max_ebs_gb is None:
+            self.max_ebs_gb = min(16384, 4 * self.ebs_gb)
+        elif self.max_ebs_gb < self.ebs_gb:
+            raise _field_error(
+                "MskCreate", ("max_ebs_gb",), self.max_ebs_gb,
+                f"{self.max_ebs_gb} is below ebs_gb {self.ebs_gb} (MSK volumes only grow); raise max_ebs_gb or lower ebs_gb",
+            )
         return self
 
 
@@ -392,6 +480,9 @@ class TargetCluster(BaseModel):
         None,
         description="Existing cluster only: its brokers' security groups (the stack adds ingress from Connect) "
         "and/or CIDRs/prefix lists.",
+    )
+    allow_plaintext: bool = Field(
+        False, description="Existing cluster only: accept auth.mode plaintext (port 9092, no authentication): an explicit opt-in."
     )
     add_ingress_rules: bool = Field(
         True,
@@ -426,6 +517,12 @@ class TargetCluster(BaseModel):
             if self.network is not None:
                 raise ValueError("network is for existing clusters; a created cluster gets its own security group (remove network)")
         else:
+            if self.auth.mode == "plaintext" and not self.allow_plaintext:
+                raise _field_error(
+                    "TargetCluster", ("auth", "mode"), self.auth.mode,
+                    "plaintext sends the data unauthenticated and in clear; use iam, scram or mtls, "
+                    "or opt in with target.allow_plaintext: true",
+                )
             if self.auth.mode == "scram" and not self.auth.tls:
                 raise ValueError("MSK serves SCRAM only over TLS (port 9096); remove auth.tls: false")
             if self.network is None or self.network.is_empty():
@@ -573,6 +670,10 @@ class BackendConfig(BaseModel):
 
     bucket: str = Field(description="State bucket (exists already; versioned, encrypted).")
     key: str | None = Field(None, description="State object key. Default: msk-migrate/<env>/terraform.tfstate.")
+    target_key: str | None = Field(
+        None,
+        description="State object key of the target-<env> stack (created clusters only). Default: msk-migrate/<env>/target.tfstate.",
+    )
     region: str | None = Field(None, description="Bucket region. Default: the environment's region.")
     dynamodb_table: str | None = Field(None, description="DynamoDB lock table (LockID hash key).")
     use_lockfile: bool = Field(False, description="S3-native locking (Terraform >= 1.10) instead of / besides DynamoDB.")
@@ -611,7 +712,6 @@ class EnvironmentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # Field order matters: cross-field checks read earlier fields (migration before connect).
     name: str = Field(description="Environment name; equals the file name (dev for dev.yaml).")
     account_id: str = Field(description="AWS account (quoted 12 digits); the provider refuses any other.")
     region: str = Field(description="AWS region, e.g. eu-west-1.")
@@ -658,6 +758,12 @@ class EnvironmentConfig(BaseModel):
     def _region(cls, v: str) -> str:
         if not _REGION.match(v):
             raise ValueError(f"region {v!r} is not an AWS region (e.g. eu-west-1)")
+        known = msk_regions()
+        if v not in known:
+            import difflib
+
+            close = difflib.get_close_matches(v, sorted(known), n=4, cutoff=0.6) or ["us-east-1", "eu-west-1"]
+            raise ValueError(f"region {v!r} is not an AWS region with MSK (botocore's endpoint data); did you mean {' or '.join(close)}?")
         return v
 
     @field_validator("prefix")
@@ -690,54 +796,75 @@ class EnvironmentConfig(BaseModel):
             raise ValueError("give at least 2 private subnets in different AZs")
         return v
 
-    @field_validator("target")
-    @classmethod
-    def _target(cls, v: TargetCluster, info: ValidationInfo) -> TargetCluster:
-        subnets = info.data.get("subnet_ids")
-        if v.create and subnets is not None:
-            msk_subnets = v.create.subnet_ids or subnets
+    # ---- cross-field checks: model validators, run once every field is valid (no field-order dependence) ----
+
+    @model_validator(mode="after")
+    def _target_placement(self) -> "EnvironmentConfig":
+        t = self.target
+        if t.create:
+            msk_subnets = t.create.subnet_ids or self.subnet_ids
             if len(msk_subnets) not in (2, 3):
                 raise _field_error(
-                    "TargetCluster", ("create", "subnet_ids"), None,
+                    "EnvironmentConfig", ("target", "create", "subnet_ids"), None,
                     f"MSK needs 2 or 3 client subnets and subnet_ids has {len(msk_subnets)}; set create.subnet_ids",
                 )
-            if v.create.broker_count % len(msk_subnets):
+            if t.create.broker_count % len(msk_subnets):
                 raise _field_error(
-                    "TargetCluster", ("create", "broker_count"), v.create.broker_count,
-                    f"{v.create.broker_count} is not a multiple of the {len(msk_subnets)} broker subnets; "
-                    f"use {len(msk_subnets) * max(1, v.create.broker_count // len(msk_subnets))} or adjust the subnets",
+                    "EnvironmentConfig", ("target", "create", "broker_count"), t.create.broker_count,
+                    f"{t.create.broker_count} is not a multiple of the {len(msk_subnets)} broker subnets; "
+                    f"use {len(msk_subnets) * max(1, t.create.broker_count // len(msk_subnets))} or adjust the subnets",
                 )
-        account, region = info.data.get("account_id"), info.data.get("region")
-        if v.existing_cluster_arn and account and region:
-            arn = parse_msk_arn(v.existing_cluster_arn)
-            if (arn["account"], arn["region"]) != (account, region):
+        if t.existing_cluster_arn:
+            arn = parse_msk_arn(t.existing_cluster_arn)
+            if (arn["account"], arn["region"]) != (self.account_id, self.region):
                 raise _field_error(
-                    "TargetCluster", ("existing_cluster_arn",), v.existing_cluster_arn,
-                    f"the cluster is in {arn['account']}/{arn['region']}, the environment in {account}/{region}; "
+                    "EnvironmentConfig", ("target", "existing_cluster_arn"), t.existing_cluster_arn,
+                    f"the cluster is in {arn['account']}/{arn['region']}, the environment in {self.account_id}/{self.region}; "
                     "use a cluster of this account and region",
                 )
-        return v
+        return self
 
-    @field_validator("connect")
-    @classmethod
-    def _connect(cls, v: ConnectService, info: ValidationInfo) -> ConnectService:
-        migration: MigrationSpec | None = info.data.get("migration")
-        if migration is not None and v.max_capacity > migration.tasks_max:
+    @model_validator(mode="after")
+    def _replication_factors(self) -> "EnvironmentConfig":
+        """Every topic the migration creates survives one broker loss with writes still accepted:
+        min.insync.replicas + 1 <= RF <= brokers (created cluster; an existing MSK cluster's default
+        min.insync.replicas is 2 on three AZs)."""
+        min_isr = int(SAFE_BROKER_DEFAULTS["min.insync.replicas"])
+        brokers = self.target.create.broker_count if self.target.create else None
+        for loc, rf in (
+            (("migration", "replication_factor"), self.migration.replication_factor),
+            (("migration", "internal_replication_factor"), self.migration.internal_replication_factor),
+            (("worker", "replication_factor"), self.worker.replication_factor),
+        ):
+            if rf < min_isr + 1:
+                raise _field_error(
+                    "EnvironmentConfig", loc, rf,
+                    f"{rf} is below min.insync.replicas {min_isr} + 1 (one broker down would stop writes); use at least {min_isr + 1}",
+                )
+            if brokers is not None and rf > brokers:
+                raise _field_error(
+                    "EnvironmentConfig", loc, rf,
+                    f"{rf} is more than the {brokers} brokers of target.create.broker_count; lower it or add brokers",
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _connect_fits(self) -> "EnvironmentConfig":
+        c, migration, worker = self.connect, self.migration, self.worker
+        if c.max_capacity > migration.tasks_max:
             raise _field_error(
-                "ConnectService", ("max_capacity",), v.max_capacity,
-                f"{v.max_capacity} is above migration.tasks_max {migration.tasks_max} (workers beyond tasks.max get no "
+                "EnvironmentConfig", ("connect", "max_capacity"), c.max_capacity,
+                f"{c.max_capacity} is above migration.tasks_max {migration.tasks_max} (workers beyond tasks.max get no "
                 "MirrorSource task and sit idle); lower connect.max_capacity or raise migration.tasks_max",
             )
-        worker: WorkerSpec | None = info.data.get("worker")
-        if worker is not None:
-            heap_mib = int(worker.heap[:-1]) * (1024 if worker.heap[-1] in "gG" else 1)
-            if heap_mib > v.memory * 3 // 4:
-                raise _field_error(
-                    "ConnectService", ("memory",), v.memory,
-                    f"{v.memory} MiB leaves too little room beside worker.heap {worker.heap} (heap <= 75% of task "
-                    "memory); raise connect.memory or lower worker.heap",
-                )
-        return v
+        heap_mib = int(worker.heap[:-1]) * (1024 if worker.heap[-1] in "gG" else 1)
+        if heap_mib > c.memory * 3 // 4:
+            raise _field_error(
+                "EnvironmentConfig", ("connect", "memory"), c.memory,
+                f"{c.memory} MiB leaves too little room beside worker.heap {worker.heap} (heap <= 75% of task "
+                "memory); raise connect.memory or lower worker.heap",
+            )
+        return self
 
     @field_validator("log_retention_days")
     @classmethod
@@ -772,6 +899,18 @@ class EnvironmentConfig(BaseModel):
     @property
     def stack_name(self) -> str:
         return f"migration-{self.name}"
+
+    @property
+    def target_stack_name(self) -> str | None:
+        """``target-<name>``: the long-lived stack of a created MSK cluster (None for an existing cluster)."""
+        return f"target-{self.name}" if self.target.create else None
+
+    def state_key(self, stack_name: str) -> str:
+        """S3 state object key of one of this environment's stacks (``backend`` set)."""
+        b = self.backend
+        if stack_name == self.target_stack_name:
+            return (b.target_key if b else None) or f"msk-migrate/{self.name}/target.tfstate"
+        return (b.key if b else None) or f"msk-migrate/{self.name}/terraform.tfstate"
 
     @property
     def partition(self) -> str:
