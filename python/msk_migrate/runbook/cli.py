@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, human, output_option
 from ..config.loader import load_yaml_model
 from ..config.migration_file import MigrationFile
@@ -21,12 +22,17 @@ config_option = click.option(
 @click.command("preflight")
 @config_option
 @output_option
-def preflight(config_path: Path, output: str) -> None:
+@in_vpc_options
+def preflight(config_path: Path, output: str, in_vpc_opts: dict) -> None:
     """Check both clusters before replication: reachability, topics, partitions, RF, groups. Exit 1 on a failed check."""
     from .preflight import run_preflight
 
     mf = load_yaml_model(MigrationFile, config_path)
     con = human(output)
+    if in_vpc_opts.pop("in_vpc"):
+        from ..aws.preflight_task import print_in_vpc
+
+        sys.exit(print_in_vpc(config_path, con, output, **in_vpc_opts))
     with con.status("running preflight checks"):
         rep = run_preflight(mf.source, mf.target, mf.migration, mf.worker)
     if output == "json":
