@@ -6,6 +6,13 @@
 #   MM2_CONNECT_DNS_NAME      Cloud Map DNS name resolving to every Connect task (A records)
 #   MM2_CONNECT_METRICS_PORT  the JMX agent port of the Connect tasks (9404)
 #   MM2_ENVIRONMENT           environment name, added as external label `environment`
+#   MM2_MSK_BROKERS           comma-separated MSK broker DNS names: adds the jobs msk-jmx (:11001) and
+#                             msk-node (:11002), MSK open monitoring's JMX and node exporters
+#   MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT, MM2_PROMETHEUS_WEB_PASSWORD
+#                             basic auth of every Prometheus endpoint (web config with the bcrypt hash;
+#                             the plain password only for Prometheus' scrape of itself). Required:
+#                             without them the entrypoint refuses to start, unless
+#                             MM2_PROMETHEUS_WEB_AUTH=none says so explicitly (tests, a laptop).
 # Unset variables keep the defaults baked into the template. Usage (the image's ENTRYPOINT):
 #   entrypoint.sh [--config.file=TEMPLATE] [other prometheus flags...]
 # Test hooks: PROMETHEUS_BIN (default /bin/prometheus), PROMTOOL_BIN (default /bin/promtool),
@@ -39,6 +46,28 @@ case "$ENV_NAME" in
   *[!A-Za-z0-9_.-]*) die "MM2_ENVIRONMENT=$ENV_NAME may only contain letters, digits, '_', '.', '-'" ;;
 esac
 
+# Basic auth (never an open Prometheus by accident).
+WEB_USER="${MM2_PROMETHEUS_WEB_USER:-}"
+WEB_HASH="${MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT:-}"
+WEB_PASSWORD="${MM2_PROMETHEUS_WEB_PASSWORD:-}"
+if [ -z "$WEB_USER$WEB_HASH$WEB_PASSWORD" ]; then
+  [ "${MM2_PROMETHEUS_WEB_AUTH:-}" = "none" ] \
+    || die "MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT and MM2_PROMETHEUS_WEB_PASSWORD are not set (ECS injects them from the prometheus-web secret); set MM2_PROMETHEUS_WEB_AUTH=none to run without authentication"
+else
+  [ -n "$WEB_USER" ] && [ -n "$WEB_HASH" ] && [ -n "$WEB_PASSWORD" ] \
+    || die "MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT and MM2_PROMETHEUS_WEB_PASSWORD go together"
+  case "$WEB_USER" in
+    *[!A-Za-z0-9_.-]*) die "MM2_PROMETHEUS_WEB_USER may only contain letters, digits, '_', '.', '-'" ;;
+  esac
+  printf '%s' "$WEB_HASH" | grep -Eq '^\$2[aby]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$' \
+    || die "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT is not a bcrypt hash"
+fi
+
+BROKERS="${MM2_MSK_BROKERS:-}"
+case "$BROKERS" in
+  *[!A-Za-z0-9.,-]*) die "MM2_MSK_BROKERS=$BROKERS must be a comma-separated list of broker DNS names" ;;
+esac
+
 OUT="${PROMETHEUS_RENDERED_CONFIG:-}"
 if [ -z "$OUT" ]; then
   if [ -w "$DIR" ]; then OUT="$DIR/prometheus.rendered.yml"; else OUT="/tmp/prometheus.rendered.yml"; fi
@@ -56,6 +85,30 @@ sed -e "$SCRIPT" "$TEMPLATE" > "$OUT"
 
 if [ -n "$DNS_NAME" ]; then grep -q "\"$DNS_NAME\" *# MM2_CONNECT_DNS_NAME" "$OUT" || die "could not set the Connect DNS name in $OUT"; fi
 if [ -n "$PORT" ]; then grep -q "port: $PORT *# MM2_CONNECT_METRICS_PORT" "$OUT" || die "could not set the metrics port in $OUT"; fi
+
+# MSK open monitoring: every broker's JMX exporter and node exporter (static targets, one per broker).
+if [ -n "$BROKERS" ]; then
+  for job in "msk-jmx 11001" "msk-node 11002"; do
+    name=${job% *}; port=${job#* }
+    list=$(printf '%s' "$BROKERS" | sed "s/[^,][^,]*/\"&:$port\"/g; s/,/, /g")
+    printf '\n  - job_name: %s\n    static_configs:\n      - targets: [%s]\n    relabel_configs:\n      # b-1.<cluster>.<id>.c2.kafka.<region>.amazonaws.com:11001 -> broker="b-1"\n      - source_labels: [__address__]\n        regex: "([^.]+)\\\\..*"\n        target_label: broker\n' \
+      "$name" "$list" >> "$OUT"
+  done
+fi
+
+# Basic auth: web config beside the rendered file; Prometheus scrapes itself with the same user.
+if [ -n "$WEB_USER" ]; then
+  WEB_CONFIG="$(dirname "$OUT")/web.yml"
+  PASSWORD_FILE="$(dirname "$OUT")/web-password"
+  ( umask 077
+    printf 'basic_auth_users:\n  "%s": "%s"\n' "$WEB_USER" "$WEB_HASH" > "$WEB_CONFIG"
+    printf '%s' "$WEB_PASSWORD" > "$PASSWORD_FILE" )
+  awk -v u="$WEB_USER" -v f="$PASSWORD_FILE" '{ print }
+    /^  - job_name: prometheus$/ { print "    basic_auth:"; print "      username: \"" u "\""; print "      password_file: \"" f "\"" }' \
+    "$OUT" > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
+  grep -q "password_file: \"$PASSWORD_FILE\"" "$OUT" || die "could not add basic auth to the self-scrape job in $OUT"
+  set -- "--web.config.file=$WEB_CONFIG" "$@"
+fi
 
 # Paging: route alerts to the operators' Alertmanager(s) when the task names them.
 AM_TARGETS="${MM2_ALERTMANAGER_TARGETS:-}"
@@ -79,6 +132,9 @@ fi
 PROMTOOL="${PROMTOOL_BIN:-/bin/promtool}"
 if [ -x "$PROMTOOL" ]; then
   "$PROMTOOL" check config "$OUT" >&2 || die "rendered config $OUT is invalid"
+  if [ -n "$WEB_USER" ]; then
+    "$PROMTOOL" check web-config "$WEB_CONFIG" >&2 || die "web config $WEB_CONFIG is invalid"
+  fi
 fi
 
 echo "prometheus-entrypoint: scraping ${DNS_NAME:-the default Connect DNS name} (port ${PORT:-9404}), config $OUT" >&2

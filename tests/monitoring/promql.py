@@ -40,6 +40,7 @@ class PanelQuery:
     ref: str
     expr: str
     event_only: bool
+    needs_msk: bool = False  #: fed by MSK open monitoring: no data in the local rehearsal
 
     @property
     def where(self) -> str:
@@ -59,8 +60,9 @@ def dashboard_queries() -> list[PanelQuery]:
         dash = json.loads(path.read_text())
         for p in dash["panels"]:
             event_only = "Event-only:" in p.get("description", "")
+            needs_msk = "Source: MSK open monitoring" in p.get("description", "")
             for t in p.get("targets", []):
-                out.append(PanelQuery(path.name, p["title"], t["refId"], t["expr"], event_only))
+                out.append(PanelQuery(path.name, p["title"], t["refId"], t["expr"], event_only, needs_msk))
     return out
 
 

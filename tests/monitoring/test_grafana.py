@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from .conftest import run
-from .promql import DASHBOARD_DIR, GRAFANA_DIR, MONITORING_DOC, REPO, dashboard_queries, generator
+from .promql import alert_rules, DASHBOARD_DIR, GRAFANA_DIR, MONITORING_DOC, REPO, dashboard_queries, generator
 
-DASHBOARDS = ["mm2-replication.json", "connect-workers.json"]
+DASHBOARDS = ["mm2-replication.json", "connect-workers.json", "msk-brokers.json"]
 
 
 def _load(name):
@@ -120,6 +120,10 @@ def test_provisioning_points_at_the_generated_dashboards_and_the_prometheus_data
     (prom,) = ds["datasources"]
     assert prom["type"] == "prometheus" and prom["uid"] == generator().DATASOURCE_UID
     assert prom["url"] == "${PROMETHEUS_URL}" and prom["editable"] is False
+    # Prometheus refuses anonymous requests: the datasource logs in with the generated credentials.
+    assert prom["basicAuth"] is True and prom["basicAuthUser"] == "${PROMETHEUS_BASIC_AUTH_USER}"
+    assert prom["secureJsonData"] == {"basicAuthPassword": "${PROMETHEUS_BASIC_AUTH_PASSWORD}"}
+    assert "basicAuthPassword" not in prom.get("jsonData", {}), "the password belongs in secureJsonData only"
     dash = yaml.safe_load((GRAFANA_DIR / "provisioning" / "dashboards" / "msk-migrate.yaml").read_text())
     (provider,) = dash["providers"]
     assert provider["type"] == "file" and provider["allowUiUpdates"] is False
@@ -127,3 +131,19 @@ def test_provisioning_points_at_the_generated_dashboards_and_the_prometheus_data
     dockerfile = REPO / "images" / "grafana" / "Dockerfile"
     if dockerfile.exists():  # the image copies the generated JSON where the provider looks
         assert re.search(rf"COPY\s+grafana/dashboards/\S*\s+{re.escape(path)}/?", dockerfile.read_text()), path
+
+
+def test_msk_dashboard_watches_disks_and_partitions_with_the_alert_rules_metrics():
+    """The MSK panels use the metrics the MSK alert rules use (same names, same filesystem filter)."""
+    d = _load("msk-brokers.json")
+    exprs = {p["title"]: p["targets"][0]["expr"] for p in d["panels"] if p["type"] != "row"}
+    rules = {r["alert"]: r["expr"] for r in alert_rules()}
+    assert 'name="OfflinePartitionsCount"' in exprs["Offline partitions"] and 'name="OfflinePartitionsCount"' in rules["MSKOfflinePartitions"]
+    assert 'name="UnderReplicatedPartitions"' in exprs["Under-replicated partitions"]
+    assert 'name="UnderReplicatedPartitions"' in rules["MSKUnderReplicatedPartitions"]
+    fs_filter = 'fstype!~"tmpfs|devtmpfs|overlay|squashfs|rootfs"'
+    assert fs_filter in exprs["Disk usage"] and fs_filter in rules["MSKBrokerDiskUsageHigh"]
+    assert {v["name"] for v in d["templating"]["list"]} == {"datasource", "broker"}
+    msk_panels = [q for q in dashboard_queries() if q.dashboard == "msk-brokers.json"]
+    assert msk_panels and all(q.needs_msk for q in msk_panels)
+    assert not [q for q in dashboard_queries() if q.dashboard != "msk-brokers.json" and q.needs_msk]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -21,6 +22,11 @@ REQUIRED_ALERTS = {
     "MM2CheckpointsStalled",
     "PrometheusTargetDown",
     "KafkaConnectWorkerRebalancingTooLong",
+    # issue 11: the target MSK brokers during the bulk copy
+    "MSKBrokerDiskUsageHigh",
+    "MSKBrokerDiskUsageCritical",
+    "MSKUnderReplicatedPartitions",
+    "MSKOfflinePartitions",
 }
 
 
@@ -88,7 +94,7 @@ def test_ecs_config_discovers_connect_through_cloud_map_dns_without_a_sidecar():
     assert cfg["rule_files"] == ["rules/*.yml"]
 
 
-def _render(tmp_path: Path, promtool: str, env: dict[str, str]):
+def _render(tmp_path: Path, promtool: str, env: dict[str, str], *, auth: bool = False):
     for f in ("prometheus.yml",):
         (tmp_path / f).write_text((PROM_DIR / f).read_text())
     (tmp_path / "rules").mkdir(exist_ok=True)
@@ -97,7 +103,8 @@ def _render(tmp_path: Path, promtool: str, env: dict[str, str]):
     out = tmp_path / "rendered.yml"
     full_env = {
         "PATH": os.environ["PATH"], "PROMTOOL_BIN": promtool, "PROMETHEUS_BIN": "/bin/echo",
-        "PROMETHEUS_RENDERED_CONFIG": str(out), **env,
+        "PROMETHEUS_RENDERED_CONFIG": str(out),
+        **({} if auth else {"MM2_PROMETHEUS_WEB_AUTH": "none"}), **env,
     }
     proc = run(["sh", str(PROM_DIR / "entrypoint.sh"), f"--config.file={tmp_path / 'prometheus.yml'}",
                 "--storage.tsdb.path=/prometheus", "--web.enable-lifecycle"], env=full_env)
@@ -145,3 +152,49 @@ def test_entrypoint_refuses_values_that_would_break_the_config(tmp_path, promtoo
     assert "not a DNS name" in proc.stderr
     proc, _ = _render(tmp_path, promtool, {"MM2_CONNECT_METRICS_PORT": "94o4"})
     assert proc.returncode == 2
+
+
+#: A syntactically valid bcrypt hash (cost 10) for the entrypoint's format check; promtool checks the web config.
+BCRYPT = "$2b$10$" + "N9qo8uLOickgx2ZMRZoMye" + "IjZAgcfl7p92ldGxad68LJZdL17lhWy"
+BROKERS = "b-1.mig.ab12cd.c2.kafka.eu-west-1.amazonaws.com,b-2.mig.ab12cd.c2.kafka.eu-west-1.amazonaws.com"
+
+
+def test_entrypoint_refuses_to_start_prometheus_without_authentication(tmp_path, promtool):
+    proc, out = _render(tmp_path, promtool, {}, auth=True)
+    assert proc.returncode == 2 and not out.exists()
+    assert "MM2_PROMETHEUS_WEB_USER" in proc.stderr and "MM2_PROMETHEUS_WEB_AUTH=none" in proc.stderr
+    proc, _ = _render(tmp_path, promtool, {"MM2_PROMETHEUS_WEB_USER": "ops", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT": BCRYPT}, auth=True)
+    assert proc.returncode == 2 and "go together" in proc.stderr
+    proc, _ = _render(tmp_path, promtool, {"MM2_PROMETHEUS_WEB_USER": "ops", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT": "plain",
+                                           "MM2_PROMETHEUS_WEB_PASSWORD": "x"}, auth=True)
+    assert proc.returncode == 2 and "not a bcrypt hash" in proc.stderr
+
+
+def test_entrypoint_puts_every_endpoint_behind_basic_auth_and_scrapes_itself_with_it(tmp_path, promtool):
+    proc, out = _render(tmp_path, promtool, {"MM2_PROMETHEUS_WEB_USER": "mm2-operator", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT": BCRYPT,
+                                             "MM2_PROMETHEUS_WEB_PASSWORD": "s3cretLettersAndDigits"}, auth=True)
+    assert proc.returncode == 0, proc.stderr
+    web = tmp_path / "web.yml"
+    assert proc.stdout.split()[:2] == [f"--config.file={out}", f"--web.config.file={web}"]
+    assert yaml.safe_load(web.read_text()) == {"basic_auth_users": {"mm2-operator": BCRYPT}}
+    assert oct(web.stat().st_mode & 0o777) == "0o600"
+    jobs = {j["job_name"]: j for j in yaml.safe_load(out.read_text())["scrape_configs"]}
+    auth = jobs["prometheus"]["basic_auth"]
+    assert auth["username"] == "mm2-operator" and Path(auth["password_file"]).read_text() == "s3cretLettersAndDigits"
+    assert "s3cretLettersAndDigits" not in out.read_text() + web.read_text() + proc.stdout + proc.stderr
+    assert "web.yml SUCCESS" in proc.stderr  # promtool check web-config accepted it
+
+
+def test_entrypoint_scrapes_every_msk_broker_on_both_open_monitoring_exporters(tmp_path, promtool):
+    proc, out = _render(tmp_path, promtool, {"MM2_MSK_BROKERS": BROKERS})
+    assert proc.returncode == 0, proc.stderr
+    jobs = {j["job_name"]: j for j in yaml.safe_load(out.read_text())["scrape_configs"]}
+    for job, port in (("msk-jmx", 11001), ("msk-node", 11002)):
+        assert jobs[job]["static_configs"] == [{"targets": [f"{b}:{port}" for b in BROKERS.split(",")]}]
+        (relabel,) = jobs[job]["relabel_configs"]
+        assert relabel["target_label"] == "broker"
+        assert re.fullmatch(relabel["regex"], f"{BROKERS.split(',')[1]}:{port}").group(1) == "b-2"
+    proc, _ = _render(tmp_path, promtool, {"MM2_MSK_BROKERS": 'b-1.x:1"]\n- job_name: evil'})
+    assert proc.returncode == 2 and "MM2_MSK_BROKERS" in proc.stderr
+    proc, out = _render(tmp_path, promtool, {})
+    assert {j["job_name"] for j in yaml.safe_load(out.read_text())["scrape_configs"]} == {"kafka-connect", "prometheus"}

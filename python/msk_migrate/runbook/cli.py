@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, human, output_option
 from ..errors import UsageError
 from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
@@ -38,14 +39,26 @@ def _connect(flow: Flow):
 @click.command("preflight")
 @flow_options
 @output_option
-def preflight(output: str, **kw) -> None:
+@in_vpc_options
+def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     """Check the clusters before replication: reachability, topics, partitions, RF, groups. Before deploy
-    (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check."""
+    (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check. --in-vpc runs the
+    same preflight as a one-off ECS task with the Connect service's network and task role."""
     from .preflight import run_preflight
 
+    flow_file, flag = (kw.get("config"), "--config") if kw.get("config") else (kw.get("env"), "--env")
+    target_bootstrap = kw.get("target_bootstrap")
     flow = flow_from_kwargs(kw)
     announce(flow, output)
     con = human(output)
+    if in_vpc_opts.pop("in_vpc"):
+        from ..aws.preflight_task import print_in_vpc
+        from ..config.flow import environment_path
+
+        if not flow_file:
+            raise UsageError("--in-vpc", "needs the flow's file", "pass --env NAME or --config FILE (not --local)")
+        path = Path(flow_file) if flag == "--config" else environment_path(str(flow_file))
+        sys.exit(print_in_vpc(path, con, output, flag=flag, target_bootstrap=target_bootstrap, **in_vpc_opts))
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
     if output == "json":

@@ -1,0 +1,1 @@
+"""AWS operations of the runbook that act on the deployed stack (ECS one-off tasks)."""

@@ -1,0 +1,143 @@
+"""``msk-migrate preflight --in-vpc``: the ordinary preflight, run as a one-off ECS task beside the
+Connect workers (their subnets, security groups and task role), its result printed here.
+
+The task runs ``msk-migrate preflight --config <file> --output json`` in the container ``--container``
+of ``--task-definition``; the migration YAML travels as the environment override
+``MSK_MIGRATE_CONFIG_YAML`` (it holds no secret: only Secrets Manager ARNs or MM2_* variable names).
+The JSON report is read back from the task's CloudWatch log stream; the exit code decides.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+
+CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
+#: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
+MAX_CONFIG_BYTES = 6 * 1024
+IN_TASK_CONFIG = "/tmp/msk-migrate-preflight.yaml"
+
+
+def task_command(flag: str = "--config") -> list[str]:
+    """The container command: write the YAML from the environment, run the ordinary preflight.
+    ``flag``: ``--env`` for an environment YAML (infra/environments), ``--config`` for a flow file."""
+    if flag not in ("--config", "--env"):
+        raise ValueError(flag)
+    return [
+        "sh", "-c",
+        f'printf "%s" "${CONFIG_ENV}" > {IN_TASK_CONFIG} && exec msk-migrate preflight {flag} {IN_TASK_CONFIG} --output json',
+    ]
+
+
+def in_vpc_options(f):
+    """The options of ``preflight`` that only ``--in-vpc`` uses (passed on as ``in_vpc_opts``)."""
+    options = [
+        click.option("--in-vpc", is_flag=True, help="Run the preflight as a one-off ECS task in the Connect subnets with the Connect task role."),
+        click.option("--ecs-cluster", help="ECS cluster of the stack (output ecs_cluster_name); required with --in-vpc."),
+        click.option("--ecs-service", help="Connect service whose network and task role the task uses. Default: <cluster>-kafka-connect."),
+        click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-preflight."),
+        click.option("--container", default="preflight", show_default=True, help="Container of the task definition that runs the command."),
+        click.option("--region", help="AWS region (default: the AWS profile's)."),
+        click.option("--timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
+    ]
+
+    @functools.wraps(f)
+    def wrapper(*args, in_vpc, ecs_cluster, ecs_service, task_definition, container, region, timeout, **kwargs):
+        opts = dict(in_vpc=in_vpc, ecs_cluster=ecs_cluster, ecs_service=ecs_service, task_definition=task_definition,
+                    container=container, region=region, timeout=timeout)
+        return f(*args, in_vpc_opts=opts, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def config_environment(config_path: Path) -> dict[str, str]:
+    text = Path(config_path).read_text()
+    if len(text.encode()) > MAX_CONFIG_BYTES:
+        raise UsageError("--config", f"{config_path} is {len(text.encode())} bytes; ECS task overrides carry at most {MAX_CONFIG_BYTES}",
+                         "drop comments from the migration YAML")
+    return {CONFIG_ENV: text}
+
+
+def report_from_logs(lines: list[str]) -> dict | None:
+    """The preflight's JSON report from the task's log lines (the last JSON object printed)."""
+    text = "\n".join(lines)
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(text[start:])
+            if isinstance(obj, dict) and "checks" in obj:
+                return obj
+        except ValueError:
+            pass
+        start = text.find("{", start + 1)
+    return None
+
+
+def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | None = None, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,
+        container: str, region: str | None, timeout: float, poll: float = 5.0, on_status=None, clients=None):
+    """Start, wait, collect: ``(TaskResult, report dict or None)``."""
+    import boto3
+
+    from .ecs_task import run_in_vpc
+
+    if not ecs_cluster:
+        raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
+    env = config_environment(config_path)
+    if target_bootstrap:
+        env["MSK_MIGRATE_TARGET_BOOTSTRAP"] = target_bootstrap
+    ecs, logs = clients or (boto3.client("ecs", region_name=region), boto3.client("logs", region_name=region))
+    result = run_in_vpc(
+        ecs, logs,
+        cluster=ecs_cluster,
+        service=ecs_service or f"{ecs_cluster}-kafka-connect",
+        task_definition=task_definition or f"{ecs_cluster}-preflight",
+        container=container,
+        command=task_command(flag),
+        environment=env,
+        timeout=timeout,
+        poll=poll,
+        on_status=on_status,
+    )
+    return result, report_from_logs(result.log_lines)
+
+
+def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", target_bootstrap: str | None = None,
+                 **opts) -> int:
+    """Run in the VPC and print like the local preflight; the exit code: 0 ok, 1 a check failed, 2 no result."""
+    from rich.table import Table
+
+    from ..cliutil import emit_json
+
+    cluster = opts.get("ecs_cluster")
+    if not cluster:
+        raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
+    con.print(f"preflight in ECS cluster {cluster} (network and task role of the Connect service)")
+    with con.status("starting the preflight task") as status:
+        result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)
+    if output == "json":
+        emit_json({"task": result.to_dict(), "report": report})
+    else:
+        con.print(f"task {result.task_arn}: {result.last_status}, exit code {result.exit_code}"
+                  + (f" ({result.stopped_reason})" if result.stopped_reason else ""))
+        if report:
+            t = Table(title="preflight (in VPC)")
+            for c in ("check", "status", "detail"):
+                t.add_column(c)
+            colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+            for c in report["checks"]:
+                t.add_row(c["name"], f"[{colour.get(c['status'], 'white')}]{c['status']}[/]", c.get("detail", ""))
+            con.print(t)
+        else:
+            con.print("[red]no preflight report in the task's log[/]; last lines:")
+            for line in result.log_lines[-20:]:
+                con.print(f"  {line}", markup=False, highlight=False)
+    if result.last_status != "STOPPED" or result.exit_code is None:
+        return 2
+    return 0 if result.exit_code == 0 else 1
