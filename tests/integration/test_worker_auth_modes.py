@@ -1,13 +1,18 @@
 """A real Connect worker (the image entrypoint, the rendered worker.properties) joins a target cluster in
 every auth mode the local machine can offer: SCRAM over TLS and mTLS against a KRaft broker with those
 listeners (throwaway CA, SCRAM users from ``kafka-storage format --add-scram``). IAM needs AWS: its
-rendered client settings are loaded by the real Kafka client with the real aws-msk-iam-auth jar."""
+rendered client settings are loaded by the real Kafka client with the real aws-msk-iam-auth jar.
+The SCRAM worker also carries the REST lockdown checks that need a worker of their own (HTTPS served by
+the worker, the env provider's allowlist with an allowed and a forbidden variable present); the ones
+the harness worker can show are in test_rest_auth.py."""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 import threading
 import uuid
@@ -15,16 +20,28 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import requests
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate import versions
 from msk_migrate.clients import SecretResolver, admin_config
 from msk_migrate.config.auth import AuthConfig
-from msk_migrate.config.migration import ClusterEndpoint
-from msk_migrate.connectors.worker_env import CLIENT_PREFIXES, worker_properties
+from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
+from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connectors import worker_env as wenv
+from msk_migrate.connectors.render import render_connectors
+from msk_migrate.connectors.worker_env import CLIENT_PREFIXES, RestSecurity, worker_properties
+from msk_migrate.errors import UsageError
 from msk_migrate.local.broker import BrokerSecurity, BrokerSpec, start_broker, wait_broker_ready
 from msk_migrate.local.classpath import classpath
-from msk_migrate.local.connect_worker import local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
+from msk_migrate.local.connect_worker import (
+    LOCAL_REST,
+    local_rest_credentials,
+    local_worker_spec,
+    rest_url,
+    start_connect_worker,
+    wait_connect_ready,
+)
 from msk_migrate.local.procs import free_port, stop
 from msk_migrate.paths import LOCAL_DIR
 
@@ -78,28 +95,91 @@ def _endpoint_and_secrets(t, mode: str) -> tuple[ClusterEndpoint, dict[str, str]
     return ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{port}", auth=auth), secrets
 
 
-def test_workers_join_scram_and_mtls_targets_from_the_rendered_configuration(secure_target):
+@pytest.fixture(scope="module")
+def workers(secure_target):
+    """One worker per mode, both JVMs booting at once. The SCRAM worker also serves its REST API over HTTPS
+    (keystore from the throwaway CA) and declares a SCRAM source, so MM2_SOURCE_SASL_* are allowed variables;
+    SOMETHING_ELSE is in its environment but is no MM2 secret."""
     t = secure_target
+    (t.base / "rest-ca.pem").write_text(t.ca.pem)
+    keystore_password = uuid.uuid4().hex
+    keystore = base64.b64encode(t.ca.pkcs12(t.ca.issue("localhost", server=True), keystore_password)).decode()
     started = {}
-    for mode in ("scram", "mtls"):  # both JVMs boot at once: half the wall time
+    for mode in ("scram", "mtls"):
         target, secrets = _endpoint_and_secrets(t, mode)
         worker = local_worker_spec(group_id=f"auth-{mode}-{RUN}")
-        props = worker_properties(target, worker)
-        assert props["security.protocol"] == {"scram": "SASL_SSL", "mtls": "SSL"}[mode]
+        kw: dict = {}
+        rest = LOCAL_REST
+        if mode == "scram":
+            rest = RestSecurity(basic_auth=True, tls=True, bind_host="127.0.0.1", advertised_host="127.0.0.1")
+            kw = {"source": ClusterEndpoint(alias="source", bootstrap_servers="127.0.0.1:9",
+                                            auth=AuthConfig(mode="scram", secrets_from="env")),
+                  "rest": rest, "extra_env": {"SOMETHING_ELSE": "2"}}
+            secrets = {**secrets, wenv.ENV_REST_TLS_KEYSTORE: keystore,
+                       wenv.ENV_REST_TLS_KEYSTORE_PASSWORD: keystore_password,
+                       "MM2_SOURCE_SASL_USERNAME": "3", "MM2_SOURCE_SASL_PASSWORD": "unused"}
         rec = start_connect_worker(target, t.base / f"connect-{mode}", worker, secret_env=secrets,
-                                   name=f"connect-{mode}")
+                                   name=f"connect-{mode}", **kw)
         t.procs.append(rec)
-        started[mode] = (target, secrets, worker, rec)
-    for mode, (target, secrets, worker, rec) in started.items():
-        wait_connect_ready(rec, rest_url(worker), timeout=240)
+        url = rest_url(worker, rest)
+        client = ConnectClient(url, ca=str(t.base / "rest-ca.pem")) if rest.tls else ConnectClient(url)
+        started[mode] = SimpleNamespace(target=target, secrets=secrets, worker=worker, rec=rec, url=url,
+                                        client=client, ca=str(t.base / "rest-ca.pem"),
+                                        creds=local_rest_credentials(t.base / f"connect-{mode}"))
+    for w in started.values():
+        wait_connect_ready(w.rec, w.url, timeout=240, client=w.client)
+    return started
+
+
+def test_workers_join_scram_and_mtls_targets_from_the_rendered_configuration(secure_target, workers):
+    for mode, w in workers.items():
+        assert worker_properties(w.target, w.worker)["security.protocol"] == {"scram": "SASL_SSL", "mtls": "SSL"}[mode]
         # The worker reached the cluster only through the authenticated listener: its internal topics exist,
         # seen by an admin client configured by the product's own client settings for that mode.
-        admin = AdminClient(admin_config("target", target, SecretResolver(environ=secrets)))
+        admin = AdminClient(admin_config("target", w.target, SecretResolver(environ=w.secrets)))
         topics = set(admin.list_topics(timeout=30).topics)
-        internal = {worker.config_storage_topic, worker.offset_storage_topic, worker.status_storage_topic}
+        internal = {w.worker.config_storage_topic, w.worker.offset_storage_topic, w.worker.status_storage_topic}
         assert internal <= topics, (mode, sorted(topics))
-        log = Path(rec.log).read_text(errors="replace")
-        assert t.password not in log and "BEGIN PRIVATE KEY" not in log
+        log = Path(w.rec.log).read_text(errors="replace")
+        assert secure_target.password not in log and "BEGIN PRIVATE KEY" not in log
+
+
+def _heartbeat(**overrides) -> dict[str, str]:
+    configs = render_connectors(ClusterEndpoint(alias="source", bootstrap_servers="127.0.0.1:9"),
+                                ClusterEndpoint(alias="target", bootstrap_servers="127.0.0.1:9"),
+                                MigrationSpec(name=f"am{RUN}", topics=["am-.*"]))
+    (hb,) = [c for c in configs.values() if c["connector.class"].endswith("MirrorHeartbeatConnector")]
+    return {**hb, **overrides}
+
+
+def test_https_worker_refuses_unauthenticated_and_untrusted_clients(workers):
+    w = workers["scram"]
+    assert w.url.startswith("https://")
+    assert requests.get(w.url + "/connectors", verify=w.ca, timeout=10).status_code == 401
+    with pytest.raises(UsageError, match="--connect-ca"):  # the worker's certificate is not trusted without its CA
+        ConnectClient(w.url, timeout=10).connectors()
+    assert isinstance(w.client.connectors(), list)
+
+
+def test_connector_configs_read_only_the_mm2_secret_variables(workers):
+    c = workers["scram"].client
+    # An allowed MM2 secret variable is resolved by the worker's env provider (value "3")...
+    assert c.validate(_heartbeat(**{"tasks.max": "${env:MM2_SOURCE_SASL_USERNAME}"})) == []
+    # ...a variable outside the allowlist is not, although the worker's process has it (value "2"),
+    # nor the REST password, nor anything through a file provider (none is configured).
+    for ref in ("${env:SOMETHING_ELSE}", f"${{env:{wenv.ENV_REST_PASSWORD}}}", "${file:/etc/hostname:x}"):
+        errors = c.validate(_heartbeat(**{"tasks.max": ref}))
+        assert [e for e in errors if e.startswith("tasks.max:") and ref in e], (ref, errors)
+
+
+def test_cli_reaches_an_https_worker_with_its_ca_and_env_credentials(workers):
+    w = workers["scram"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
+    env.update(MSK_MIGRATE_CONNECT_CA=w.ca, MSK_MIGRATE_CONNECT_USER=w.creds.username,
+               MSK_MIGRATE_CONNECT_PASSWORD=w.creds.password)
+    cmd = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", w.url, "--output", "json"]
+    ok = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.strip().startswith("["), ok.stderr
 
 
 IAM_CHECK = textwrap.dedent("""
