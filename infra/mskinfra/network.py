@@ -60,13 +60,7 @@ class Network(Construct):
         # Monitoring.
         self._sg_flow(self.prometheus, self.connect, metrics, "Prometheus scrapes the Connect JMX agent")
         self._sg_flow(self.grafana, self.prometheus, PROMETHEUS_PORT, "Grafana queries Prometheus")
-        # Operators.
-        for sg, port, what in (
-            (self.connect, rest, "Connect REST API"),
-            (self.prometheus, PROMETHEUS_PORT, "Prometheus UI/API"),
-            (self.grafana, GRAFANA_PORT, "Grafana"),
-        ):
-            self._ingress_from_peers(sg, port, cfg.operator_access, f"operators to {what}")
+        # Operators reach the UIs only through the HTTPS load balancer (.alb adds those rules).
         # Connect -> source brokers (the source's own firewall is managed by its owners).
         for port in cfg.source.ports():
             self._egress_to_peers(self.connect, port, cfg.source.network, f"Connect to source brokers :{port}")
