@@ -10,7 +10,7 @@ Connect               target brokers              MSK port of target.auth.mode (
 Connect               Connect (other workers)     worker.rest_port (request forwarding to the leader)
 Prometheus            Connect                     worker.metrics_port (JMX agent /metrics)
 Grafana               Prometheus                  9090
-operators             Connect, Prometheus, Grafana rest_port, 9090, 3000
+operators             operator ALB (.alb)         HTTPS rest_port, 9090, 443 (ALB to tasks: .alb)
 MSK clients (opt.)    created MSK brokers         9098 (+9096 with SCRAM)
 every task            AWS APIs                    443 (ECR, Logs, Secrets Manager, S3) via NAT or endpoints
 ====================  ==========================  ===========================================

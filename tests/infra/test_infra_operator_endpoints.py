@@ -112,3 +112,25 @@ def test_certificate_from_another_region_is_refused(tmp_path) -> None:
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert "operator_tls.certificate_arn" in line and "eu-west-1" in line and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_only_the_execution_roles_read_the_generated_credentials(synth: Synth, env: str) -> None:
+    """ECS injects the REST/Prometheus credentials through the execution roles; the Connect task role
+    (which connectors run with) cannot read them."""
+    secrets = {k: ref("aws_secretsmanager_secret", k, "arn") for k in synth.resources(env, "aws_secretsmanager_secret")
+               if k.startswith(("connect_rest_auth_", "prometheus_web_auth_"))}
+    assert len(secrets) == 2
+    readers = {}
+    for policy in synth.resources(env, "aws_iam_role_policy").values():
+        for st in json.loads(policy["policy"])["Statement"]:
+            resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+            for key, arn in secrets.items():
+                if arn in resources:
+                    readers.setdefault(key, set()).add((policy["name"], policy["role"], st["Action"]))
+    for key, found in readers.items():
+        assert {name for name, _, _ in found} == {"execution"}, (key, found)
+        assert {action for _, _, action in found} == {"secretsmanager:GetSecretValue"}
+    rest = next(k for k in secrets if k.startswith("connect_rest_auth_"))
+    prom = next(k for k in secrets if k.startswith("prometheus_web_auth_"))
+    assert len(readers[rest]) == 1 and len(readers[prom]) == 2  # Connect; Prometheus and Grafana
