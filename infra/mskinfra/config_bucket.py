@@ -21,9 +21,13 @@ from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
     S3BucketLifecycleConfigurationRule,
+    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
+    S3BucketLifecycleConfigurationRuleExpiration,
     S3BucketLifecycleConfigurationRuleFilter,
     S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration,
 )
+from cdktf_cdktf_provider_aws.s3_bucket_logging import S3BucketLoggingA
+from cdktf_cdktf_provider_aws.s3_bucket_notification import S3BucketNotification
 from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import S3BucketOwnershipControls
 from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
@@ -36,8 +40,14 @@ from cdktf_cdktf_provider_aws.s3_object import S3Object
 
 from msk_migrate.config.environment import EnvironmentConfig
 
+from .checkov import skip
 from .tfjson import tf_json, tf_text
 from .util import policy_json
+
+#: Days the S3 server access logs of the config bucket are kept.
+ACCESS_LOG_DAYS = 365
+#: Incomplete multipart uploads are aborted after this many days (both buckets).
+ABORT_MULTIPART_DAYS = 7
 
 CONNECTORS_PREFIX = "connectors/"
 WORKER_ENV_KEY = "worker/connect-worker.env"
@@ -70,7 +80,13 @@ class ConfigBucket(Construct):
     ) -> None:
         super().__init__(scope, id_)
         self.bucket = S3Bucket(self, "bucket", bucket=cfg.config_bucket_name, force_destroy=False)
+        skip(self.bucket, "CKV_AWS_144", "no cross-region replica: every object is rendered from the environment "
+             "file and rewritten by the next apply; the environment files in git are the copy")
         b = self.bucket.id
+        self.access_logs = AccessLogBucket(self, "access_logs", cfg, source_bucket_arn=self.bucket.arn)
+        S3BucketLoggingA(self, "logging", bucket=b, target_bucket=self.access_logs.bucket.id, target_prefix="configs/")
+        # Object events (who changed a connector config, when) go to EventBridge for the account's audit rules.
+        S3BucketNotification(self, "events", bucket=b, eventbridge=True)
         S3BucketVersioningA(self, "versioning", bucket=b, versioning_configuration={"status": "Enabled"})
         S3BucketServerSideEncryptionConfigurationA(
             self,
@@ -104,6 +120,11 @@ class ConfigBucket(Construct):
                     filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="")],
                     noncurrent_version_expiration=[
                         S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(noncurrent_days=90)
+                    ],
+                    abort_incomplete_multipart_upload=[
+                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
+                            days_after_initiation=ABORT_MULTIPART_DAYS
+                        )
                     ],
                 )
             ],
@@ -153,4 +174,79 @@ class ConfigBucket(Construct):
             server_side_encryption="aws:kms",
             kms_key_id=kms_key_arn,
             bucket_key_enabled=True,
+        )
+
+
+class AccessLogBucket(Construct):
+    """Target of the config bucket's S3 server access logs: private, versioned, SSE-S3, expiring.
+
+    S3 log delivery writes only to SSE-S3 buckets (not SSE-KMS with a customer key), hence AES256 here.
+    The bucket policy admits exactly the S3 logging service for the config bucket of this account.
+    """
+
+    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, source_bucket_arn: str) -> None:
+        super().__init__(scope, id_)
+        name = f"{cfg.resource_prefix}-s3logs-{cfg.account_id}"
+        self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=False)
+        skip(self.bucket, "CKV_AWS_145", "S3 server access log delivery supports only SSE-S3 destination buckets, "
+             "not SSE-KMS with a customer-managed key")
+        skip(self.bucket, "CKV_AWS_144", "access logs of a migration's config bucket need no second region; they "
+             "expire after a year")
+        skip(self.bucket, "CKV2_AWS_62", "log deliveries would notify on every delivery; events of the audited "
+             "bucket itself go to EventBridge")
+        b = self.bucket.id
+        S3BucketVersioningA(self, "versioning", bucket=b, versioning_configuration={"status": "Enabled"})
+        S3BucketServerSideEncryptionConfigurationA(
+            self, "encryption", bucket=b,
+            rule=[S3BucketServerSideEncryptionConfigurationRuleA(apply_server_side_encryption_by_default={"sse_algorithm": "AES256"})],
+        )
+        access = S3BucketPublicAccessBlock(
+            self, "public_access", bucket=b, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True,
+        )
+        S3BucketOwnershipControls(self, "ownership", bucket=b, rule={"object_ownership": "BucketOwnerEnforced"})
+        S3BucketLifecycleConfiguration(
+            self, "lifecycle", bucket=b,
+            rule=[
+                S3BucketLifecycleConfigurationRule(
+                    id="expire-access-logs",
+                    status="Enabled",
+                    filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="")],
+                    expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=ACCESS_LOG_DAYS)],
+                    noncurrent_version_expiration=[
+                        S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(noncurrent_days=30)
+                    ],
+                    abort_incomplete_multipart_upload=[
+                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
+                            days_after_initiation=ABORT_MULTIPART_DAYS
+                        )
+                    ],
+                )
+            ],
+        )
+        bucket_arn = self.bucket.arn
+        S3BucketPolicy(
+            self, "policy", bucket=b,
+            policy=policy_json([
+                {
+                    "Sid": "S3ServerAccessLogsOfTheConfigBucket",
+                    "Effect": "Allow",
+                    "Principal": {"Service": "logging.s3.amazonaws.com"},
+                    "Action": "s3:PutObject",
+                    "Resource": [f"{bucket_arn}/configs/*"],
+                    "Condition": {
+                        "ArnLike": {"aws:SourceArn": source_bucket_arn},
+                        "StringEquals": {"aws:SourceAccount": cfg.account_id},
+                    },
+                },
+                {
+                    "Sid": "DenyInsecureTransport",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                },
+            ]),
+            depends_on=[access],
         )

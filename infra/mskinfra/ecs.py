@@ -15,15 +15,55 @@ from cdktf_cdktf_provider_aws.appautoscaling_policy import AppautoscalingPolicy
 from cdktf_cdktf_provider_aws.appautoscaling_target import AppautoscalingTarget
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
 from cdktf_cdktf_provider_aws.ecs_cluster import EcsCluster, EcsClusterSetting
-from cdktf_cdktf_provider_aws.ecs_service import EcsService
-from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition
+from cdktf_cdktf_provider_aws.ecs_service import EcsService, EcsServiceLoadBalancer
+from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
 
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 
+from .checkov import skip
 from .kms import log_group_name
 from .tfjson import tf_json
 
 LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafana": "grafana"}
+
+#: The only paths each image writes to; everything else is the read-only root filesystem. One Fargate
+#: ephemeral volume per path (task storage; Fargate copies the image's directory, owner and mode into
+#: the empty volume). Where the paths come from:
+#:   kafka-connect  /tmp  -- CONNECT_CONFIG_DIR (/tmp/connect: worker.properties, log4j, JAAS) and the
+#:                           JVM's java.io.tmpdir (hsperfdata, native libraries unpacked by clients)
+#:   prometheus     /prometheus -- --storage.tsdb.path (images/prometheus/Dockerfile CMD)
+#:                  /tmp  -- the rendered prometheus.yml and web config (prometheus/entrypoint.sh)
+#:   grafana        /var/lib/grafana -- GF_PATHS_DATA (sqlite database, sessions, plugins)
+#:                  /tmp  -- Grafana's temporary files (image renders, CSV exports)
+#: tests/infra/test_infra_container_hardening.py checks every task definition against this table and
+#: the table against the images' own files.
+WRITABLE_PATHS: dict[str, tuple[str, ...]] = {
+    "kafka-connect": ("/tmp",),
+    "prometheus": ("/prometheus", "/tmp"),
+    "grafana": ("/var/lib/grafana", "/tmp"),
+}
+
+
+def volume_name(path: str) -> str:
+    """Task volume name of a writable path (/var/lib/grafana -> var-lib-grafana)."""
+    return path.strip("/").replace("/", "-")
+
+
+def hardened(container: dict, component: str) -> dict:
+    """``container`` with a read-only root filesystem, one writable volume per path the image writes,
+    every Linux capability dropped (so setuid binaries gain nothing) and an init process that reaps
+    the zombies of health-check shells."""
+    return {
+        **container,
+        "readonlyRootFilesystem": True,
+        "mountPoints": [
+            {"sourceVolume": volume_name(path), "containerPath": path, "readOnly": False}
+            for path in WRITABLE_PATHS[component]
+        ],
+        # Fargate accepts capability drops (and only SYS_PTRACE as an add); `privileged` is not a Fargate
+        # parameter, so it is left out rather than set to false.
+        "linuxParameters": {"capabilities": {"drop": ["ALL"], "add": []}, "initProcessEnabled": True},
+    }
 
 
 class LogGroups(Construct):
@@ -39,6 +79,22 @@ class LogGroups(Construct):
             )
             for component in ECR_COMPONENTS
         }
+        for group in self.groups.values():
+            skip_short_retention(group, cfg)
+
+
+#: checkov's CKV_AWS_338 asks for a year of logs; shorter is the environment's explicit choice.
+RECOMMENDED_LOG_RETENTION_DAYS = 365
+
+
+def skip_short_retention(group: CloudwatchLogGroup, cfg: EnvironmentConfig) -> None:
+    """Record why a log group keeps less than a year of logs, or has no KMS key (only when it does)."""
+    if not cfg.log_kms:
+        skip(group, "CKV_AWS_158", f"environment {cfg.name} sets log_kms: false (CloudWatch Logs' own encryption "
+             "at rest); the logs carry no secret values")
+    if cfg.log_retention_days < RECOMMENDED_LOG_RETENTION_DAYS:
+        skip(group, "CKV_AWS_338", f"environment {cfg.name} sets log_retention_days: {cfg.log_retention_days} "
+             "(docs/infra.md: keep 365 where the logs are migration evidence)")
 
 
 def _env(values: dict[str, str]) -> list[dict[str, str]]:
@@ -65,6 +121,8 @@ class Services(Construct):
         connect_env: dict[str, str],
         connect_secret_env: dict[str, str],
         prometheus_env: dict[str, str],
+        prometheus_secret_env: dict[str, str],
+        load_balancer,
         grafana_env: dict[str, str],
         grafana_secret_env: dict[str, str],
         substitutions: dict[str, str],
@@ -102,7 +160,13 @@ class Services(Construct):
             "environment": _env(connect_env),
             "secrets": _secrets(connect_secret_env),
             "healthCheck": {
-                "command": ["CMD-SHELL", f"curl -fsS -o /dev/null http://localhost:{w.rest_port}/ || exit 1"],
+                # Authenticated (the REST API refuses anonymous requests); curl reads the credentials from
+                # its config on stdin, so they never appear in a process list.
+                "command": [
+                    "CMD-SHELL",
+                    'printf \'user = "%s:%s"\\n\' "$CONNECT_REST_USERNAME" "$CONNECT_REST_PASSWORD" '
+                    f"| curl -fsS -K - -o /dev/null http://localhost:{w.rest_port}/ || exit 1",
+                ],
                 "interval": 30,
                 "timeout": 5,
                 "retries": 3,
@@ -118,8 +182,14 @@ class Services(Construct):
             "essential": True,
             "portMappings": [{"name": "http", "containerPort": PROMETHEUS_PORT, "protocol": "tcp"}],
             "environment": _env(prometheus_env),
+            "secrets": _secrets(prometheus_secret_env),
             "healthCheck": {
-                "command": ["CMD-SHELL", f"wget -q -O /dev/null http://localhost:{PROMETHEUS_PORT}/-/healthy || exit 1"],
+                # Basic auth on every path (web config); the generated password is letters and digits only.
+                "command": [
+                    "CMD-SHELL",
+                    "wget -q -O /dev/null "
+                    f"\"http://$MM2_PROMETHEUS_WEB_USER:$MM2_PROMETHEUS_WEB_PASSWORD@localhost:{PROMETHEUS_PORT}/-/healthy\" || exit 1",
+                ],
                 "interval": 30,
                 "timeout": 5,
                 "retries": 3,
@@ -154,6 +224,7 @@ class Services(Construct):
             "grafana": (cfg.monitoring.grafana.cpu, cfg.monitoring.grafana.memory),
         }
         containers = {"kafka-connect": connect_container, "prometheus": prometheus_container, "grafana": grafana_container}
+        load_balancer_port = {"kafka-connect": w.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}
         self.task_definitions: dict[str, EcsTaskDefinition] = {}
         self.services: dict[str, EcsService] = {}
         for component in ECR_COMPONENTS:
@@ -170,7 +241,8 @@ class Services(Construct):
                 execution_role_arn=execution_role_arns[component],
                 task_role_arn=connect_task_role_arn if component == "kafka-connect" else None,
                 runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
-                container_definitions=tf_json([containers[component]], substitutions, indent=None),
+                container_definitions=tf_json([hardened(containers[component], component)], substitutions, indent=None),
+                volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[component]],
                 depends_on=[log_groups.groups[component]],
             )
             self.task_definitions[component] = td
@@ -183,7 +255,8 @@ class Services(Construct):
                 task_definition=td.arn,
                 desired_count=cfg.connect.desired_count if connect else 1,
                 launch_type="FARGATE",
-                platform_version="1.4.0",
+                # Fargate's current platform (security patches without a task definition change).
+                platform_version="LATEST",
                 network_configuration={
                     "subnets": cfg.subnet_ids,
                     "security_groups": [security_group_ids[component]],
@@ -197,7 +270,15 @@ class Services(Construct):
                 enable_ecs_managed_tags=True,
                 propagate_tags="SERVICE",
                 wait_for_steady_state=False,
-                depends_on=depends_on.get(component) or None,
+                load_balancer=[
+                    EcsServiceLoadBalancer(
+                        target_group_arn=load_balancer.target_groups[component].arn,
+                        container_name=component,
+                        container_port=load_balancer_port[component],
+                    )
+                ],
+                health_check_grace_period_seconds=containers[component]["healthCheck"]["startPeriod"],
+                depends_on=(depends_on.get(component) or []) + [load_balancer.listeners[component]],
                 # Autoscaling owns the Connect desired count after creation.
                 lifecycle=TerraformResourceLifecycle(ignore_changes=["desired_count"]) if connect else None,
             )

@@ -11,7 +11,7 @@ Connect               Connect (other workers)     worker.rest_port (request forw
 Prometheus            Connect                     worker.metrics_port (JMX agent /metrics)
 Prometheus            created MSK brokers         11001 (JMX exporter), 11002 (node exporter)
 Grafana               Prometheus                  9090
-operators             Connect, Prometheus, Grafana rest_port, 9090, 3000
+operators             operator ALB (.alb)         HTTPS rest_port, 9090, 443 (ALB to tasks: .alb)
 MSK clients (opt.)    created MSK brokers         9098 (+9096 with SCRAM)
 every task            AWS APIs                    443 (ECR, Logs, Secrets Manager, S3) via NAT or endpoints
 ====================  ==========================  ===========================================
@@ -128,13 +128,7 @@ class Network(_Rules):
         # Monitoring.
         self._sg_flow(self.prometheus, self.connect, metrics, "Prometheus scrapes the Connect JMX agent")
         self._sg_flow(self.grafana, self.prometheus, PROMETHEUS_PORT, "Grafana queries Prometheus")
-        # Operators.
-        for sg, port, what in (
-            (self.connect, rest, "Connect REST API"),
-            (self.prometheus, PROMETHEUS_PORT, "Prometheus UI/API"),
-            (self.grafana, GRAFANA_PORT, "Grafana"),
-        ):
-            self._ingress_from_peers(sg, port, cfg.operator_access, f"operators to {what}")
+        # Operators reach the UIs only through the HTTPS load balancer (.alb adds those rules).
         # Connect -> source brokers (the source's own firewall is managed by its owners).
         for port in cfg.source.ports():
             self._egress_to_peers(self.connect, port, cfg.source.network, f"Connect to source brokers :{port}")

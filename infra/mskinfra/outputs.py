@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from cdktf import TerraformOutput, TerraformStack
 
-from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
+from msk_migrate.config.environment import EnvironmentConfig
 
 
-def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, bucket, repos, msk, services, network, grafana_secret_arn: str) -> None:
+def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, bucket, repos, msk, services, network, grafana_secret_arn: str, load_balancer, credentials) -> None:
     def out(name: str, value, description: str) -> None:
         TerraformOutput(stack, name, value=value, description=description)
 
-    out("connect_rest_url", f"http://{discovery.dns_name('kafka-connect')}:{cfg.worker.rest_port}", "Kafka Connect REST API (Cloud Map DNS, inside the VPC)")
-    out("prometheus_url", f"http://{discovery.dns_name('prometheus')}:{PROMETHEUS_PORT}", "Prometheus (Cloud Map DNS)")
-    out("grafana_url", f"http://{discovery.dns_name('grafana')}:{GRAFANA_PORT}", "Grafana (Cloud Map DNS)")
+    lb = load_balancer
+    out("connect_rest_url", lb.url("kafka-connect", cfg), "Kafka Connect REST API (HTTPS, basic auth: connect_rest_auth_secret_arn)")
+    out("prometheus_url", lb.url("prometheus", cfg), "Prometheus (HTTPS, basic auth: prometheus_auth_secret_arn)")
+    out("grafana_url", lb.url("grafana", cfg), "Grafana (HTTPS, admin password: grafana_admin_secret_arn)")
+    out("operator_load_balancer_dns_name", lb.lb.dns_name, "Internal load balancer of the operator endpoints: point the certificate's DNS name at it")
+    out("connect_rest_auth_secret_arn", credentials.connect_rest.arn, "Secret with the Connect REST basic-auth username/password (generated)")
+    out("prometheus_auth_secret_arn", credentials.prometheus_web.arn, "Secret with the Prometheus basic-auth username/password (generated)")
     out("grafana_admin_secret_arn", grafana_secret_arn, "Secrets Manager secret holding the Grafana admin password")
     out("config_bucket", bucket.bucket.bucket, "Connector-config bucket")
     out(

@@ -18,13 +18,17 @@ from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, Enviro
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import worker_secret_env
 
+from .alb import OperatorLoadBalancer
 from .config_bucket import ConfigBucket
+from .credentials import GeneratedCredentials
 from .discovery import Discovery
 from .ecr import Repositories
-from .ecs import LogGroups, Services
+from .checkov import skip
+from .ecs import LogGroups, Services, skip_short_retention
 from .iam import Roles
 from .base import configure_stack
 from .images import ImageChoice
+from .monitoring import broker_scrape_env, operator_credentials
 from .kms import StackKey
 from .msk import TargetMsk
 from .network import Network
@@ -88,7 +92,7 @@ class MigrationStack(TerraformStack):
             grafana_kms = list(cfg.secrets_kms_key_arns)
         else:
             # Created empty: there is never a default password. The operator puts the value (runbook).
-            grafana_secret_arn = SecretsmanagerSecret(
+            created = SecretsmanagerSecret(
                 self,
                 "grafana_admin",
                 name=f"{cfg.resource_prefix}/grafana-admin",
@@ -96,8 +100,20 @@ class MigrationStack(TerraformStack):
                 "set it with put-secret-value before Grafana can start",
                 kms_key_id=key_arn,
                 recovery_window_in_days=7,
-            ).arn
+            )
+            skip(created, "CKV2_AWS_57", "the operator sets and changes the Grafana admin password "
+                 "(runbooks/deploy.md); a rotation Lambda would change it behind Grafana's back")
+            grafana_secret_arn = created.arn
             grafana_kms = [key_arn]
+
+        # Operator endpoints: HTTPS on an internal load balancer, every service authenticating (docs/infra.md).
+        creds = operator_credentials(self, cfg, key_arn)
+        if cfg.target.create:
+            skip_short_retention(msk.log_group, cfg)
+        alb = OperatorLoadBalancer(
+            self, "operator_alb", cfg,
+            task_security_groups={"kafka-connect": network.connect, "prometheus": network.prometheus, "grafana": network.grafana},
+        )
 
         roles = Roles(
             self,
@@ -105,8 +121,16 @@ class MigrationStack(TerraformStack):
             cfg,
             repository_arns={c: r.arn for c, r in repos.repos.items()},
             log_group_arns={c: g.arn for c, g in logs.groups.items()},
-            service_secrets={"kafka-connect": cfg.secret_arns(), "grafana": [grafana_secret_arn]},
-            service_secret_kms_keys={"kafka-connect": list(cfg.secrets_kms_key_arns), "grafana": grafana_kms},
+            service_secrets={
+                "kafka-connect": cfg.secret_arns() + [creds.connect_rest.arn],
+                "prometheus": [creds.prometheus_web.arn],
+                "grafana": [grafana_secret_arn, creds.prometheus_web.arn],
+            },
+            service_secret_kms_keys={
+                "kafka-connect": list(cfg.secrets_kms_key_arns) + [key_arn],
+                "prometheus": [key_arn],
+                "grafana": sorted(set(grafana_kms) | {key_arn}),
+            },
             stack_key_arn=key_arn,
             bucket_arn=bucket.bucket.arn,
             target_cluster_arn=msk.cluster_arn,
@@ -130,12 +154,15 @@ class MigrationStack(TerraformStack):
                 "grafana": network.grafana.id,
             },
             connect_env=connect_env,
-            connect_secret_env=connect_secret_env,
+            connect_secret_env={**connect_secret_env, **creds.connect_secret_env()},
+            prometheus_secret_env=creds.prometheus_secret_env(),
+            load_balancer=alb,
             prometheus_env={
                 # Scrape targets: every Connect task's IP behind the Cloud Map A records.
                 "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
                 "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
                 "MM2_ENVIRONMENT": cfg.name,
+                **broker_scrape_env(self, cfg, msk),
                 **(
                     {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
                      "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
@@ -150,8 +177,14 @@ class MigrationStack(TerraformStack):
                 "GF_ANALYTICS_REPORTING_ENABLED": "false",
                 "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
                 "PROMETHEUS_URL": f"http://{discovery.dns_name('prometheus')}:{PROMETHEUS_PORT}",
+                # Behind the HTTPS load balancer: session cookies only over TLS.
+                "GF_SECURITY_COOKIE_SECURE": "true",
+                "GF_SECURITY_COOKIE_SAMESITE": "strict",
             },
-            grafana_secret_env={"GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::"},
+            grafana_secret_env={
+                "GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::",
+                **creds.grafana_secret_env(),
+            },
             substitutions=substitutions,
             depends_on=dict(roles.policies),
         )
@@ -165,4 +198,6 @@ class MigrationStack(TerraformStack):
             services=services,
             network=network,
             grafana_secret_arn=grafana_secret_arn,
+            load_balancer=alb,
+            credentials=creds,
         )

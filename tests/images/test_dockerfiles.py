@@ -305,7 +305,8 @@ def test_prometheus_image_layout_renders_checks_and_starts_through_its_entrypoin
     proc = subprocess.run(
         [reroot(a) for a in entrypoint + cmd], capture_output=True, text=True,
         env={"PATH": os.environ["PATH"], "PROMTOOL_BIN": promtool, "PROMETHEUS_BIN": str(stub), "STUB_ARGS": str(args_file),
-             "MM2_CONNECT_DNS_NAME": "connect.msk-migrate-dev.internal", "MM2_CONNECT_METRICS_PORT": "9404", "MM2_ENVIRONMENT": "dev"},
+             "MM2_CONNECT_DNS_NAME": "connect.msk-migrate-dev.internal", "MM2_CONNECT_METRICS_PORT": "9404", "MM2_ENVIRONMENT": "dev",
+             "MM2_PROMETHEUS_WEB_AUTH": "none"},  # basic auth: tests/monitoring/test_prometheus_rules.py
     )
     assert proc.returncode == 0, proc.stderr
     passed = args_file.read_text().splitlines()

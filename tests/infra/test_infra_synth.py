@@ -133,9 +133,8 @@ def test_no_ingress_is_open_to_the_internet(synth: Synth, env: str) -> None:
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
-    allowed_ports = {443, cfg.target.port, cfg.worker.rest_port, cfg.worker.metrics_port, PROMETHEUS_PORT, *cfg.source.ports()}
-    if cfg.target.create:
-        allowed_ports |= {11001, 11002}  # Prometheus scrapes MSK open monitoring (JMX, node exporter)
+    allowed_ports = {443, cfg.target.port, cfg.worker.rest_port, cfg.worker.metrics_port, PROMETHEUS_PORT, GRAFANA_PORT, *cfg.source.ports()}
+    allowed_ports |= {11001, 11002} if cfg.target.create else set()  # Prometheus -> MSK open monitoring
     if cfg.monitoring.alertmanager:
         allowed_ports |= set(cfg.monitoring.alertmanager.ports())
     for rule in egress_rules(synth, env):
@@ -163,9 +162,13 @@ def test_security_groups_carry_exactly_the_migration_flows(synth: Synth, env: st
     assert has(ing, prom, PROMETHEUS_PORT, graf) and has(eg, graf, PROMETHEUS_PORT, prom)
     assert has(ing, connect, rest, connect) and has(eg, connect, rest, connect)
     peers = cfg.operator_access.cidrs + cfg.operator_access.prefix_list_ids + cfg.operator_access.security_group_ids
-    for sg, port in ((connect, rest), (prom, PROMETHEUS_PORT), (graf, GRAFANA_PORT)):
+    alb = sg_ref(synth, env, "operator-alb")
+    for sg, port, listener in ((connect, rest, rest), (prom, PROMETHEUS_PORT, PROMETHEUS_PORT), (graf, GRAFANA_PORT, 443)):
         for peer in peers:
-            assert has(ing, sg, port, peer), (sg, port, peer)
+            assert has(ing, alb, listener, peer), (alb, listener, peer)
+            assert not has(ing, sg, port, peer), f"operators reach {sg} only through the HTTPS load balancer"
+        assert has(eg, alb, port, sg) and has(ing, sg, port, alb)
+    assert {r["from_port"] for r in ing if r["security_group_id"] == alb} == {443, PROMETHEUS_PORT, rest}
     for port in cfg.source.ports():
         for peer in cfg.source.network.cidrs + cfg.source.network.security_group_ids + cfg.source.network.prefix_list_ids:
             assert has(eg, connect, port, peer)
@@ -225,7 +228,9 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     policies = {v["role"]: json.loads(v["policy"]) for v in synth.resources(env, "aws_iam_role_policy").values() if v["name"] == "execution"}
     roles = {v["name"]: "${aws_iam_role." + k + ".id}" for k, v in synth.resources(env, "aws_iam_role").items()}
     grafana_secret = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
-    expected_secrets = {"kafka-connect": cfg.secret_arns(), "prometheus": [], "grafana": [grafana_secret]}
+    rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
+    prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
+    expected_secrets = {"kafka-connect": cfg.secret_arns() + [rest_auth], "prometheus": [prom_auth], "grafana": [grafana_secret, prom_auth]}
     for component, secrets in expected_secrets.items():
         statements = {s["Sid"]: s for s in policies[roles[f"{cfg.resource_prefix}-{component}-execution"]]["Statement"]}
         (repo,) = as_list(statements["PullOwnImage"]["Resource"])
@@ -277,7 +282,7 @@ def test_msk_iam_source_gets_read_only_access_and_non_iam_target_gets_none(synth
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_connect_task_role_reads_the_config_bucket(synth: Synth, env: str) -> None:
     st = connect_task_statements(synth, env)
-    bucket = next(iter(synth.resources(env, "aws_s3_bucket")))
+    (bucket,) = [k for k in synth.resources(env, "aws_s3_bucket") if not k.startswith("configs_access_logs_")]
     assert st["ReadConnectorConfigs"]["Resource"] == ["${aws_s3_bucket." + bucket + ".arn}/*"]
     assert st["ListConnectorConfigs"]["Resource"] == ["${aws_s3_bucket." + bucket + ".arn}"]
 
@@ -335,15 +340,19 @@ def test_existing_cluster_is_looked_up_by_arn(synth: Synth, env: str) -> None:
 
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_config_bucket_is_hardened(synth: Synth, env: str) -> None:
-    bucket = synth.one(env, "aws_s3_bucket")
+    def one(rtype: str) -> dict:  # the config bucket's, not the access-log bucket's
+        (found,) = [v for k, v in synth.resources(env, rtype).items() if not k.startswith("configs_access_logs_")]
+        return found
+
+    bucket = one("aws_s3_bucket")
     assert bucket["bucket"] == synth.configs[env].config_bucket_name and bucket["force_destroy"] is False
-    assert synth.one(env, "aws_s3_bucket_versioning")["versioning_configuration"]["status"] == "Enabled"
-    sse = synth.one(env, "aws_s3_bucket_server_side_encryption_configuration")["rule"][0]
+    assert one("aws_s3_bucket_versioning")["versioning_configuration"]["status"] == "Enabled"
+    sse = one("aws_s3_bucket_server_side_encryption_configuration")["rule"][0]
     assert sse["apply_server_side_encryption_by_default"]["sse_algorithm"] == "aws:kms"
-    block = synth.one(env, "aws_s3_bucket_public_access_block")
+    block = one("aws_s3_bucket_public_access_block")
     assert all(block[k] is True for k in ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"))
-    assert synth.one(env, "aws_s3_bucket_ownership_controls")["rule"]["object_ownership"] == "BucketOwnerEnforced"
-    (st,) = json.loads(synth.one(env, "aws_s3_bucket_policy")["policy"])["Statement"]
+    assert one("aws_s3_bucket_ownership_controls")["rule"]["object_ownership"] == "BucketOwnerEnforced"
+    (st,) = json.loads(one("aws_s3_bucket_policy")["policy"])["Statement"]
     assert st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     assert len(st["Resource"]) == 2 and st["Resource"][1] == st["Resource"][0] + "/*"
 
@@ -407,18 +416,24 @@ def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, e
     bootstrap = sample_bootstrap(synth, env)
     target, source = cfg.target.endpoint(bootstrap), cfg.source.endpoint()
     connect = cs["kafka-connect"]
-    assert {s["name"]: s["valueFrom"] for s in connect.get("secrets", [])} == worker_secret_env(target, source)
+    rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
+    assert {s["name"]: s["valueFrom"] for s in connect.get("secrets", [])} == {
+        **worker_secret_env(target, source),
+        "CONNECT_REST_USERNAME": f"{rest_auth}:username::",
+        "CONNECT_REST_PASSWORD": f"{rest_auth}:password::",
+    }
     env_values = {e["name"]: BOOTSTRAP_REF.sub(bootstrap, e["value"]) for e in connect["environment"]}
     assert env_values == worker_environment(target, cfg.worker, source)
     grafana = cs["grafana"]
-    (secret,) = grafana["secrets"]
-    assert secret["name"] == "GF_SECURITY_ADMIN_PASSWORD"
+    (secret,) = [s for s in grafana["secrets"] if s["name"] == "GF_SECURITY_ADMIN_PASSWORD"]
+    assert {s["name"] for s in grafana["secrets"]} == {"GF_SECURITY_ADMIN_PASSWORD", "PROMETHEUS_BASIC_AUTH_USER", "PROMETHEUS_BASIC_AUTH_PASSWORD"}
     arn = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
     assert secret["valueFrom"] == f"{arn}:{cfg.monitoring.grafana.admin_secret_key}::"
     assert "GF_SECURITY_ADMIN_PASSWORD" not in [e["name"] for e in grafana["environment"]]
     if not cfg.monitoring.grafana.admin_secret_arn:
         created = synth.resources(env, "aws_secretsmanager_secret")["grafana_admin"]
-        assert "secret_string" not in json.dumps(synth.resources(env, "aws_secretsmanager_secret_version")), "no default password"
+        versions = synth.resources(env, "aws_secretsmanager_secret_version").values()
+        assert not [v for v in versions if "secret_string" in v or "grafana" in v["secret_id"]], "no default password"
         # The environment key: this stack's, or the one target-<env> keeps.
         assert created["kms_key_id"].startswith("${aws_kms_key.") or re.fullmatch(TARGET_OUTPUT_REF % "kms_key_arn", created["kms_key_id"])
 
@@ -527,10 +542,10 @@ def test_prometheus_and_grafana_find_their_upstreams_through_cloud_map(synth: Sy
 def test_outputs_cover_urls_configs_repositories_brokers_and_services(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     out = {k: v["value"] for k, v in synth.stacks[env]["output"].items()}
-    ns = cfg.dns_namespace
-    assert out["connect_rest_url"] == f"http://connect.{ns}:{cfg.worker.rest_port}"
-    assert out["prometheus_url"] == f"http://prometheus.{ns}:{PROMETHEUS_PORT}"
-    assert out["grafana_url"] == f"http://grafana.{ns}:{GRAFANA_PORT}"
+    lb = "${aws_lb.operator_alb_52782A49.dns_name}"
+    assert out["connect_rest_url"] == f"https://{lb}:{cfg.worker.rest_port}"
+    assert out["prometheus_url"] == f"https://{lb}:{PROMETHEUS_PORT}"
+    assert out["grafana_url"] == f"https://{lb}"
     assert set(out["connector_config_s3_uris"]) == set(cfg.migration.connector_names().values())
     assert all(u.startswith(f"s3://{cfg.config_bucket_name}/connectors/") for u in out["connector_config_s3_uris"].values())
     assert set(out["ecr_repository_urls"]) == {"kafka-connect", "prometheus", "grafana"}

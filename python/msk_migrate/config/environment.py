@@ -700,6 +700,38 @@ class BackendConfig(BaseModel):
         return self
 
 
+_ACM_ARN = re.compile(r"^arn:aws[a-z-]*:acm:([a-z0-9-]+):(\d{12}):certificate/[A-Za-z0-9-]+$")
+#: TLS policies the operator load balancer may use (TLS 1.2+ only; the first is the default).
+ALB_TLS_POLICIES = ("ELBSecurityPolicy-TLS13-1-2-2021-06", "ELBSecurityPolicy-TLS13-1-3-2021-06",
+                    "ELBSecurityPolicy-TLS13-1-2-Res-2021-06", "ELBSecurityPolicy-FS-1-2-Res-2020-10")
+
+
+class OperatorTls(BaseModel):
+    """TLS of the operator endpoints (Grafana, Prometheus, Connect REST on the internal load balancer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    certificate_arn: str = Field(
+        description="ACM certificate (same region) for the internal load balancer's HTTPS listeners; its name is "
+        "what operators type (point a private DNS record at the load balancer output)."
+    )
+    ssl_policy: str = Field(ALB_TLS_POLICIES[0], description="ELB TLS policy (TLS 1.2+ policies only).")
+
+    @field_validator("certificate_arn")
+    @classmethod
+    def _cert(cls, v: str) -> str:
+        if not _ACM_ARN.match(v):
+            raise ValueError(f"{v!r} is not an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID)")
+        return v
+
+    @field_validator("ssl_policy")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        if v not in ALB_TLS_POLICIES:
+            raise ValueError(f"ssl_policy {v!r} is not one of {', '.join(ALB_TLS_POLICIES)}")
+        return v
+
+
 class EcrConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -722,6 +754,7 @@ class EnvironmentConfig(BaseModel):
     vpc_id: str = Field(description="VPC of the ECS tasks (and of the created MSK cluster).")
     subnet_ids: list[str] = Field(description="Private subnets for tasks (and MSK brokers by default), 2+ AZs.")
     operator_access: OperatorAccess = Field(description="Who reaches Connect REST, Prometheus and Grafana.")
+    operator_tls: OperatorTls = Field(description="ACM certificate of the operator endpoints (HTTPS only).")
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     source: SourceCluster
     target: TargetCluster
@@ -764,6 +797,16 @@ class EnvironmentConfig(BaseModel):
 
             close = difflib.get_close_matches(v, sorted(known), n=4, cutoff=0.6) or ["us-east-1", "eu-west-1"]
             raise ValueError(f"region {v!r} is not an AWS region with MSK (botocore's endpoint data); did you mean {' or '.join(close)}?")
+        return v
+
+    @field_validator("operator_tls")
+    @classmethod
+    def _operator_tls(cls, v: OperatorTls, info: ValidationInfo) -> OperatorTls:
+        region = info.data.get("region")
+        cert_region = _ACM_ARN.match(v.certificate_arn).group(1)
+        if region and cert_region != region:
+            raise _field_error("OperatorTls", ("certificate_arn",), v.certificate_arn,
+                               f"the certificate is in {cert_region}; a load balancer in {region} needs one from {region} (request or import it there)")
         return v
 
     @field_validator("prefix")

@@ -1,0 +1,160 @@
+"""The operator endpoints: one internal Application Load Balancer with HTTPS listeners (ACM certificate)
+in front of Grafana, Prometheus and the Connect REST API.
+
+Why a load balancer (and not each service's own TLS): one certificate managed by ACM (renewed by AWS,
+the private key never leaves ACM, nothing to mount into three different images), one TLS policy for
+all three (``operator_tls.ssl_policy``, TLS 1.2+), one security group that operators' networks reach,
+and stable addresses while ECS replaces tasks. docs/infra.md ("Operator endpoints") gives the full
+reasoning and what stays inside the VPC.
+
+====================  ======================  ===========================  ==============================
+operator reaches      listener (HTTPS)        forwards to (inside VPC)     authentication
+====================  ======================  ===========================  ==============================
+Grafana               443                     Grafana task :3000           Grafana login (admin secret)
+Prometheus            9090                    Prometheus task :9090        basic auth (web config, secret)
+Connect REST          worker.rest_port        Connect tasks :rest_port     basic auth (REST extension)
+====================  ======================  ===========================  ==============================
+
+The load balancer is ``internal`` (private subnets, no public address) and its security group admits
+only ``operator_access`` on the three listener ports; the tasks' security groups admit the UI ports
+only from the load balancer (and their in-VPC peers, see :mod:`.network`). There is no plain-HTTP
+listener, not even a redirect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from constructs import Construct
+from cdktf_cdktf_provider_aws.lb import Lb
+from cdktf_cdktf_provider_aws.lb_listener import LbListener, LbListenerDefaultAction
+from cdktf_cdktf_provider_aws.lb_target_group import LbTargetGroup, LbTargetGroupHealthCheck
+from cdktf_cdktf_provider_aws.security_group import SecurityGroup
+from cdktf_cdktf_provider_aws.vpc_security_group_egress_rule import VpcSecurityGroupEgressRule
+from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
+
+from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
+
+from .checkov import skip
+from .util import cidr_args, construct_id
+
+#: Listener port operators use for Grafana (HTTPS default port).
+GRAFANA_LISTENER_PORT = 443
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    component: str  #: ECS component (container name)
+    listener_port: int  #: HTTPS port on the load balancer
+    container_port: int  #: HTTP port of the task inside the VPC
+    health_path: str
+    health_codes: str  #: 401 = up and refusing anonymous requests (basic-auth endpoints)
+
+
+def endpoints(cfg: EnvironmentConfig) -> list[Endpoint]:
+    rest = cfg.worker.rest_port
+    return [
+        Endpoint("grafana", GRAFANA_LISTENER_PORT, GRAFANA_PORT, "/api/health", "200"),
+        Endpoint("prometheus", PROMETHEUS_PORT, PROMETHEUS_PORT, "/-/healthy", "401"),
+        Endpoint("kafka-connect", rest, rest, "/", "401"),
+    ]
+
+
+class OperatorLoadBalancer(Construct):
+    """Internal ALB + HTTPS listeners + IP target groups; :attr:`target_groups` feed the ECS services."""
+
+    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, task_security_groups: dict[str, SecurityGroup]) -> None:
+        super().__init__(scope, id_)
+        p = cfg.resource_prefix
+        self.security_group = SecurityGroup(
+            self,
+            "sg",
+            name=f"{p}-operator-alb",
+            description="msk-migrate operator load balancer (HTTPS to Grafana, Prometheus, Connect REST)",
+            vpc_id=cfg.vpc_id,
+            revoke_rules_on_delete=True,
+            tags={"Name": f"{p}-operator-alb"},
+        )
+        self.lb = Lb(
+            self,
+            "alb",
+            name=f"{p}-ops"[:32].rstrip("-"),  # ALB names: at most 32 characters, no trailing hyphen
+            internal=True,
+            load_balancer_type="application",
+            subnets=cfg.subnet_ids,
+            security_groups=[self.security_group.id],
+            drop_invalid_header_fields=True,
+            desync_mitigation_mode="strictest",
+            enable_deletion_protection=False,
+            idle_timeout=120,
+        )
+        skip(self.lb, "CKV_AWS_91", "access logs need a second bucket writable by the regional ELB account; every "
+             "request is authenticated by the service behind the listener and logged there (Grafana, Connect)")
+        skip(self.lb, "CKV_AWS_150", "deletion protection would block `cdktf destroy` of a migration stack; the load "
+             "balancer holds no data and is recreated identically")
+        self.target_groups: dict[str, LbTargetGroup] = {}
+        self.listeners: dict[str, LbListener] = {}
+        short = {"grafana": "graf", "prometheus": "prom", "kafka-connect": "conn"}
+        for ep in endpoints(cfg):
+            cid = ep.component.replace("-", "_")
+            tg = LbTargetGroup(
+                self,
+                f"{cid}_tg",
+                name=f"{p[:26]}-{short[ep.component]}",
+                target_type="ip",
+                protocol="HTTP",
+                port=ep.container_port,
+                vpc_id=cfg.vpc_id,
+                deregistration_delay="30",
+                health_check=LbTargetGroupHealthCheck(
+                    enabled=True,
+                    protocol="HTTP",
+                    path=ep.health_path,
+                    matcher=ep.health_codes,
+                    interval=30,
+                    healthy_threshold=2,
+                    unhealthy_threshold=3,
+                ),
+            )
+            self.target_groups[ep.component] = tg
+            self.listeners[ep.component] = LbListener(
+                self,
+                f"{cid}_https",
+                load_balancer_arn=self.lb.arn,
+                port=ep.listener_port,
+                protocol="HTTPS",
+                ssl_policy=cfg.operator_tls.ssl_policy,
+                certificate_arn=cfg.operator_tls.certificate_arn,
+                default_action=[LbListenerDefaultAction(type="forward", target_group_arn=tg.arn)],
+            )
+            # operators -> load balancer (HTTPS), load balancer -> task (inside the VPC)
+            for label, args in _peer_args(cfg):
+                VpcSecurityGroupIngressRule(
+                    self, construct_id("alb_in", label, ep.listener_port), security_group_id=self.security_group.id,
+                    ip_protocol="tcp", from_port=ep.listener_port, to_port=ep.listener_port,
+                    description=f"operators to {ep.component} (HTTPS)", **args,
+                )
+            task_sg = task_security_groups[ep.component]
+            VpcSecurityGroupEgressRule(
+                self, f"alb_to_{cid}", security_group_id=self.security_group.id, referenced_security_group_id=task_sg.id,
+                ip_protocol="tcp", from_port=ep.container_port, to_port=ep.container_port,
+                description=f"operator load balancer to {ep.component}",
+            )
+            VpcSecurityGroupIngressRule(
+                self, f"{cid}_from_alb", security_group_id=task_sg.id, referenced_security_group_id=self.security_group.id,
+                ip_protocol="tcp", from_port=ep.container_port, to_port=ep.container_port,
+                description=f"operator load balancer to {ep.component}",
+            )
+
+    def url(self, component: str, cfg: EnvironmentConfig) -> str:
+        port = {ep.component: ep.listener_port for ep in endpoints(cfg)}[component]
+        suffix = "" if port == 443 else f":{port}"
+        return f"https://{self.lb.dns_name}{suffix}"
+
+
+def _peer_args(cfg: EnvironmentConfig) -> list[tuple[str, dict[str, str]]]:
+    peers = cfg.operator_access
+    out = [(c, cidr_args(c)) for c in peers.cidrs]
+    out += [(pl, {"prefix_list_id": pl}) for pl in peers.prefix_list_ids]
+    out += [(sg, {"referenced_security_group_id": sg}) for sg in peers.security_group_ids]
+    return out

@@ -1,0 +1,85 @@
+"""Monitoring wiring of the stack: generated operator credentials and the MSK brokers Prometheus scrapes.
+
+Credentials (:class:`.credentials.GeneratedCredentials`, nothing in the Terraform state):
+  - ``<prefix>/connect-rest``: basic auth of the Connect REST API. ECS injects ``username``/``password``
+    into the workers as ``CONNECT_REST_USERNAME``/``CONNECT_REST_PASSWORD``; the
+    entrypoint turns them into the JAAS file of Kafka's BasicAuthSecurityRestExtension.
+  - ``<prefix>/prometheus-web``: basic auth of Prometheus (web config ``basic_auth_users`` takes the
+    bcrypt hash); Grafana's datasource logs in with the plain password.
+
+MSK open monitoring (created clusters): Prometheus scrapes every broker's JMX exporter (11001) and node
+exporter (11002). The broker DNS names come from ``data.aws_msk_broker_nodes`` and reach the Prometheus
+task as ``MM2_MSK_BROKERS`` (comma-separated); prometheus/entrypoint.sh renders them as static targets.
+Static targets rather than DNS service discovery: MSK publishes one DNS name per broker and no name
+that resolves to all of them, so a DNS SD job would need the same list anyway. Adding brokers changes
+the list, hence the task definition: Prometheus is redeployed with the new targets by the same apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from constructs import Construct
+from cdktf import TerraformStack
+from cdktf_cdktf_provider_aws.data_aws_msk_broker_nodes import DataAwsMskBrokerNodes
+
+from msk_migrate.config.environment import EnvironmentConfig
+
+from .credentials import GeneratedCredentials
+
+#: MSK open monitoring ports (fixed by MSK).
+MSK_JMX_EXPORTER_PORT = 11001
+MSK_NODE_EXPORTER_PORT = 11002
+
+#: Usernames of the generated credentials.
+CONNECT_REST_USER = "mm2-operator"
+PROMETHEUS_WEB_USER = "mm2-operator"
+
+
+@dataclass
+class OperatorCredentials:
+    connect_rest: GeneratedCredentials
+    prometheus_web: GeneratedCredentials
+
+    def connect_secret_env(self) -> dict[str, str]:
+        c = self.connect_rest
+        return {"CONNECT_REST_USERNAME": c.value_from("username"), "CONNECT_REST_PASSWORD": c.value_from("password")}
+
+    def prometheus_secret_env(self) -> dict[str, str]:
+        p = self.prometheus_web
+        return {
+            "MM2_PROMETHEUS_WEB_USER": p.value_from("username"),
+            "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT": p.value_from("password_bcrypt"),
+            # the container's own health check logs in with it
+            "MM2_PROMETHEUS_WEB_PASSWORD": p.value_from("password"),
+        }
+
+    def grafana_secret_env(self) -> dict[str, str]:
+        p = self.prometheus_web
+        return {"PROMETHEUS_BASIC_AUTH_USER": p.value_from("username"), "PROMETHEUS_BASIC_AUTH_PASSWORD": p.value_from("password")}
+
+
+def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:
+    p = cfg.resource_prefix
+    return OperatorCredentials(
+        connect_rest=GeneratedCredentials(
+            scope, "connect_rest_auth", name=f"{p}/connect-rest",
+            description=f"Basic auth of the Kafka Connect REST API of {p} (generated; keys username, password)",
+            username=CONNECT_REST_USER, kms_key_arn=kms_key_arn,
+        ),
+        prometheus_web=GeneratedCredentials(
+            scope, "prometheus_web_auth", name=f"{p}/prometheus-web",
+            description=f"Basic auth of Prometheus of {p} (generated; keys username, password, password_bcrypt)",
+            username=PROMETHEUS_WEB_USER, kms_key_arn=kms_key_arn, bcrypt=True,
+        ),
+    )
+
+
+def broker_scrape_env(scope: Construct, cfg: EnvironmentConfig, msk) -> dict[str, str]:
+    """``{"MM2_MSK_BROKERS": <broker DNS names>}`` for a created cluster (open monitoring is on there);
+    ``{}`` for an existing cluster, whose open monitoring and firewall this stack does not manage."""
+    if not cfg.target.create:
+        return {}
+    nodes = DataAwsMskBrokerNodes(scope, "msk_broker_nodes", cluster_arn=msk.cluster_arn)
+    ref = f"data.aws_msk_broker_nodes.{TerraformStack.of(scope).get_logical_id(nodes)}"
+    return {"MM2_MSK_BROKERS": "${join(\",\", sort(flatten(" + ref + ".node_info_list[*].endpoints)))}"}

@@ -1,0 +1,136 @@
+"""Operator endpoints in the synthesized stacks: TLS on every one, authentication behind every one,
+reachable only from operator_access, and credentials that never enter the Terraform state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infra_helpers import ALL_ENVS, Synth
+from msk_migrate.config.environment import ALB_TLS_POLICIES, GRAFANA_PORT, PROMETHEUS_PORT
+from mskinfra.tfjson import unescape_template
+
+
+def containers(synth: Synth, env: str) -> dict[str, dict]:
+    out = {}
+    for td in synth.resources(env, "aws_ecs_task_definition").values():
+        (c,) = json.loads(unescape_template(td["container_definitions"]))
+        out[c["name"]] = c
+    return out
+
+
+def ref(rtype: str, key: str, attr: str) -> str:
+    return "${" + f"{rtype}.{key}.{attr}" + "}"
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_every_operator_endpoint_is_an_https_listener_with_the_acm_certificate(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    (lb_key,) = synth.resources(env, "aws_lb")
+    lb = synth.resources(env, "aws_lb")[lb_key]
+    assert lb["internal"] is True and lb["load_balancer_type"] == "application"
+    assert lb["subnets"] == cfg.subnet_ids and lb["drop_invalid_header_fields"] is True
+    listeners = synth.resources(env, "aws_lb_listener").values()
+    assert {(l["port"], l["protocol"]) for l in listeners} == {(443, "HTTPS"), (PROMETHEUS_PORT, "HTTPS"), (cfg.worker.rest_port, "HTTPS")}
+    for l in listeners:
+        assert l["load_balancer_arn"] == ref("aws_lb", lb_key, "arn")
+        assert l["certificate_arn"] == cfg.operator_tls.certificate_arn
+        assert l["ssl_policy"] == cfg.operator_tls.ssl_policy and l["ssl_policy"] in ALB_TLS_POLICIES
+        assert "TLS13" in l["ssl_policy"] or "1-2" in l["ssl_policy"], "TLS 1.2 or newer only"
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_each_ui_service_is_reached_only_through_its_https_listener(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    tgs = synth.resources(env, "aws_lb_target_group")
+    listeners = {l["default_action"][0]["target_group_arn"]: l for l in synth.resources(env, "aws_lb_listener").values()}
+    container_port = {"kafka-connect": cfg.worker.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}
+    listener_port = {"kafka-connect": cfg.worker.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": 443}
+    for service in synth.resources(env, "aws_ecs_service").values():
+        component = service["name"].removeprefix(f"{cfg.resource_prefix}-")
+        (lb,) = service["load_balancer"]
+        assert lb["container_name"] == component and lb["container_port"] == container_port[component]
+        (tg_key,) = [k for k in tgs if ref("aws_lb_target_group", k, "arn") == lb["target_group_arn"]]
+        tg = tgs[tg_key]
+        assert tg["target_type"] == "ip" and tg["port"] == container_port[component] and tg["vpc_id"] == cfg.vpc_id
+        assert listeners[lb["target_group_arn"]]["port"] == listener_port[component]
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_load_balancer_admits_only_the_operator_networks(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    (alb_sg_key,) = [k for k, v in synth.resources(env, "aws_security_group").items() if v["name"].endswith("-operator-alb")]
+    alb_sg = ref("aws_security_group", alb_sg_key, "id")
+    peers = set(cfg.operator_access.cidrs + cfg.operator_access.prefix_list_ids + cfg.operator_access.security_group_ids)
+    rules = [r for r in synth.resources(env, "aws_vpc_security_group_ingress_rule").values() if r["security_group_id"] == alb_sg]
+    sources = {r.get("cidr_ipv4") or r.get("cidr_ipv6") or r.get("prefix_list_id") or r.get("referenced_security_group_id") for r in rules}
+    assert sources == peers
+    assert len(rules) == 3 * len(peers)
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_every_endpoint_behind_the_listeners_authenticates(synth: Synth, env: str) -> None:
+    cs = containers(synth, env)
+    connect_secrets = {s["name"] for s in cs["kafka-connect"]["secrets"]}
+    assert {"CONNECT_REST_USERNAME", "CONNECT_REST_PASSWORD"} <= connect_secrets
+    prom_secrets = {s["name"] for s in cs["prometheus"]["secrets"]}
+    assert prom_secrets == {"MM2_PROMETHEUS_WEB_USER", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT", "MM2_PROMETHEUS_WEB_PASSWORD"}
+    assert "MM2_PROMETHEUS_WEB_AUTH" not in {e["name"] for e in cs["prometheus"]["environment"]}, "never disabled on ECS"
+    grafana_env = {e["name"]: e["value"] for e in cs["grafana"]["environment"]}
+    assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and grafana_env["GF_SECURITY_COOKIE_SECURE"] == "true"
+    # Health checks log in (the services refuse anonymous requests) and the ALB expects the refusal.
+    assert "CONNECT_REST_PASSWORD" in cs["kafka-connect"]["healthCheck"]["command"][1]
+    assert "MM2_PROMETHEUS_WEB_PASSWORD@localhost" in cs["prometheus"]["healthCheck"]["command"][1]
+    matchers = {tg["port"]: tg["health_check"]["matcher"] for tg in synth.resources(env, "aws_lb_target_group").values()}
+    assert matchers == {synth.configs[env].worker.rest_port: "401", PROMETHEUS_PORT: "401", GRAFANA_PORT: "200"}
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_generated_credentials_never_enter_the_plan_or_state(synth: Synth, env: str) -> None:
+    stack = synth.stacks[env]
+    versions = synth.resources(env, "aws_secretsmanager_secret_version")
+    assert len(versions) == 2
+    passwords = stack["ephemeral"]["aws_secretsmanager_random_password"]
+    assert len(passwords) == 2
+    for key, v in versions.items():
+        assert "secret_string" not in v and "secret_binary" not in v, "a stored value would land in the state"
+        assert v["secret_string_wo_version"] == 1
+        (pw,) = [p for p in passwords if f"ephemeral.aws_secretsmanager_random_password.{p}.random_password" in v["secret_string_wo"]]
+        assert passwords[pw]["exclude_punctuation"] is True and passwords[pw]["password_length"] >= 32
+    prom = [v for v in versions.values() if "bcrypt(" in v["secret_string_wo"]]
+    assert len(prom) == 1, "Prometheus gets the bcrypt hash its web config needs"
+    assert not synth.resources(env, "aws_secretsmanager_secret_version").keys() & {"grafana_admin"}
+
+
+def test_certificate_from_another_region_is_refused(tmp_path) -> None:
+    from infra_helpers import SHIPPED_DIR, run_main
+
+    text = (SHIPPED_DIR / "dev.yaml").read_text().replace("arn:aws:acm:eu-west-1:", "arn:aws:acm:us-east-1:")
+    (tmp_path / "dev.yaml").write_text(text)
+    proc = run_main("--environments", str(tmp_path), "--check")
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "operator_tls.certificate_arn" in line and "eu-west-1" in line and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_only_the_execution_roles_read_the_generated_credentials(synth: Synth, env: str) -> None:
+    """ECS injects the REST/Prometheus credentials through the execution roles; the Connect task role
+    (which connectors run with) cannot read them."""
+    secrets = {k: ref("aws_secretsmanager_secret", k, "arn") for k in synth.resources(env, "aws_secretsmanager_secret")
+               if k.startswith(("connect_rest_auth_", "prometheus_web_auth_"))}
+    assert len(secrets) == 2
+    readers = {}
+    for policy in synth.resources(env, "aws_iam_role_policy").values():
+        for st in json.loads(policy["policy"])["Statement"]:
+            resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+            for key, arn in secrets.items():
+                if arn in resources:
+                    readers.setdefault(key, set()).add((policy["name"], policy["role"], st["Action"]))
+    for key, found in readers.items():
+        assert {name for name, _, _ in found} == {"execution"}, (key, found)
+        assert {action for _, _, action in found} == {"secretsmanager:GetSecretValue"}
+    rest = next(k for k in secrets if k.startswith("connect_rest_auth_"))
+    prom = next(k for k in secrets if k.startswith("prometheus_web_auth_"))
+    assert len(readers[rest]) == 1 and len(readers[prom]) == 2  # Connect; Prometheus and Grafana
