@@ -113,6 +113,7 @@ BAD = [
     ("operator IPv6 CIDR wider than the bound", {"operator_access.cidrs": ["2001:db8::/32"]}, "operator_access.cidrs", "/48"),
     ("plaintext source without opt-in", {"source.auth": {"mode": "plaintext"}}, "source.auth.mode", "allow_plaintext"),
     ("plaintext source by default", {"source.auth": _DELETE}, "source.auth.mode", "allow_plaintext"),
+    ("both stacks' state in one object", {"backend": {"bucket": "tf-state", "dynamodb_table": "locks", "key": "m.tfstate", "target_key": "m.tfstate"}}, "backend.target_key", "own object"),
     ("storage autoscaling below the initial size", {"target.create.max_ebs_gb": 100}, "target.create.max_ebs_gb", "only grow"),
 ]
 

@@ -7,6 +7,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..identifiers import KMS_KEY_ARN
+from ._fields import field_error
 
 #: The three images (and ECR repositories) of a migration, in build order.
 ECR_COMPONENTS: tuple[str, ...] = ("kafka-connect", "prometheus", "grafana")
@@ -56,6 +57,11 @@ class BackendConfig(BaseModel):
     def _lock(self) -> "BackendConfig":
         if not self.dynamodb_table and not self.use_lockfile:
             raise ValueError("shared state needs locking: set dynamodb_table or use_lockfile: true")
+        if self.key is not None and self.key == self.target_key:
+            raise field_error(
+                "BackendConfig", ("target_key",), self.target_key,
+                "the target stack's state would overwrite the migration's (same object as key); give target_key its own object",
+            )
         return self
 
 
