@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""CDKTF app: one stack ``migration-<env>`` per ``infra/environments/<env>.yaml``.
+"""CDKTF app: per ``infra/environments/<env>.yaml`` the stack ``migration-<env>``, plus ``target-<env>``
+(the created MSK cluster and what it needs to keep serving) when the environment creates its cluster.
 
     .venv/bin/python infra/main.py                      # synth every environment into ./cdktf.out
-    .venv/bin/python infra/main.py --env dev            # only migration-dev
-    npx cdktf-cli@0.21.0 deploy migration-dev           # the cdktf CLI runs this file (cdktf.json "app")
-    terraform -chdir=cdktf.out/stacks/migration-dev init && ... plan/apply   # without the cdktf CLI
+    .venv/bin/python infra/main.py --env dev            # only target-dev + migration-dev
+    npx cdktf deploy target-dev --skip-provider-lock    # the cdktf CLI runs this file (cdktf.json "app")
+    npx cdktf deploy migration-dev --skip-provider-lock
+    terraform -chdir=cdktf.out/stacks/target-dev init && ... plan/apply   # without the cdktf CLI
 
 Every environment file is validated before anything is synthesized (and before the slow jsii runtime
 starts); a bad file prints one line ``error: <file>: <field>: <problem> (fix: ...)`` and exits 2.
+After cutover, ``infra/handover.py`` destroys ``migration-<env>`` and proves the cluster stays.
 """
 
 from __future__ import annotations

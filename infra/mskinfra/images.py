@@ -16,7 +16,6 @@ UsageError, because deploying an image nobody meant to deploy is worse than stop
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,7 @@ from pathlib import Path
 from msk_migrate.config.environment import ECR_COMPONENTS, EnvironmentConfig
 from msk_migrate.errors import UsageError
 
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+from msk_migrate.config.identifiers import IMAGE_DIGEST as _DIGEST, IMAGE_TAG as _TAG
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from cdktf_cdktf_provider_aws.msk_cluster import MskCluster
 from cdktf_cdktf_provider_aws.msk_configuration import MskConfiguration
 from cdktf_cdktf_provider_aws.msk_scram_secret_association import MskScramSecretAssociation
 
-from msk_migrate.config.environment import SAFE_BROKER_DEFAULTS, EnvironmentConfig, parse_msk_arn
+from msk_migrate.config.environment import SAFE_BROKER_DEFAULTS, EnvironmentConfig
+from msk_migrate.config.identifiers import parse_msk_arn
 
 from .base import remote_state
 from .kms import log_group_name

@@ -113,6 +113,7 @@ BAD = [
     ("operator IPv6 CIDR wider than the bound", {"operator_access.cidrs": ["2001:db8::/32"]}, "operator_access.cidrs", "/48"),
     ("plaintext source without opt-in", {"source.auth": {"mode": "plaintext"}}, "source.auth.mode", "allow_plaintext"),
     ("plaintext source by default", {"source.auth": _DELETE}, "source.auth.mode", "allow_plaintext"),
+    ("both stacks' state in one object", {"backend": {"bucket": "tf-state", "dynamodb_table": "locks", "key": "m.tfstate", "target_key": "m.tfstate"}}, "backend.target_key", "own object"),
     ("storage autoscaling below the initial size", {"target.create.max_ebs_gb": 100}, "target.create.max_ebs_gb", "only grow"),
 ]
 
@@ -186,3 +187,16 @@ def test_loading_a_missing_file_names_it(tmp_path: Path) -> None:
 
 def test_variant_files_live_beside_the_tests() -> None:
     assert VARIANTS and all((VARIANTS_DIR / f"{v}.yaml").is_file() for v in VARIANTS)
+
+
+def test_cross_field_checks_do_not_depend_on_the_order_of_the_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = yaml.safe_load((SHIPPED_DIR / "dev.yaml").read_text())
+    data["connect"]["max_capacity"] = 8
+    envs = tmp_path / "environments"
+    envs.mkdir()
+    errors = []
+    for order in (list(data), list(reversed(data))):
+        (envs / "dev.yaml").write_text(yaml.safe_dump({k: data[k] for k in order}, sort_keys=False))
+        assert INFRA_MAIN.main(["--environments", str(envs), "--check"]) == 2
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and errors[0].startswith("error: dev.yaml: connect.max_capacity:")

@@ -6,15 +6,13 @@ import functools
 import re
 from dataclasses import dataclass
 
+# One definition of each identifier (account, env name, tag), shared with the environment model and the stacks.
+from ..config.identifiers import ACCOUNT_ID as _ACCOUNT, ENV_NAME as _ENV, IMAGE_TAG as _TAG
 from ..errors import UsageError
 from .images import IMAGE_NAMES
 
-_ACCOUNT = re.compile(r"^\d{12}$")
-# Docker's tag grammar: https://docs.docker.com/reference/cli/docker/image/tag/
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 # ECR repository names (CreateRepository's pattern), without the namespace slash we never use.
 _REPO = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
-_ENV = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _KAFKA = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 

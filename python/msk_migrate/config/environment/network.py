@@ -1,0 +1,166 @@
+"""Network peers of an environment: who reaches what (operators, brokers, AWS APIs)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..identifiers import PREFIX_LIST_ID, SECURITY_GROUP_ID, check_ids
+from ._fields import field_error
+
+#: Widest operator CIDR accepted without ``operator_access.allow_wide_cidrs: true`` (prefix length).
+OPERATOR_CIDR_MIN_PREFIX = {4: 16, 6: 48}
+
+
+class _PeerIds(BaseModel):
+    """The id lists every peer set shares: prefix lists and security groups, each checked once here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("prefix_list_ids", check_fields=False)
+    @classmethod
+    def _pls(cls, v: list[str]) -> list[str]:
+        return check_ids(v, PREFIX_LIST_ID, "prefix list ID", "pl-0a1b2c3d4e5f60718")
+
+    @field_validator("security_group_ids", check_fields=False)
+    @classmethod
+    def _sgs(cls, v: list[str]) -> list[str]:
+        return check_ids(v, SECURITY_GROUP_ID, "security group ID", "sg-0a1b2c3d4e5f60718")
+
+
+class Peers(_PeerIds):
+    """Network peers: CIDR blocks, managed prefix lists and/or security groups.
+
+    ``0.0.0.0/0`` and ``::/0`` are refused: every flow of this stack has a known peer.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cidrs: list[str] = Field(default_factory=list, description="IPv4/IPv6 CIDR blocks, e.g. 10.20.0.0/16.")
+    prefix_list_ids: list[str] = Field(default_factory=list, description="Managed prefix list IDs (pl-...).")
+    security_group_ids: list[str] = Field(default_factory=list, description="Security group IDs (sg-...) in this VPC or a peered one.")
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        for cidr in v:
+            try:
+                net = ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR block ({exc}); write it like 10.20.0.0/16") from None
+            if net.prefixlen == 0:
+                raise ValueError(
+                    f"{cidr} opens the flow to the whole internet; give the operators' or brokers' own CIDR, "
+                    "a prefix list or a security group"
+                )
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate CIDR entries; list each once")
+        return v
+
+    def is_empty(self) -> bool:
+        return not (self.cidrs or self.prefix_list_ids or self.security_group_ids)
+
+
+class OperatorAccess(Peers):
+    """Who may open the Connect REST API, Prometheus and Grafana (VPN, bastion, CI runners).
+
+    CIDRs wider than /16 (IPv4) or /48 (IPv6) are refused unless ``allow_wide_cidrs`` is set.
+    """
+
+    allow_wide_cidrs: bool = Field(
+        False, description="Accept operator CIDRs wider than /16 (IPv4) or /48 (IPv6); /0 is refused regardless."
+    )
+
+    @model_validator(mode="after")
+    def _some(self) -> "OperatorAccess":
+        if self.is_empty():
+            raise ValueError("give at least one of cidrs, prefix_list_ids, security_group_ids (the operators' network)")
+        if not self.allow_wide_cidrs:
+            for cidr in self.cidrs:
+                net = ipaddress.ip_network(cidr, strict=True)
+                bound = OPERATOR_CIDR_MIN_PREFIX[net.version]
+                if net.prefixlen < bound:
+                    raise field_error(
+                        "OperatorAccess", ("cidrs",), cidr,
+                        f"{cidr} is wider than /{bound} ({net.num_addresses:,} addresses may reach Connect, Prometheus and "
+                        f"Grafana); give the VPN's own range, or set operator_access.allow_wide_cidrs: true",
+                    )
+        return self
+
+
+class HttpsEgress(_PeerIds):
+    """Where tasks reach AWS APIs on 443 (ECR, CloudWatch Logs, Secrets Manager, S3, STS).
+
+    Default ``0.0.0.0/0`` = through a NAT gateway. With VPC interface endpoints, give the VPC CIDR (or
+    the endpoints' security group) plus the S3 gateway endpoint's prefix list instead.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="CIDRs reachable on 443.")
+    prefix_list_ids: list[str] = Field(default_factory=list, description="Prefix lists reachable on 443 (e.g. S3 gateway endpoint).")
+    security_group_ids: list[str] = Field(default_factory=list, description="Security groups reachable on 443 (e.g. VPC endpoints).")
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        for cidr in v:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR block ({exc})") from None
+        return v
+
+    @model_validator(mode="after")
+    def _some(self) -> "HttpsEgress":
+        if not (self.cidrs or self.prefix_list_ids or self.security_group_ids):
+            raise ValueError("tasks need HTTPS to ECR, CloudWatch Logs and Secrets Manager; give a CIDR, prefix list or security group")
+        return self
+
+
+class NetworkConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    https_egress: HttpsEgress = Field(default_factory=HttpsEgress, description="Where tasks reach AWS APIs on 443 (`network.https_egress`).")
+
+
+_ACM_ARN = re.compile(r"^arn:aws[a-z-]*:acm:([a-z0-9-]+):(\d{12}):certificate/[A-Za-z0-9-]+$")
+#: TLS policies the operator load balancer may use (TLS 1.2+ only; the first is the default).
+ALB_TLS_POLICIES = ("ELBSecurityPolicy-TLS13-1-2-2021-06", "ELBSecurityPolicy-TLS13-1-3-2021-06",
+                    "ELBSecurityPolicy-TLS13-1-2-Res-2021-06", "ELBSecurityPolicy-FS-1-2-Res-2020-10")
+
+
+def acm_certificate_region(arn: str) -> str:
+    """The region of an ACM certificate ARN (validated by :class:`OperatorTls`)."""
+    m = _ACM_ARN.match(arn)
+    if not m:
+        raise ValueError(f"{arn!r} is not an ACM certificate ARN")
+    return m.group(1)
+
+
+class OperatorTls(BaseModel):
+    """TLS of the operator endpoints (Grafana, Prometheus, Connect REST on the internal load balancer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    certificate_arn: str = Field(
+        description="ACM certificate (same region) for the internal load balancer's HTTPS listeners; its name is "
+        "what operators type (point a private DNS record at the load balancer output)."
+    )
+    ssl_policy: str = Field(ALB_TLS_POLICIES[0], description="ELB TLS policy (TLS 1.2+ policies only).")
+
+    @field_validator("certificate_arn")
+    @classmethod
+    def _cert(cls, v: str) -> str:
+        if not _ACM_ARN.match(v):
+            raise ValueError(f"{v!r} is not an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID)")
+        return v
+
+    @field_validator("ssl_policy")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        if v not in ALB_TLS_POLICIES:
+            raise ValueError(f"ssl_policy {v!r} is not one of {', '.join(ALB_TLS_POLICIES)}")
+        return v
