@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..config.migration import MigrationSpec
@@ -173,7 +173,13 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
     source_ends["shop.payments"] = payments - payments // 10
     deadline = time.time() + timeout
     while True:
-        target_ends = _end_offsets(tgt.bootstrap_servers, topics)
+        try:
+            target_ends = _end_offsets(tgt.bootstrap_servers, topics)
+        except KafkaException:  # a topic MM2 has just created may not have its leader yet
+            if time.time() > deadline:
+                raise
+            time.sleep(2)
+            continue
         done = sum(max(v, 0) for v in target_ends.values())
         say(f"replicating: {done:,}/{sum(source_ends.values()):,} offsets on the target")
         if target_ends == source_ends or time.time() > deadline:
