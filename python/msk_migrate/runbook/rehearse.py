@@ -125,7 +125,14 @@ def _commit_groups(bootstrap: str) -> None:
         for p in parts:
             lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             offsets.append(TopicPartition(topic, p, int(hi * fraction)))
-        c.commit(offsets=offsets, asynchronous=False)
+        for attempt in range(30):  # the group coordinator may still be loading or moving (retriable)
+            try:
+                c.commit(offsets=offsets, asynchronous=False)
+                break
+            except KafkaException as exc:
+                if attempt == 29 or not exc.args[0].retriable():
+                    raise
+                time.sleep(1)
         c.close()
 
 
