@@ -54,16 +54,22 @@ def build(store: Store, name: str, cold: bool, tmpdir: Path) -> float:
 def size_mb(store: Store, name: str) -> float:
     out = subprocess.run(["buildah", *store.global_args(), "images", "--json", f"localhost/msk-migrate-bench/{name}:latest"],
                          capture_output=True, text=True, env=store.env(), check=True).stdout
-    return json.loads(out)[0]["size"] / 1e6
+    value, unit = json.loads(out)[0]["size"].split()  # e.g. "687 MB" (buildah reports decimal units)
+    return float(value) * {"kB": 1e-3, "MB": 1.0, "GB": 1e3}[unit]
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", default=",".join(IMAGES), help="comma-separated subset (default: all)")
+    names = [n for n in parser.parse_args().images.split(",") if n]
     store = Store(LOCAL_DIR / "images")
     t0 = time.monotonic()
     standins.ensure(ROOT, store, say=lambda m: print(f"[standins] {m}", flush=True))
     standin_s = time.monotonic() - t0
     rows = []
-    for name in IMAGES:
+    for name in names:
         with tempfile.TemporaryDirectory(dir=store.home, prefix="bench-cache-") as cold_cache:
             cold = build(store, name, cold=True, tmpdir=Path(cold_cache))
             warm = build(store, name, cold=False, tmpdir=Path(cold_cache))

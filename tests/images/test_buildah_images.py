@@ -278,8 +278,14 @@ def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_promet
         finally:
             dns.close()
     finally:
-        LocalEnvironment(base).down(wipe=True)
+        env = LocalEnvironment(base)
+        rest_port = env.worker_spec().rest_port if (base / "state.json").exists() else None
+        env.down(wipe=True)
         os.environ.pop("MSK_MIGRATE_WORKER", None)
+        if rest_port:  # stopping the recorded `buildah run` stopped the worker inside the container too
+            from msk_migrate.local.procs import port_open
+
+            assert not port_open(rest_port), "the Connect worker from the image outlived `local down`"
         from msk_migrate.local.image_worker import remove_container
 
         remove_container(base / "connect")

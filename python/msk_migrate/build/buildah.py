@@ -75,6 +75,8 @@ class Store:
             d.mkdir(parents=True, exist_ok=True)
         if not self.registries_conf.exists() or self.registries_conf.read_text() != REGISTRIES_CONF:
             self.registries_conf.write_text(REGISTRIES_CONF)
+        if not self.auth_file.exists():
+            self.forget_logins()
         return {
             **os.environ,
             "BUILDAH_ISOLATION": "chroot",
@@ -82,6 +84,12 @@ class Store:
             "TMPDIR": str(self.tmp),
             "REGISTRY_AUTH_FILE": str(self.auth_file),
         }
+
+    def forget_logins(self) -> None:
+        """An empty auth file (buildah refuses a REGISTRY_AUTH_FILE that does not exist)."""
+        fd = os.open(self.auth_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write('{"auths": {}}\n')
 
     def quick(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         exe = shutil.which("buildah") or "buildah"

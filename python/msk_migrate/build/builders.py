@@ -168,7 +168,8 @@ class Buildah:
 
     def cleanup(self) -> None:
         """The registry login lives only for the run (a token in a file is still a secret)."""
-        self.store.auth_file.unlink(missing_ok=True)
+        if self.store.auth_file.exists():
+            self.store.forget_logins()
 
 
 def describe(argv: list[str]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..config.flow import REHEARSAL_MIGRATION
@@ -136,7 +136,14 @@ def _commit_groups(bootstrap: str) -> None:
         for p in parts:
             lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             offsets.append(TopicPartition(topic, p, int(hi * fraction)))
-        c.commit(offsets=offsets, asynchronous=False)
+        for attempt in range(30):  # the group coordinator may still be loading or moving (retriable)
+            try:
+                c.commit(offsets=offsets, asynchronous=False)
+                break
+            except KafkaException as exc:
+                if attempt == 29 or not exc.args[0].retriable():
+                    raise
+                time.sleep(1)
         c.close()
 
 
