@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-jvm test-python rehearse synth bench lint down clean
+.PHONY: setup test test-jvm test-python rehearse synth bench lint down clean bench-validation-full
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -34,3 +34,6 @@ down:             ## stop the local environment started by `msk-migrate local up
 
 clean: down
 	rm -rf .local/env .local/test-env cdktf.out reports
+
+bench-validation-full: setup   ## validation benchmark at 1 M, 3 M and 10 M records (long; make bench runs 1 M and 3 M)
+	$(VENV)/python bench/validation_bench.py --records 1000000,3000000,10000000
