@@ -229,11 +229,11 @@ def main() -> int:
                 row[f"{key}_executor_rss"] = mem.mib("executor")
             rows.append(row)
             print(json.dumps(row), flush=True)
+            # written after each size: a long run interrupted later still leaves its figures
+            write_section("Validation job", render(rows, args.partitions, spark.version, load0, os.getloadavg()[0]))
             for bs in (src, tgt):  # free the disk before the next size
                 admin = AdminClient({"bootstrap.servers": bs})
                 admin.delete_topics([topic])[topic].result()
-        load1 = os.getloadavg()[0]
-        write_section("Validation job", render(rows, args.partitions, spark.version, load0, load1))
         print("written to docs/PERFORMANCE.md")
     finally:
         cluster.stop()
