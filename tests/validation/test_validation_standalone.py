@@ -23,6 +23,7 @@ from kafka_data import Pair, create_pairs, records
 from validation_helpers import cli_args, make_request
 
 NO_PYTHON = "/nonexistent/executor-python"
+pytestmark = pytest.mark.timeout(1800)  # a standalone cluster and spark-submit on a loaded 2-core machine
 
 
 @pytest.fixture(scope="module")
@@ -132,5 +133,6 @@ def test_python_tasks_fail_on_those_executors(standalone, artefacts, tmp_path):
         "print('RESULT', spark.sparkContext.parallelize([0, 1], 2).map(probe).collect())\n"
     )
     proc = _submit(standalone, artefacts, tmp_path, str(script))
-    assert proc.returncode != 0 and "RESULT" not in proc.stdout
-    assert NO_PYTHON in proc.stderr and ("No such file or directory" in proc.stderr or "error=2" in proc.stderr)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "RESULT [" not in proc.stdout  # the probe never returned
+    assert NO_PYTHON in out and ("No such file or directory" in out or "error=2" in out)
