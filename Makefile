@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images faults
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images faults bench-validation-full
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -53,3 +53,6 @@ test-images: setup  ## the image tier alone (real buildah builds, registry push,
 
 faults: setup     ## fault suite at full size (kill -9, broker restarts, SIGSTOP, task failure; ALO + EOS) -> docs/RELIABILITY.md
 	$(VENV)/python tests/faults/run_faults.py
+
+bench-validation-full: setup   ## validation benchmark at 1 M, 3 M and 10 M records (long; make bench runs 1 M and 3 M)
+	$(VENV)/python bench/validation_bench.py --records 1000000,3000000,10000000

@@ -1,121 +1,313 @@
-"""Validation job throughput (records/s) in checksum and full mode on local data.
+"""Validation job benchmarks, side by side in one run on the same data (issue 12):
 
-Starts a brokers-only local environment (.local/bench-validation), writes the same N small records
-(8 partitions by default) to the source and the target with confluent-kafka, then times
-``run_validation`` in each mode on local Spark (local[*]). Figures go to docs/PERFORMANCE.md under
-'## Validation job'.
+- the job (``msk-migrate validate --mode checksum``, a process of its own, Spark start included) vs the
+  40-line script a user would write instead (bench/baseline_compare.py), at each record count;
+- checksum ÷ a bare Spark read of the same fields of both clusters (same session, same options);
+- ``auto`` on a data set where one partition of many differs ÷ ``full`` (smallest record count);
+- the packaged job on a Spark standalone cluster (master + 2 workers × 1 core, executors in their own
+  JVMs) vs the same spark-submit on ``local[2]``;
+- peak RSS of the driver and of the executor JVMs vs record count (standalone run).
 
-    .venv/bin/python bench/validation_bench.py [--records 1000000] [--partitions 8] [--keep]
+Starts a brokers-only local environment (.local/bench-validation), writes N records (~100-byte values,
+12 partitions) to a topic on the source and the target with confluent-kafka. Figures go to
+docs/PERFORMANCE.md under '## Validation job'.
+
+    .venv/bin/python bench/validation_bench.py [--records 1000000,3000000] [--partitions 12] [--keep]
+    make bench-validation-full   # adds 10,000,000
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(BENCH))
+VENV_BIN = Path(sys.executable).parent
 
 
-def produce(bootstrap: str, topic: str, n: int, partitions: int, ts0: int) -> float:
+def produce(bootstrap: str, topic: str, n: int, partitions: int, ts0: int, change: int | None = None) -> float:
+    """n records round-robin over the partitions; ``change``: the index of a record written with
+    another value (the one differing partition)."""
     from confluent_kafka import Producer
 
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
                   "compression.type": "lz4", "enable.idempotence": False, "acks": "1",
-                  "queue.buffering.max.messages": 500_000})
+                  "queue.buffering.max.messages": 500_000, "max.in.flight.requests.per.connection": 1})
     t = time.time()
     value = b"x" * 90
     for i in range(n):
+        v = value + b"%010d" % i if i != change else b"changed" * 14
         while True:
             try:
-                p.produce(topic, key=b"key-%09d" % i, value=value + b"%010d" % i, partition=i % partitions,
+                p.produce(topic, key=b"key-%09d" % i, value=v, partition=i % partitions,
                           timestamp=ts0 + i // 100, headers=[("h", b"%d" % (i % 7))] if i % 10 == 0 else None)
                 break
             except BufferError:
                 p.poll(0.05)
-    assert p.flush(120) == 0
+    assert p.flush(300) == 0
     return time.time() - t
+
+
+class PeakRss:
+    """Samples the RSS of every java process carrying ``tag`` (driver: SparkSubmit, executors:
+    CoarseGrainedExecutorBackend) every 0.2 s; keeps the peak per role."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag  #: in the JVM's command line or environment
+        self.peak: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def _role(cmdline: str) -> str | None:
+        if "CoarseGrainedExecutorBackend" in cmdline:
+            return "executor"
+        if "SparkSubmit" in cmdline or "py4j" in cmdline or "pyspark-shell" in cmdline:
+            return "driver"
+        return None
+
+    def _sample(self) -> None:
+        per_role: dict[str, int] = {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if not cmd.split(" ")[0].endswith("java"):
+                    continue
+                role = self._role(cmd)
+                tagged = self.tag in cmd or self.tag.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+                if role is None or not tagged:
+                    continue
+                rss = next(int(ln.split()[1]) for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
+                           if ln.startswith("VmRSS:"))
+            except (OSError, StopIteration, ValueError):
+                continue
+            key = f"{role}" if role == "driver" else f"executor-{pid}"
+            per_role[key] = max(per_role.get(key, 0), rss)
+        for k, v in per_role.items():
+            self.peak[k] = max(self.peak.get(k, 0), v)
+
+    def __enter__(self) -> "PeakRss":
+        def loop() -> None:
+            while not self._stop.wait(0.2):
+                self._sample()
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join(5)
+
+    def mib(self, role: str) -> float:
+        vals = [v for k, v in self.peak.items() if k.startswith(role)]
+        return max(vals) / 1024 if vals else float("nan")
+
+
+def timed(cmd: list[str], expect: int, env: dict[str, str] | None = None) -> tuple[float, str]:
+    t = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
+    secs = time.time() - t
+    assert proc.returncode == expect, f"{cmd[:3]}: rc {proc.returncode}: {proc.stderr[-2000:]}"
+    return secs, proc.stdout
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=1_000_000)
-    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--records", default="1000000,3000000", help="comma-separated record counts")
+    ap.add_argument("--partitions", type=int, default=12)
     ap.add_argument("--keep", action="store_true", help="leave the bench clusters running")
     args = ap.parse_args()
+    sizes = [int(x) for x in args.records.split(",")]
 
     from confluent_kafka.admin import AdminClient, NewTopic
+    from pyspark.sql import functions as F
 
+    from msk_migrate.clients import SecretResolver, spark_kafka_options
     from msk_migrate.config import ClusterEndpoint
     from msk_migrate.local.harness import LocalEnvironment
     from msk_migrate.paths import LOCAL_DIR
     from msk_migrate.validation import ValidationRequest, run_validation
+    from msk_migrate.validation.package import build
+    from msk_migrate.validation.reading import ReadPlan, read_records
     from msk_migrate.validation.spark_local import local_spark
+    from msk_migrate.validation.kafka_meta import ClusterMeta, latest
+    from msk_migrate.validation.spark_standalone import StandaloneCluster, spark_home
     from perfdoc import write_section
 
-    env = LocalEnvironment(LOCAL_DIR / "bench-validation", with_connect=False)
+    base = LOCAL_DIR / "bench-validation"
+    env = LocalEnvironment(base / "env", with_connect=False)
     env.down(wipe=True)
     status = env.up()
+    cluster = StandaloneCluster(base / "standalone", workers=2, cores=1, memory="1500m")
+    rows: list[dict] = []
     try:
         src, tgt = status["source"]["bootstrap_servers"], status["target"]["bootstrap_servers"]
-        topic = f"bench-{uuid.uuid4().hex[:6]}"
-        for bs in (src, tgt):
-            admin = AdminClient({"bootstrap.servers": bs})
-            admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result()
-            time.sleep(1)
         ts0 = int(time.time() * 1000) - 3_600_000
-        t_src = produce(src, topic, args.records, args.partitions, ts0)
-        t_tgt = produce(tgt, topic, args.records, args.partitions, ts0)
-        print(f"produced {args.records:,} records per cluster ({t_src:.1f}s, {t_tgt:.1f}s)")
+        dist = base / "dist"
+        build(dist)
+        cluster.start()
+        spark = local_spark("local[2]")
+        load0 = os.getloadavg()[0]
+        for idx, n in enumerate(sizes):
+            topic = f"bench-{n}-{uuid.uuid4().hex[:6]}"
+            for bs in (src, tgt):
+                admin = AdminClient({"bootstrap.servers": bs})  # keep the handle until the result
+                admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result()
+            time.sleep(1)
+            change = 5 * args.partitions + 3 if idx == 0 else None  # one record of partition 3 differs
+            t_p = produce(src, topic, n, args.partitions, ts0) + produce(tgt, topic, n, args.partitions, ts0, change)
+            print(f"{n:,} records per cluster written in {t_p:.0f}s", flush=True)
+            expect = 1 if change is not None else 0
+            row: dict = {"n": n, "differs": change is not None}
+            tag = f"msk-bench-{os.getpid()}"
+            cli = ["--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+                   "--mode", "checksum", "--no-report", "--output", "json"]
 
-        t = time.time()
-        spark = local_spark()
-        t_spark = time.time() - t
-        cores = spark.sparkContext.defaultParallelism
-        results = {}
-        runs = [("checksum (first run: cold JVM, JIT, codegen)", "checksum"), ("checksum", "checksum"), ("full", "full")]
-        for label, mode in runs:
-            req = ValidationRequest(
-                source=ClusterEndpoint(alias="source", bootstrap_servers=src),
-                target=ClusterEndpoint(alias="target", bootstrap_servers=tgt),
-                topics=[topic], mode=mode,
-            )
+            row["script"], _ = timed([sys.executable, str(BENCH / "baseline_compare.py"), src, tgt, topic], expect)
+            jenv = {**os.environ, "JDK_JAVA_OPTIONS": f"-Dmsk.bench={tag}"}
+            with PeakRss(tag) as mem:
+                row["job"], out = timed([str(VENV_BIN / "msk-migrate"), "validate", *cli], expect, jenv)
+            assert json.loads(out)["summary"]["source_records"] == n
+            row["job_rss"] = mem.mib("driver")
+
+            # same session: a bare read of the fields vs the checksum pass
+            req = ValidationRequest(source=ClusterEndpoint(alias="source", bootstrap_servers=src),
+                                    target=ClusterEndpoint(alias="target", bootstrap_servers=tgt),
+                                    topics=[topic], mode="checksum")
             t = time.time()
-            report = run_validation(req, spark=spark)
-            secs = time.time() - t
-            assert report.verdict == "match", report.to_json()[:2000]
-            assert report.summary()["source_records"] == args.records
-            results[label] = secs
-            print(f"{label}: {secs:.1f}s, {args.records / secs:,.0f} source records/s")
-        body = [
-            f"{args.records:,} records per cluster (~110-byte values, 10-byte keys, a header on every 10th), "
-            f"{args.partitions} partitions, source Kafka 3.9 and target 4.1 (local KRaft, one broker each), "
-            f"Spark {spark.version} local[*] ({cores} task slots), identical data (verdict: match).",
-            "",
-            "| mode | wall time | source records/s | records read/s (both clusters) |",
-            "| --- | ---: | ---: | ---: |",
-        ]
-        load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
-        for mode, secs in results.items():
-            body.append(f"| {mode} | {secs:.1f} s | {args.records / secs:,.0f} | {2 * args.records / secs:,.0f} |")
-        body += [
-            "",
-            f"Local Spark start-up (JVM + jars) took {t_spark:.1f} s and is not included; 1-minute load average at "
-            f"the end: {load} (the brokers share the same 2 cores). checksum reads each "
-            "cluster once and shuffles only per-partition aggregates; full adds a shuffle of one 8-byte fingerprint "
-            "group per record and a join (auto = checksum when nothing differs). The figures scale with cores: on "
-            "EMR/Glue add executors and raise `--min-partitions` to split large Kafka partitions across tasks.",
-        ]
-        write_section("Validation job", "\n".join(body))
+            rep = run_validation(req, spark=spark)
+            row["checksum"] = time.time() - t
+            assert rep.exit_code == expect
+            plans = [ReadPlan(spark_kafka_options("bench", ep, SecretResolver(), "read_committed"),
+                              {(topic, p): (0, 0) for p in range(args.partitions)}) for ep in (req.source, req.target)]
+            frames = []
+            for plan, bs in zip(plans, (src, tgt)):
+                ends = ClusterMeta("bench", {"bootstrap.servers": bs}, 15).offsets(list(plan.ranges), latest())
+                plan.ranges = {tp: (0, ends[tp]) for tp in plan.ranges}
+                frames.append(read_records(spark, plan))
+            t = time.time()
+            agg = [F.count(F.lit(1)), F.sum(F.length("key")), F.sum(F.length("value")), F.sum(F.size("headers")),
+                   F.max("timestamp")]
+            for df in frames:
+                df.agg(*agg).collect()
+            row["bare"] = time.time() - t
+            if change is not None:
+                for mode in ("auto", "full"):
+                    t = time.time()
+                    rep = run_validation(req.model_copy(update={"mode": mode}), spark=spark)
+                    row[mode] = time.time() - t
+                    bad = [p.partition for t_ in rep.topics for p in t_.partitions if p.status != "match"]
+                    assert bad == [3], bad
+
+            # the packaged job: standalone (2 executors) vs local[2], same spark-submit
+            jars = ",".join(str(j) for j in sorted((dist / "jars").glob("*.jar")))
+            for master, key in ((cluster.url, "standalone"), ("local[2]", "local2")):
+                cmd = [str(VENV_BIN / "spark-submit"), "--master", master, "--driver-memory", "1g",
+                       "--conf", f"spark.driver.extraJavaOptions=-Dmsk.bench={tag}",
+                       "--conf", f"spark.executor.extraJavaOptions=-Dmsk.bench={tag}",
+                       "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
+                       "--conf", "spark.ui.enabled=false", "--jars", jars, "--py-files", str(dist / "msk_migrate.zip"),
+                       str(dist / "spark_entry.py"), *cli]
+                with PeakRss(tag) as mem:
+                    row[key], _ = timed(cmd, expect, {**{k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")},
+                                                      "SPARK_HOME": str(spark_home())})
+                row[f"{key}_driver_rss"] = mem.mib("driver")
+                row[f"{key}_executor_rss"] = mem.mib("executor")
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            # written after each size: a long run interrupted later still leaves its figures
+            write_section("Validation job", render(rows, args.partitions, spark.version, load0, os.getloadavg()[0]))
+            for bs in (src, tgt):  # free the disk before the next size
+                admin = AdminClient({"bootstrap.servers": bs})
+                admin.delete_topics([topic])[topic].result()
         print("written to docs/PERFORMANCE.md")
     finally:
+        cluster.stop()
         if not args.keep:
             env.down(wipe=True)
     return 0
+
+
+def render(rows: list[dict], partitions: int, spark_version: str, load0: float, load1: float) -> str:
+    def r(a: float, b: float) -> str:
+        return f"{a / b:.2f}"
+
+    out = [
+        f"Per record count N: N records on each cluster (~100-byte values, 14-byte keys, a header on every "
+        f"10th), {partitions} partitions, source Kafka 3.9 and target 4.1 (local KRaft, one broker each), "
+        f"Spark {spark_version}. All figures of a row come from one run on the same data; the smallest N has "
+        "one changed record in partition 3 (every tool must find it), the others are identical.",
+        "",
+        "**The job vs the script a user would write** (both processes of their own, start-up included; "
+        "script: [bench/baseline_compare.py](../bench/baseline_compare.py), single process, confluent-kafka, "
+        "order-sensitive digest per partition; job: `msk-migrate validate --mode checksum`, local[*] = 2 task "
+        "slots):",
+        "",
+        "| records | script | job (checksum) | job ÷ script | job records/s (both clusters) |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for x in rows:
+        out.append(f"| {x['n']:,} | {x['script']:.1f} s | {x['job']:.1f} s | **{r(x['job'], x['script'])}** | "
+                   f"{2 * x['n'] / x['job']:,.0f} |")
+    out += [
+        "",
+        "**Inside one SparkSession** (local[2], warm): the checksum pass vs a bare read of the same fields of "
+        "both clusters (`count, sum(length(key)), sum(length(value)), sum(size(headers)), max(timestamp)` "
+        "over the same Kafka source options) — goal ≤ 1.3:",
+        "",
+        "(The smallest N's checksum includes the second pass that names the differing field of partition 3.)",
+        "",
+        "| records | bare read | checksum | checksum ÷ bare |",
+        "| ---: | ---: | ---: | ---: |",
+    ]
+    for x in rows:
+        out.append(f"| {x['n']:,} | {x['bare']:.1f} s | {x['checksum']:.1f} s | **{r(x['checksum'], x['bare'])}** |")
+    d = next((x for x in rows if "auto" in x), None)
+    if d:
+        out += [
+            "",
+            f"**auto vs full** ({d['n']:,} records, one of {partitions} partitions differs; same session) — "
+            "goal ≤ 0.5:",
+            "",
+            "| full | auto | auto ÷ full |",
+            "| ---: | ---: | ---: |",
+            f"| {d['full']:.1f} s | {d['auto']:.1f} s | **{r(d['auto'], d['full'])}** |",
+        ]
+    out += [
+        "",
+        "**Spark standalone (master + 2 workers × 1 core, executors in their own JVMs) vs local[2]**: the "
+        "packaged job (`package` → msk_migrate.zip, jars/, spark_entry.py) with the same spark-submit, "
+        "checksum mode; peak RSS sampled every 0.2 s:",
+        "",
+        "| records | local[2] | standalone | standalone ÷ local[2] | driver peak RSS (standalone) | "
+        "executor peak RSS (max of 2) | local[2] JVM peak RSS |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for x in rows:
+        out.append(f"| {x['n']:,} | {x['local2']:.1f} s | {x['standalone']:.1f} s | {r(x['standalone'], x['local2'])} | "
+                   f"{x['standalone_driver_rss']:.0f} MiB | {x['standalone_executor_rss']:.0f} MiB | "
+                   f"{x['local2_driver_rss']:.0f} MiB |")
+    out += [
+        "",
+        f"Load: 1-minute load average {load0:.1f} at the start and {load1:.1f} at the end on these 2 cores "
+        "(the brokers, the standalone daemons and, while this ran, other work on the machine share them): "
+        "absolute seconds are noisy, the ratios within a row are the figures to read.",
+    ]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,9 @@ def test_mismatch_exits_1_and_prints_the_table(clusters, spark, cli_topics, tmp_
         ("bad regex", ["--topic-regex", "("], "--topic-regex: not a valid regex"),
         ("unknown topic", ["--topics", "no-such-topic-anywhere"], "--topics: topic 'no-such-topic-anywhere' does not exist"),
         ("window", ["--topics", "x", "--from-timestamp", "2025-01-02T00:00:00Z", "--until-timestamp", "2025-01-01T00:00:00Z"],
-         "from timestamp must be before until timestamp"),
+         "--from-timestamp/--until-timestamp: the window [2025-01-02T00:00:00Z, 2025-01-01T00:00:00Z) is empty"),
+        ("window after default until", ["--topics", "x", "--from-timestamp", "2999-01-01T00:00:00Z"],
+         "--from-timestamp: 2999-01-01T00:00:00"),
         ("seconds", ["--topics", "x", "--from-timestamp", "1700000000"], "--from-timestamp: 1700000000 looks like epoch seconds"),
         ("snapshot", ["--offsets-snapshot", "/nonexistent/snap.json"], "--offsets-snapshot: /nonexistent/snap.json not found"),
         ("security option", ["--topics", "x", "--kafka-option", "security.protocol=SSL"], "--kafka-option: security.protocol cannot be overridden"),
@@ -130,6 +132,33 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(clusters, tmp_path, 
     assert err.startswith("error: ") and "\n" not in err, err
     assert expect in err
     assert not report_dir.exists()
+
+
+def test_window_error_names_both_flags_and_the_fix(clusters, tmp_path, capsys):
+    rc = run_cli(cli_args(clusters, "--topics", "x", "--from-timestamp", "1700000000000", "--until-timestamp",
+                          "1700000000000", "--report-dir", str(tmp_path / "r")))
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err
+    assert err.startswith("error: --from-timestamp/--until-timestamp: ")
+    assert "(fix: give a --from-timestamp earlier than --until-timestamp" in err
+
+
+def test_wrong_bootstrap_port_prints_only_the_one_line_error(clusters, tmp_path):
+    """librdkafka writes its log lines to file descriptor 2 itself: only a real process shows them."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exe = Path(sys.executable).with_name("msk-migrate")
+    args = [str(exe), "validate", "--source-bootstrap-servers", f"127.0.0.1:{port}", "--target-bootstrap-servers",
+            clusters["target"], "--topics", "t", "--metadata-timeout", "3", "--report-dir", str(tmp_path / "r")]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: source.bootstrap_servers (127.0.0.1:{port}): cluster unreachable")
+    verbose = subprocess.run([*args, "--verbose"], capture_output=True, text=True, timeout=120)
+    assert verbose.returncode == 2
+    assert len(verbose.stderr.strip().splitlines()) > 1 and "Connection refused" in verbose.stderr
 
 
 def test_unreachable_cluster_exits_2_naming_the_field(clusters, tmp_path, capsys):

@@ -4,9 +4,10 @@ Per partition the checksum is ``count`` plus
 
 - ``Σ fp mod 2^64`` — order-independent, and a duplicate adds its hash again, so duplicates change
   it. Computed exactly as three sums of 22-bit slices (no overflow below 2^41 records per
-  partition, ANSI mode or not) and folded on the driver. The same sums over h_key, h_value,
-  h_headers, the *sorted* headers and the timestamp hash tell, when counts agree, which field
-  differs (keys, values, headers, header order only, timestamps).
+  partition, ANSI mode or not) and folded on the driver. With ``detail`` (checksum mode, second
+  pass over the differing partitions only) the same sums over h_key, h_value, h_headers, the
+  *sorted* headers and the timestamp hash tell, when counts agree, which field differs (keys,
+  values, headers, header order only, timestamps).
 - the **order digest** ``Σ fp_i · i mod (2^61 - 1)`` over the partition's compared records in
   offset order (``i`` = rank 0..n-1). Each Spark task sums ``fp · idx`` (``idx`` = rank within the
   task) exactly, as eight sums of 16-bit × 16-bit slice products; the driver joins the tasks of a
@@ -101,14 +102,16 @@ def fold_order(chunks: list[_Chunk]) -> int:
     return total % ORDER_PRIME
 
 
-def checksum(spark: SparkSession, plans: dict[str, ReadPlan]) -> dict[str, dict[TP, Digest]]:
+def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = False) -> dict[str, dict[TP, Digest]]:
     """Per-partition aggregates of each plan ("source", "target"), in one Spark job. Spark aggregates
     map-side (partial aggregation), so only one row per task and partition is shuffled, never
-    records; the driver collects one row per task and side."""
+    records; the driver collects one row per task and side. ``detail``: also the per-field sums
+    that :func:`explain_checksum` reads."""
+    comps = COMPONENTS if detail else ("fp",)
     out = {side: {tp: Digest() for tp in plan.ranges} for side, plan in plans.items()}
     frames = []
     for side, plan in plans.items():
-        df = plan_units(spark, plan, with_samples=False)
+        df = plan_units(spark, plan, detail=detail)
         if df is not None:
             frames.append(df.withColumn("side", F.lit(side)))
     if not frames:
@@ -124,7 +127,7 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan]) -> dict[str, dict[
         F.sum(F.col("key_null").cast("long")).alias("null_keys"),
         F.sum(F.col("value_null").cast("long")).alias("tombstones"),
     ]
-    for comp in COMPONENTS:
+    for comp in comps:
         aggs += _slice_sums(comp)
     aggs += _order_sums()
     chunks: dict[tuple[str, TP], list[_Chunk]] = {}
@@ -137,14 +140,14 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan]) -> dict[str, dict[
         d.max_ts = row["max_ts"] if d.max_ts is None else max(d.max_ts, row["max_ts"])
         d.null_keys += row["null_keys"] or 0
         d.tombstones += row["tombstones"] or 0
-        sums = exact.setdefault(key, {c: 0 for c in COMPONENTS})
-        for comp in COMPONENTS:
+        sums = exact.setdefault(key, {c: 0 for c in comps})
+        for comp in comps:
             sums[comp] += _exact(row, comp)
         fp_idx = sum(row[f"o_{j}_{k}"] << (16 * (j + k)) for j in range(4) for k in range(2))
         chunks.setdefault(key, []).append(_Chunk(row["first_offset"], row["n"], _exact(row, "fp"), fp_idx))
     for (side, tp), sums in exact.items():
         d = out[side][tp]
-        d.sums = {comp: v & MASK64 for comp, v in sums.items()}
+        d.sums = {comp: 0 for comp in COMPONENTS} | {comp: v & MASK64 for comp, v in sums.items()}
         d.order = fold_order(chunks[(side, tp)])
     return out
 

@@ -233,6 +233,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
 
 
 def _client_logs_to_stderr(spark: Any) -> None:
+    """--verbose: librdkafka writes its log lines to stderr itself (no logger is installed)."""
     import logging
 
     from .kafka_meta import client_logger

@@ -1,13 +1,20 @@
 """What is compared, per record: the fingerprint columns, the record's position in its Spark task
 (for the order digest), and the comparison units (every record, or the latest record per key).
 
-Fingerprint of one record (all 64-bit xxhash64, Spark's ``xxhash64`` with its fixed seed 42)::
+Fingerprint of one record: one call of Spark's 64-bit ``xxhash64`` (fixed seed 42) over the fields in
+a fixed order, each hashed into the running seed; a NULL leaves the seed unchanged, so a flag before
+each nullable field keeps null and empty apart::
 
-    h_key     = xxhash64(key IS NULL, coalesce(key, X''))           -- null key != empty key
-    h_value   = xxhash64(value IS NULL, coalesce(value, X''))       -- tombstone != empty value
-    h_headers = xxhash64(size, [ (name, value IS NULL, value) ... ])  -- ordered: order and repeats count
-    ts        = timestamp in ms, or 0 for LogAppendTime topics (excluded, with a warning)
-    fp        = xxhash64(h_key, h_value, h_headers, ts)
+    fp = xxhash64(key IS NULL, key, value IS NULL, value, size(headers), headers, ts)
+         -- null key != empty key, tombstone != empty value; headers in order, repeats count, a null
+         -- header value != an empty one; ts = timestamp in ms, or 0 for LogAppendTime topics
+
+Explaining a difference uses per-field hashes (``detail=True``; the diff, and the checksum of
+differing partitions in checksum mode)::
+
+    h_key = xxhash64(key IS NULL, key)       h_value = xxhash64(value IS NULL, value)
+    h_headers = xxhash64(size, headers)      h_headers_sorted = xxhash64(size, array_sort(headers))
+    h_ts = xxhash64(ts)
 
 Position: Spark's Kafka source gives each task one offset range of one partition and yields its
 records in offset order, so ``monotonically_increasing_id()`` evaluated right after the window
@@ -27,13 +34,10 @@ KEY_SAMPLE_BYTES = 200
 IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row number below
 
 
-def fingerprinted(df: DataFrame, no_ts_topics: set[str], with_samples: bool = True) -> DataFrame:
-    """Adds h_key, h_value, h_headers, h_headers_sorted, ts_used, h_ts, fp, chunk, idx and (with
-    ``with_samples``) a key sample; drops the raw key, value and headers."""
+def fingerprinted(df: DataFrame, no_ts_topics: set[str], detail: bool = True) -> DataFrame:
+    """Adds ts_used, fp, chunk, idx, key_null, value_null and (with ``detail``) h_key, h_value,
+    h_headers, h_headers_sorted, h_ts and a key sample; drops the raw key, value and headers."""
     n_headers = F.coalesce(F.size("headers"), F.lit(0))
-    canon = F.expr(
-        "transform(headers, h -> named_struct('k', h.key, 'n', h.value IS NULL, 'v', coalesce(h.value, X'')))"
-    )
     if no_ts_topics:
         ts_used = F.when(F.col("topic").isin(sorted(no_ts_topics)), F.lit(0).cast("long")).otherwise(F.col("ts_ms"))
     else:
@@ -45,23 +49,21 @@ def fingerprinted(df: DataFrame, no_ts_topics: set[str], with_samples: bool = Tr
         .withColumn("idx", F.col("_mid").bitwiseAND(F.lit((1 << IDX_BITS) - 1)))
         .withColumn("key_null", F.col("key").isNull())
         .withColumn("value_null", F.col("value").isNull())
-        .withColumn("h_key", F.xxhash64(F.col("key_null"), F.coalesce(F.col("key"), F.expr("X''"))))
-        .withColumn("h_value", F.xxhash64(F.col("value_null"), F.coalesce(F.col("value"), F.expr("X''"))))
-        .withColumn("h_headers", F.xxhash64(n_headers, canon))
-        .withColumn("h_headers_sorted", F.xxhash64(n_headers, F.array_sort(canon)))
         .withColumn("ts_used", ts_used)
-        .withColumn("h_ts", F.xxhash64(F.col("ts_used")))
-        .withColumn("fp", F.xxhash64("h_key", "h_value", "h_headers", "ts_used"))
+        .withColumn("fp", F.xxhash64("key_null", "key", "value_null", "value", n_headers, "headers", "ts_used"))
+        .withColumn("h_key", F.xxhash64("key_null", "key"))  # the unit key of latest-per-key topics
     )
-    cols = [
-        "topic", "partition", "offset", "chunk", "idx", "ts_ms", "ts_used", "key_null", "value_null",
-        "h_key", "h_value", "h_headers", "h_headers_sorted", "h_ts", "fp",
-    ]
-    if with_samples:
-        df = df.withColumn("key_sample", F.expr(f"substring(key, 1, {KEY_SAMPLE_BYTES})")).withColumn(
-            "key_len", F.length("key")
+    cols = ["topic", "partition", "offset", "chunk", "idx", "ts_ms", "ts_used", "key_null", "value_null", "fp", "h_key"]
+    if detail:
+        df = (
+            df.withColumn("h_value", F.xxhash64("value_null", "value"))
+            .withColumn("h_headers", F.xxhash64(n_headers, "headers"))
+            .withColumn("h_headers_sorted", F.xxhash64(n_headers, F.array_sort("headers")))
+            .withColumn("h_ts", F.xxhash64("ts_used"))
+            .withColumn("key_sample", F.expr(f"substring(key, 1, {KEY_SAMPLE_BYTES})"))
+            .withColumn("key_len", F.length("key"))
         )
-        cols += ["key_sample", "key_len"]
+        cols += ["h_value", "h_headers", "h_headers_sorted", "h_ts", "key_sample", "key_len"]
     return df.select(*cols)
 
 
@@ -85,8 +87,8 @@ def units(df: DataFrame, latest_topics: set[str]) -> DataFrame:
     return plain.unionByName(latest)
 
 
-def plan_units(spark: SparkSession, plan: ReadPlan, with_samples: bool = True) -> DataFrame | None:
+def plan_units(spark: SparkSession, plan: ReadPlan, detail: bool = True) -> DataFrame | None:
     raw = read_records(spark, plan)
     if raw is None:
         return None
-    return units(fingerprinted(raw, plan.no_ts_topics, with_samples), plan.latest_per_key_topics)
+    return units(fingerprinted(raw, plan.no_ts_topics, detail), plan.latest_per_key_topics)

@@ -73,12 +73,20 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
         src_dig, tgt_dig = digests["source"], digests["target"]
 
     differing = needs_diff(plan, src_dig, tgt_dig)
+    assert plan.target is not None
+    fields = [tp for tp in differing if src_dig[tp].count == tgt_dig[tp].count and not src_dig[tp].same_records(tgt_dig[tp])]
+    if req.mode == "checksum" and fields:  # which field differs: per-field sums of those partitions only
+        say(f"checksum: per-field sums of {len(fields)} differing partition(s)")
+        plans = {"source": plan.source.restricted(fields), "target": plan.target.restricted(fields)}
+        detail = _spark_step("source/target", lambda: checksum(spark, plans, detail=True))
+        for side, digests in (("source", src_dig), ("target", tgt_dig)):
+            for tp in fields:
+                digests[tp].sums = detail[side][tp].sums
     to_diff = {"full": plan.both, "auto": differing}.get(req.mode, [])
     diffs: dict[TP, DiffResult] = {}
     if to_diff:
         say(f"full diff of {len(to_diff)} partition(s)")
         order_tps = {tp for tp in to_diff if plan.order_checked(tp)}  # full: exact order everywhere
-        assert plan.target is not None
         diffs = _spark_step("source/target", lambda: diff(
             spark, plan.source, plan.target, to_diff, req.sample_size, on_phase=say,
             order_tps=order_tps, explain_limit=explain_limit,

@@ -38,6 +38,11 @@ def client_logger() -> logging.Logger:
     return log
 
 
+def verbose_client_logs() -> bool:
+    """True when ``validate --verbose`` gave the client logger a real handler."""
+    return any(not isinstance(h, logging.NullHandler) for h in client_logger().handlers)
+
+
 @dataclass
 class TopicMeta:
     name: str
@@ -65,7 +70,8 @@ class ClusterMeta:
         conf = dict(conf)
         conf.setdefault("error_cb", lambda err: errors.append(str(err)))
         conf.setdefault("socket.connection.setup.timeout.ms", int(min(timeout, 30) * 1000))
-        conf.setdefault("logger", client_logger())  # never librdkafka's own stderr lines
+        if not verbose_client_logs():  # librdkafka's own stderr lines only with --verbose
+            conf.setdefault("logger", client_logger())
         self._errors = errors
         self.admin = AdminClient(conf)
         self._topics: dict[str, int] | None = None

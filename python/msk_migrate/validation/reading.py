@@ -16,6 +16,14 @@ from pyspark.sql import functions as F
 
 TP = tuple[str, int]
 
+#: Consumer fetch sizes for a bulk read (Kafka's defaults are sized for many small consumers: 1 MiB per
+#: partition fetch, 64 KiB socket buffer). ``--kafka-option`` overrides any of them.
+FETCH_DEFAULTS = {
+    "kafka.max.partition.fetch.bytes": str(8 << 20),
+    "kafka.fetch.max.bytes": str(64 << 20),
+    "kafka.receive.buffer.bytes": str(1 << 20),
+}
+
 
 @dataclass
 class ReadPlan:
@@ -62,7 +70,7 @@ def read_records(spark: SparkSession, plan: ReadPlan) -> DataFrame | None:
         ending.setdefault(name, {})[str(part)] = end
     reader = (
         spark.read.format("kafka")
-        .options(**plan.options)
+        .options(**{**FETCH_DEFAULTS, **plan.options})
         .option("assign", json.dumps(assign))
         .option("startingOffsets", json.dumps(starting))
         .option("endingOffsets", json.dumps(ending))
