@@ -238,7 +238,7 @@ def link(title, uid):
 
 T = 'topic=~"$topic"'
 C = 'connector=~"$connector"'
-I = 'instance=~"$instance"'
+INST = 'instance=~"$instance"'
 CONNECT = 'job="kafka-connect"'
 CKPT_CONNECTORS = f'max by (connector) (kafka_connect_connector_class{{class="{CHECKPOINT_CLASS}"}})'
 
@@ -336,24 +336,24 @@ def workers_dashboard() -> dict:
     panels = [
         row("Workers and rebalances"),
         stat("Connect workers up", f"sum(up{{{CONNECT}}})", "none", "Workers answering scrapes.", thresholds=RED_BELOW_1),
-        stat("Workers rebalancing", f"sum(kafka_connect_worker_rebalancing{{{I}}})", "none",
+        stat("Workers rebalancing", f"sum(kafka_connect_worker_rebalancing{{{INST}}})", "none",
              "Workers in a group rebalance now (alert KafkaConnectWorkerRebalancingTooLong after 10m).", thresholds=RED_AT_1),
-        table("Worker versions", f"max by (instance, version) (kafka_connect_worker_version{{{I}}})",
+        table("Worker versions", f"max by (instance, version) (kafka_connect_worker_version{{{INST}}})",
               "Kafka Connect version of each worker (3.9.x image by default, 4.x by build arg).",
               columns=["instance", "version"], w=16, h=4),
         timeseries("Connectors and tasks per worker",
-                   [(f"kafka_connect_worker_connector_count{{{I}}}", "{{instance}} connectors"),
-                    (f"kafka_connect_worker_task_count{{{I}}}", "{{instance}} tasks")],
+                   [(f"kafka_connect_worker_connector_count{{{INST}}}", "{{instance}} connectors"),
+                    (f"kafka_connect_worker_task_count{{{INST}}}", "{{instance}} tasks")],
                    "none", "Connectors and tasks assigned to each worker.", w=8),
-        timeseries("Rebalancing", [(f"max by (instance) (kafka_connect_worker_rebalancing{{{I}}})", "{{instance}}")],
+        timeseries("Rebalancing", [(f"max by (instance) (kafka_connect_worker_rebalancing{{{INST}}})", "{{instance}}")],
                    "none", "1 while a worker is in a rebalance.", w=8),
-        timeseries("Completed rebalances", [(f"sum by (instance) (increase(kafka_connect_worker_rebalances_completed_total{{{I}}}[$__rate_interval]))", "{{instance}}")],
+        timeseries("Completed rebalances", [(f"sum by (instance) (increase(kafka_connect_worker_rebalances_completed_total{{{INST}}}[$__rate_interval]))", "{{instance}}")],
                    "none", "Rebalances completed per interval; frequent rebalances mean workers join/leave (ECS task churn).", w=8),
-        timeseries("Time since last rebalance", [(f"kafka_connect_worker_time_since_last_rebalance_seconds{{{I}}} >= 0", "{{instance}}")],
+        timeseries("Time since last rebalance", [(f"kafka_connect_worker_time_since_last_rebalance_seconds{{{INST}}} >= 0", "{{instance}}")],
                    "s", "Seconds since each worker completed its last rebalance.", w=12),
         timeseries("Rebalance duration",
-                   [(f"max by (instance) (kafka_connect_worker_rebalance_avg_time_seconds{{{I}}} >= 0)", "{{instance}} avg"),
-                    (f"max by (instance) (kafka_connect_worker_rebalance_max_time_seconds{{{I}}} >= 0)", "{{instance}} max")],
+                   [(f"max by (instance) (kafka_connect_worker_rebalance_avg_time_seconds{{{INST}}} >= 0)", "{{instance}} avg"),
+                    (f"max by (instance) (kafka_connect_worker_rebalance_max_time_seconds{{{INST}}} >= 0)", "{{instance}} max")],
                    "s", "How long rebalances took, within Kafka's metric window.", w=12, event_only=True),
 
         row("Task health"),
@@ -385,18 +385,18 @@ def workers_dashboard() -> dict:
 
         row("JVM"),
         timeseries("Heap used / max",
-                   [(f'sum by (instance) (jvm_memory_used_bytes{{area="heap", {CONNECT}, {I}}})', "{{instance}} used"),
-                    (f'sum by (instance) (jvm_memory_max_bytes{{area="heap", {CONNECT}, {I}}})', "{{instance}} max")],
+                   [(f'sum by (instance) (jvm_memory_used_bytes{{area="heap", {CONNECT}, {INST}}})', "{{instance}} used"),
+                    (f'sum by (instance) (jvm_memory_max_bytes{{area="heap", {CONNECT}, {INST}}})', "{{instance}} max")],
                    "bytes", "JVM heap of each worker.", w=8),
         timeseries("GC time",
-                   [(f"sum by (instance, gc) (rate(jvm_gc_collection_seconds_sum{{{CONNECT}, {I}}}[$__rate_interval]))", "{{instance}} {{gc}}")],
+                   [(f"sum by (instance, gc) (rate(jvm_gc_collection_seconds_sum{{{CONNECT}, {INST}}}[$__rate_interval]))", "{{instance}} {{gc}}")],
                    "percentunit", "Fraction of wall time spent in garbage collection.", w=8),
         timeseries("CPU",
-                   [(f"rate(process_cpu_seconds_total{{{CONNECT}, {I}}}[$__rate_interval])", "{{instance}}")],
+                   [(f"rate(process_cpu_seconds_total{{{CONNECT}, {INST}}}[$__rate_interval])", "{{instance}}")],
                    "short", "CPU cores used by each worker JVM.", w=8),
-        timeseries("Threads", [(f"jvm_threads_current{{{CONNECT}, {I}}}", "{{instance}}")],
+        timeseries("Threads", [(f"jvm_threads_current{{{CONNECT}, {INST}}}", "{{instance}}")],
                    "none", "Live JVM threads.", w=12),
-        timeseries("Non-heap used", [(f'sum by (instance) (jvm_memory_used_bytes{{area="nonheap", {CONNECT}, {I}}})', "{{instance}}")],
+        timeseries("Non-heap used", [(f'sum by (instance) (jvm_memory_used_bytes{{area="nonheap", {CONNECT}, {INST}}})', "{{instance}}")],
                    "bytes", "Metaspace, code cache and other non-heap memory.", w=12),
     ]
     variables = [

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         from mskinfra.checks import check_shared_target
         from mskinfra.images import choose_images
 
-        for path, env in zip(files, envs):
+        for path, env in zip(files, envs, strict=False):
             check_shared_target(env, path)
 
         images = {env.name: choose_images(env, args.build_dir) for env in envs}

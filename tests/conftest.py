@@ -40,7 +40,30 @@ PATH_TIERS = {
     "tests/integration/": "kafka",
     "tests/faults/": "faults",
     "tests/images/test_dockerfiles.py::test_connect_maven_stage": "jvm",
+    "tests/images/test_buildah_images.py": "images",
+    "tests/infra/test_infra_cdktf_cli.py": "infra",
+    "tests/infra/test_infra_checkov.py": "infra",
+    "tests/infra/test_infra_terraform.py": "infra",
+    "tests/infra/test_infra_credentials_state.py": "infra",
+    "tests/infra/test_infra_target_cluster_survives_teardown.py": "infra",
+    "tests/infra/test_infra_environment_config.py": "infra",
+    "tests/infra/test_infra_synth.py": "infra",
+    "tests/infra/test_infra_operator_endpoints.py": "infra",
+    "tests/infra/test_infra_container_hardening.py": "infra",
+    "tests/validation/test_validation_differences.py": "spark",
+    "tests/validation/test_validation_edge_cases.py": "spark",
 }
+
+
+def pytest_ignore_collect(collection_path, config):
+    """`-m unit` does not even import the modules that are heavy as a whole (cdktf, buildah, Kafka)."""
+    if (config.getoption("markexpr", "") or "").strip() != "unit":
+        return None
+    rel = collection_path.resolve().relative_to(REPO).as_posix() if collection_path.is_relative_to(REPO) else ""
+    for prefix in PATH_TIERS:
+        if "::" not in prefix and (rel == prefix.rstrip("/") or rel.startswith(prefix if prefix.endswith("/") else prefix + "/")):
+            return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):

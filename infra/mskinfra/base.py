@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from cdktf import DataTerraformRemoteStateLocal, DataTerraformRemoteStateS3, LocalBackend, S3Backend, TerraformStack
-from constructs import Construct
 from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderDefaultTags
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

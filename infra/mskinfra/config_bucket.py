@@ -16,7 +16,6 @@ reference in the object content (see :mod:`.tfjson`).
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -37,6 +36,7 @@ from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration imp
 )
 from cdktf_cdktf_provider_aws.s3_bucket_versioning import S3BucketVersioningA
 from cdktf_cdktf_provider_aws.s3_object import S3Object
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

@@ -17,10 +17,10 @@ read the secret with ``secretsmanager:GetSecretValue``.
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf import TerraformStack
 from cdktf_cdktf_provider_aws.secretsmanager_secret import SecretsmanagerSecret
 from cdktf_cdktf_provider_aws.secretsmanager_secret_version import SecretsmanagerSecretVersion
+from constructs import Construct
 
 from .checkov import skip
 

@@ -7,12 +7,12 @@ worker (Prometheus discovers its scrape targets through it), ``prometheus.<names
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf_cdktf_provider_aws.service_discovery_private_dns_namespace import ServiceDiscoveryPrivateDnsNamespace
 from cdktf_cdktf_provider_aws.service_discovery_service import (
     ServiceDiscoveryService,
     ServiceDiscoveryServiceDnsConfigDnsRecords,
 )
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

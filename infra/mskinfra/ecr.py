@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from constructs import Construct
 from cdktf_cdktf_provider_aws.ecr_lifecycle_policy import EcrLifecyclePolicy
 from cdktf_cdktf_provider_aws.ecr_repository import EcrRepository, EcrRepositoryEncryptionConfiguration
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

@@ -9,7 +9,6 @@ tasks.max receive no replication work and only add rebalances and cost.
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf import TerraformResourceLifecycle
 from cdktf_cdktf_provider_aws.appautoscaling_policy import AppautoscalingPolicy
 from cdktf_cdktf_provider_aws.appautoscaling_target import AppautoscalingTarget
@@ -17,6 +16,7 @@ from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
 from cdktf_cdktf_provider_aws.ecs_cluster import EcsCluster, EcsClusterSetting
 from cdktf_cdktf_provider_aws.ecs_service import EcsService, EcsServiceLoadBalancer
 from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
+from constructs import Construct
 
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 

@@ -19,9 +19,9 @@ Prometheus and Grafana get no task role: they call no AWS API.
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
 
@@ -70,7 +70,7 @@ def target_group_patterns(cfg: EnvironmentConfig) -> list[str]:
 
 def source_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
     m = cfg.migration
-    return name_patterns(m.topics, list(m.topic_renames) + ["heartbeats"])
+    return name_patterns(m.topics, [*list(m.topic_renames), "heartbeats"])
 
 
 def source_group_patterns(cfg: EnvironmentConfig) -> list[str]:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from msk_migrate.config.environment import ECR_COMPONENTS, EnvironmentConfig
+from msk_migrate.config.identifiers import IMAGE_DIGEST as _DIGEST
+from msk_migrate.config.identifiers import IMAGE_TAG as _TAG
 from msk_migrate.errors import UsageError
-
-from msk_migrate.config.identifiers import IMAGE_DIGEST as _DIGEST, IMAGE_TAG as _TAG
 
 
 @dataclass(frozen=True)

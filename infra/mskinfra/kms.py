@@ -10,9 +10,9 @@ environment's log groups (``/<prefix>/...``).
 from __future__ import annotations
 
 from cdktf import TerraformResourceLifecycle
-from constructs import Construct
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from constructs import Construct
 from cdktf import TerraformStack
 from cdktf_cdktf_provider_aws.data_aws_msk_broker_nodes import DataAwsMskBrokerNodes
+from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 

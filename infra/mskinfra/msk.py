@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from constructs import Construct
 from cdktf import Postcondition, TerraformOutput, TerraformResourceLifecycle, TerraformStack
 from cdktf_cdktf_provider_aws.appautoscaling_policy import AppautoscalingPolicy
 from cdktf_cdktf_provider_aws.appautoscaling_target import AppautoscalingTarget
@@ -22,6 +21,7 @@ from cdktf_cdktf_provider_aws.data_aws_msk_bootstrap_brokers import DataAwsMskBo
 from cdktf_cdktf_provider_aws.msk_cluster import MskCluster
 from cdktf_cdktf_provider_aws.msk_configuration import MskConfiguration
 from cdktf_cdktf_provider_aws.msk_scram_secret_association import MskScramSecretAssociation
+from constructs import Construct
 
 from msk_migrate.config.environment import SAFE_BROKER_DEFAULTS, EnvironmentConfig
 from msk_migrate.config.identifiers import parse_msk_arn

@@ -26,15 +26,14 @@ live in ``migration-<env>`` and go away with it.
 
 from __future__ import annotations
 
-from constructs import Construct
 from cdktf_cdktf_provider_aws.security_group import SecurityGroup
 from cdktf_cdktf_provider_aws.vpc_security_group_egress_rule import VpcSecurityGroupEgressRule
 from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
+from constructs import Construct
 
-from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig, HttpsEgress, Peers
+from msk_migrate.config.environment import PROMETHEUS_PORT, EnvironmentConfig, HttpsEgress, Peers
 
 from .util import cidr_args, construct_id
-
 
 #: MSK open monitoring: Prometheus JMX exporter and node exporter ports on every broker.
 MSK_OPEN_MONITORING_PORTS = {11001: "JMX exporter", 11002: "node exporter"}

@@ -20,7 +20,7 @@ replication, a slightly wide one stays inside the cluster.
 from __future__ import annotations
 
 import re
-from re import _constants as C  # noqa: N812 - CPython's regex opcodes
+from re import _constants as C
 from re import _parser as sre_parse
 
 MAX_PATTERNS = 50

@@ -10,26 +10,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from constructs import Construct
 from cdktf import TerraformStack
 from cdktf_cdktf_provider_aws.secretsmanager_secret import SecretsmanagerSecret
+from constructs import Construct
 
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import worker_secret_env
 
 from .alb import OperatorLoadBalancer
+from .base import configure_stack
+from .checkov import skip
 from .config_bucket import ConfigBucket
-from .credentials import GeneratedCredentials
 from .discovery import Discovery
 from .ecr import Repositories
-from .checkov import skip
 from .ecs import LogGroups, Services, skip_short_retention
 from .iam import Roles
-from .base import configure_stack
 from .images import ImageChoice
-from .monitoring import broker_scrape_env, operator_credentials
 from .kms import StackKey
+from .monitoring import broker_scrape_env, operator_credentials
 from .msk import TargetMsk
 from .network import Network
 from .outputs import add_outputs
@@ -122,12 +121,12 @@ class MigrationStack(TerraformStack):
             repository_arns={c: r.arn for c, r in repos.repos.items()},
             log_group_arns={c: g.arn for c, g in logs.groups.items()},
             service_secrets={
-                "kafka-connect": cfg.secret_arns() + [creds.connect_rest.arn],
+                "kafka-connect": [*cfg.secret_arns(), creds.connect_rest.arn],
                 "prometheus": [creds.prometheus_web.arn],
                 "grafana": [grafana_secret_arn, creds.prometheus_web.arn],
             },
             service_secret_kms_keys={
-                "kafka-connect": list(cfg.secrets_kms_key_arns) + [key_arn],
+                "kafka-connect": [*list(cfg.secrets_kms_key_arns), key_arn],
                 "prometheus": [key_arn],
                 "grafana": sorted(set(grafana_kms) | {key_arn}),
             },

@@ -20,7 +20,7 @@ def escape_template(text: str) -> str:
     parts = _TOKEN.split(text)
     tokens = _TOKEN.findall(text)
     out = [parts[0].replace("${", "$${").replace("%{", "%%{")]
-    for token, part in zip(tokens, parts[1:]):
+    for token, part in zip(tokens, parts[1:], strict=False):
         out.append(token)
         out.append(part.replace("${", "$${").replace("%{", "%%{"))
     return "".join(out)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .config.auth import AuthConfig
 from .config.migration import ClusterEndpoint
@@ -70,7 +71,7 @@ class SecretResolver:
                 raise UsageError(
                     f"{role}.auth.secret_arn", f"secret {arn} is not a JSON object", "store the keys as JSON"
                 ) from None
-            except Exception as exc:  # noqa: BLE001 - botocore raises many kinds
+            except Exception as exc:
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UsageError(
                     f"{role}.auth.secret_arn",
@@ -178,7 +179,7 @@ def msk_iam_token(region: str, credentials: Any = None) -> tuple[str, float]:
                     return credentials
 
             token, expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_credentials_provider(region, _Static())
-    except Exception as exc:  # noqa: BLE001 - botocore raises several kinds when no credentials exist
+    except Exception as exc:
         raise UsageError("aws credentials", f"cannot sign an MSK IAM token: {exc}",
                          "configure an AWS profile, role or AWS_* environment variables") from None
     return token, expiry_ms / 1000

@@ -94,10 +94,7 @@ def main() -> int:
             print("ERROR: failed to solve: process \"/bin/sh -c mvn ...\" did not complete successfully: exit code: 1", file=sys.stderr)
             return 1
         seed = dockerfile + "|" + ",".join(tags)
-        if "--push" in argv:
-            digest = push_to_ecr(tags, seed)
-        else:
-            digest = "sha256:" + hashlib.sha256(("local|" + seed).encode()).hexdigest()
+        digest = push_to_ecr(tags, seed) if "--push" in argv else "sha256:" + hashlib.sha256(("local|" + seed).encode()).hexdigest()
         metadata = {"image.name": ",".join(tags), "buildx.build.ref": "default/default/fake"}
         if not env.get("FAKE_DOCKER_NO_METADATA_DIGEST"):
             metadata["containerimage.digest"] = digest

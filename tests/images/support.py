@@ -76,11 +76,11 @@ class TinyDns:
         while not self._stop:
             try:
                 data, addr = self.sock.recvfrom(512)
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             if len(data) < 12:
                 continue
-            qid, _flags, qd = struct.unpack(">HHH", data[:6])
+            qid, _flags, _qd = struct.unpack(">HHH", data[:6])
             i, labels = 12, []
             while i < len(data) and data[i] != 0:
                 labels.append(data[i + 1:i + 1 + data[i]].decode(errors="replace"))

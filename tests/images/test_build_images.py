@@ -38,7 +38,7 @@ def test_recording_docker_sees_amd64_buildx_builds_tagged_with_the_commit_pushed
     sha = head(checkout)
     builds = run.docker("buildx", "build")
     assert [b[b.index("--file") + 1] for b in builds] == [f"images/{n}/Dockerfile" for n in IMAGES]
-    for name, argv in zip(IMAGES, builds):
+    for name, argv in zip(IMAGES, builds, strict=False):
         metadata = str(checkout / ".local" / "build" / f"{name}.metadata.json")
         expected = ["buildx", "build", "--platform", "linux/amd64", "--file", f"images/{name}/Dockerfile",
                     "--tag", f"{REGISTRY}/msk-migrate-dev-{name}:{sha[:12]}"]
@@ -88,7 +88,7 @@ def test_release_tag_is_pushed_next_to_the_commit_tag_and_named_in_the_manifest(
     run = build(ACCOUNT, REGION, "--tag", "v1.4.0")
     assert run.code == 0, run.stderr
     sha = head(checkout)
-    for name, argv in zip(IMAGES, run.docker("buildx", "build")):
+    for name, argv in zip(IMAGES, run.docker("buildx", "build"), strict=False):
         tags = [argv[i + 1] for i, a in enumerate(argv) if a == "--tag"]
         assert tags == [f"{REGISTRY}/msk-migrate-dev-{name}:{sha[:12]}", f"{REGISTRY}/msk-migrate-dev-{name}:v1.4.0"]
     manifest = json.loads((checkout / MANIFEST).read_text())

@@ -60,11 +60,11 @@ class Container:
     def __init__(self, image: str, *from_args: str):
         self.image, self.from_args = image, from_args
 
-    def __enter__(self) -> "Container":
+    def __enter__(self) -> Container:
         self.name = buildah("from", "--pull=never", *self.from_args, self.image).stdout.strip().splitlines()[-1]
         return self
 
-    def env(self, **values: str) -> "Container":
+    def env(self, **values: str) -> Container:
         args = ["config"]
         for key, value in values.items():
             args += ["--env", f"{key}={value}"]

@@ -80,7 +80,7 @@ def test_every_base_image_is_a_pinned_release_named_by_an_arg_the_stand_ins_can_
     bases = {f"${{{b.arg}}}": b for b in read_bases(dockerfile)}
     names = [s[0][1].split(" AS ")[0].split() for s in stages(dockerfile)]
     for words in names:
-        image = [w for w in words if not w.startswith("--")][0]
+        image = next(w for w in words if not w.startswith("--"))
         assert image in bases, f"{dockerfile.parent.name}: FROM {image} is not a *_IMAGE ARG (tests could not use a stand-in)"
     for base in bases.values():
         assert base.tag != "latest" and re.search(r"\d+\.\d+\.\d+", base.tag), f"{base.pinned} is not pinned to a release"

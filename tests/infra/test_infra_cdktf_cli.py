@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from infra_helpers import REPO, SHIPPED, env_config
 
 CLI = REPO / "node_modules" / ".bin" / "cdktf"

@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from infra_helpers import ALL_ENVS, REPO, Synth
+
 from mskinfra.checkov import skips_of
 
 CHECKOV = Path(os.environ.get("MSK_MIGRATE_CHECKOV", REPO / ".local" / "checkov-venv" / "bin" / "checkov"))

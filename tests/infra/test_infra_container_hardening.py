@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-
 from infra_helpers import ALL_ENVS, REPO, Synth
+
 from mskinfra.ecs import WRITABLE_PATHS, volume_name
 from mskinfra.tfjson import unescape_template
 

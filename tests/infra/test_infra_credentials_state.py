@@ -9,7 +9,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-
 from infra_helpers import Synth, terraform
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from infra_helpers import REPO
 from pydantic import BaseModel
 
-from infra_helpers import REPO
 from msk_migrate.config.environment import EnvironmentConfig
 
 DOC = REPO / "docs" / "infra.md"
@@ -21,7 +21,7 @@ def _fields(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
     names: set[str] = set()
     for name, info in model.model_fields.items():
         names.add(name)
-        for arg in getattr(info.annotation, "__args__", ()) + (info.annotation,):
+        for arg in (*getattr(info.annotation, "__args__", ()), info.annotation):
             if isinstance(arg, type) and issubclass(arg, BaseModel):
                 names |= _fields(arg, seen)
     return names

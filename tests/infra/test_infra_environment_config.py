@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from infra_helpers import MAIN, SHIPPED, SHIPPED_DIR, VARIANTS, VARIANTS_DIR, env_config, run_main, write_manifest
+
 from msk_migrate.config.environment import ecr_repository_names, load_environment
 from msk_migrate.errors import UsageError
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from infra_helpers import REPO
 from pydantic import Field, create_model
 
-from infra_helpers import REPO
 from msk_migrate.config.environment import EcrConfig, EnvironmentConfig, docs
 
 DOC = REPO / "docs" / "infra.md"

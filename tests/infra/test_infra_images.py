@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from infra_helpers import env_config, write_manifest
+
 from msk_migrate.errors import UsageError
 from mskinfra.images import choose_images, manifest_path
 

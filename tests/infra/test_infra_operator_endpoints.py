@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from infra_helpers import ALL_ENVS, Synth
+
 from msk_migrate.config.environment import ALB_TLS_POLICIES, GRAFANA_PORT, PROMETHEUS_PORT
 from mskinfra.tfjson import unescape_template
 
@@ -32,19 +32,19 @@ def test_every_operator_endpoint_is_an_https_listener_with_the_acm_certificate(s
     assert lb["internal"] is True and lb["load_balancer_type"] == "application"
     assert lb["subnets"] == cfg.subnet_ids and lb["drop_invalid_header_fields"] is True
     listeners = synth.resources(env, "aws_lb_listener").values()
-    assert {(l["port"], l["protocol"]) for l in listeners} == {(443, "HTTPS"), (PROMETHEUS_PORT, "HTTPS"), (cfg.worker.rest_port, "HTTPS")}
-    for l in listeners:
-        assert l["load_balancer_arn"] == ref("aws_lb", lb_key, "arn")
-        assert l["certificate_arn"] == cfg.operator_tls.certificate_arn
-        assert l["ssl_policy"] == cfg.operator_tls.ssl_policy and l["ssl_policy"] in ALB_TLS_POLICIES
-        assert "TLS13" in l["ssl_policy"] or "1-2" in l["ssl_policy"], "TLS 1.2 or newer only"
+    assert {(lst["port"], lst["protocol"]) for lst in listeners} == {(443, "HTTPS"), (PROMETHEUS_PORT, "HTTPS"), (cfg.worker.rest_port, "HTTPS")}
+    for lst in listeners:
+        assert lst["load_balancer_arn"] == ref("aws_lb", lb_key, "arn")
+        assert lst["certificate_arn"] == cfg.operator_tls.certificate_arn
+        assert lst["ssl_policy"] == cfg.operator_tls.ssl_policy and lst["ssl_policy"] in ALB_TLS_POLICIES
+        assert "TLS13" in lst["ssl_policy"] or "1-2" in lst["ssl_policy"], "TLS 1.2 or newer only"
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_each_ui_service_is_reached_only_through_its_https_listener(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     tgs = synth.resources(env, "aws_lb_target_group")
-    listeners = {l["default_action"][0]["target_group_arn"]: l for l in synth.resources(env, "aws_lb_listener").values()}
+    listeners = {lst["default_action"][0]["target_group_arn"]: lst for lst in synth.resources(env, "aws_lb_listener").values()}
     container_port = {"kafka-connect": cfg.worker.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}
     listener_port = {"kafka-connect": cfg.worker.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": 443}
     for service in synth.resources(env, "aws_ecs_service").values():
@@ -93,7 +93,7 @@ def test_generated_credentials_never_enter_the_plan_or_state(synth: Synth, env: 
     assert len(versions) == 2
     passwords = stack["ephemeral"]["aws_secretsmanager_random_password"]
     assert len(passwords) == 2
-    for key, v in versions.items():
+    for _key, v in versions.items():
         assert "secret_string" not in v and "secret_binary" not in v, "a stored value would land in the state"
         assert v["secret_string_wo_version"] == 1
         (pw,) = [p for p in passwords if f"ephemeral.aws_secretsmanager_random_password.{p}.random_password" in v["secret_string_wo"]]

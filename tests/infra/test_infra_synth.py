@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-
 from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth
+
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import worker_secret_env
@@ -230,7 +230,7 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     grafana_secret = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
     rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
     prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
-    expected_secrets = {"kafka-connect": cfg.secret_arns() + [rest_auth], "prometheus": [prom_auth], "grafana": [grafana_secret, prom_auth]}
+    expected_secrets = {"kafka-connect": [*cfg.secret_arns(), rest_auth], "prometheus": [prom_auth], "grafana": [grafana_secret, prom_auth]}
     for component, secrets in expected_secrets.items():
         statements = {s["Sid"]: s for s in policies[roles[f"{cfg.resource_prefix}-{component}-execution"]]["Statement"]}
         (repo,) = as_list(statements["PullOwnImage"]["Resource"])

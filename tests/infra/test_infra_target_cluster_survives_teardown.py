@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from infra_helpers import ALL_ENVS, INFRA, REPO, SHIPPED_DIR, Synth, terraform
 
 HANDOVER = INFRA / "handover.py"
@@ -54,9 +53,9 @@ def test_the_cluster_and_everything_it_needs_live_in_the_target_stack(synth: Syn
     # ... and none of it in the migration stack, which reads the target through its state's outputs.
     for rtype in ("aws_msk_cluster", "aws_msk_configuration", "aws_msk_scram_secret_association", "aws_kms_key",
                   "aws_appautoscaling_target"):
-        assert rtype not in migration.get("resource", {}) or rtype == "aws_appautoscaling_target" and all(
+        assert rtype not in migration.get("resource", {}) or (rtype == "aws_appautoscaling_target" and all(
             "kafka" not in r["service_namespace"] for r in _by_type(migration, rtype).values()
-        ), f"{env}: {rtype} in migration-{env}"
+        )), f"{env}: {rtype} in migration-{env}"
     assert f"{prefix}-msk" not in {g["name"] for g in _by_type(migration, "aws_security_group").values()}
     assert f"/{prefix}/msk-broker" not in {g["name"] for g in _by_type(migration, "aws_cloudwatch_log_group").values()}
     assert not _addresses(target) & _addresses(migration)

@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from infra_helpers import ALL_ENVS, Synth, terraform
+
 from msk_migrate.connectors import render_connectors
 
 STUB_BOOTSTRAP_IAM = "b-1.payments.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098,b-2.payments.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098"
@@ -63,7 +63,7 @@ def test_lock_file_pins_the_provider_version(initialized: dict[str, Path]) -> No
 class _MskStub(BaseHTTPRequestHandler):
     """Answers GetBootstrapBrokers (GET /v1/clusters/<arn>/bootstrap-brokers), which moto lacks."""
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.split("?")[0].endswith("/bootstrap-brokers"):
             body = json.dumps({"bootstrapBrokerStringSaslIam": STUB_BOOTSTRAP_IAM}).encode()
             self.send_response(200)

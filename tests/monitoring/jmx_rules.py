@@ -111,4 +111,4 @@ class Rules:
 
 
 def recorded(path: Path) -> list[str]:
-    return [l for l in Path(path).read_text().splitlines() if l and not l.startswith("#")]
+    return [ln for ln in Path(path).read_text().splitlines() if ln and not ln.startswith("#")]

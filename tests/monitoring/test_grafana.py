@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from .conftest import run
-from .promql import alert_rules, DASHBOARD_DIR, GRAFANA_DIR, MONITORING_DOC, REPO, dashboard_queries, generator
+from .promql import DASHBOARD_DIR, GRAFANA_DIR, MONITORING_DOC, REPO, alert_rules, dashboard_queries, generator
 
 DASHBOARDS = ["mm2-replication.json", "connect-workers.json", "msk-brokers.json"]
 
@@ -46,7 +46,7 @@ def test_dashboard_structure(name):
     cells = set()
     for p in d["panels"]:
         g = p["gridPos"]
-        assert 0 <= g["x"] and g["x"] + g["w"] <= 24, p["title"]
+        assert g["x"] >= 0 and g["x"] + g["w"] <= 24, p["title"]
         for x in range(g["x"], g["x"] + g["w"]):
             for y in range(g["y"], g["y"] + g["h"]):
                 assert (x, y) not in cells, f"{p['title']} overlaps another panel"

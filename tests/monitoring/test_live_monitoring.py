@@ -12,6 +12,7 @@ package) started by msk_migrate.local.prometheus with the real rule files.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -67,7 +68,7 @@ class Traffic(threading.Thread):
                           "enable.auto.commit": True, "auto.commit.interval.ms": 500})
                 for g in self.topic_groups.values()
             ]
-            for c, t in zip(consumers, self.topic_groups):
+            for c, t in zip(consumers, self.topic_groups, strict=False):
                 c.subscribe([t])
             i = 0
             while not self.halt.is_set():
@@ -82,7 +83,7 @@ class Traffic(threading.Thread):
             p.flush(10)
             for c in consumers:
                 c.close()
-        except BaseException as exc:  # noqa: BLE001 - reported by the fixture
+        except BaseException as exc:
             self.errors.append(exc)
 
 
@@ -120,7 +121,7 @@ def live(local_env):
                                        kafka_version=WORKERS["kafka-4.1"], name="connect-4.1")
             started["rec"] = rec
             wait_connect_ready(rec, f"http://127.0.0.1:{spec41.rest_port}", timeout=180)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             started["error"] = exc
 
     t41 = threading.Thread(target=start41)
@@ -162,10 +163,8 @@ def live(local_env):
         traffic.join(15)
         prom.stop_prometheus(server)
         for name in configs["kafka-3.9"]:
-            try:
+            with contextlib.suppress(Exception):
                 w39.delete(name)
-            except Exception:  # noqa: BLE001 - best effort
-                pass
         stop(started["rec"])
     assert not traffic.errors, traffic.errors
 
@@ -186,7 +185,7 @@ def test_exporter_rules_give_the_same_names_and_labels_on_kafka_3_9_and_4_1(live
         missing = {w: sorted(set(CONTRACT) - set(f)) for w, f in last.items()}
         only = {w: sorted(k for k in last[w] if k.startswith("kafka_connect_") and k not in last[o])
                 for w, o in (("kafka-3.9", "kafka-4.1"), ("kafka-4.1", "kafka-3.9"))}
-        raise AssertionError(f"missing contract metrics: {missing}; families on one worker only: {only}")
+        raise AssertionError(f"missing contract metrics: {missing}; families on one worker only: {only}") from None
     assert fams["kafka-3.9"] == fams["kafka-4.1"]
     for name, labels in CONTRACT.items():
         assert fams["kafka-3.9"][name] == {frozenset(labels)}, name
@@ -194,7 +193,7 @@ def test_exporter_rules_give_the_same_names_and_labels_on_kafka_3_9_and_4_1(live
     # The same Prometheus series from both workers, each replicating its own topic (4.x: source= MBeans).
     for worker, topic in live["topics"].items():
         q = f'kafka_connect_mirror_source_records_total{{worker="{worker}", topic="{topic}"}}'
-        got = wait_for(lambda: (r := prom.query(live["prom"].url, q)) and len(r) == 3 and r, 30, q)
+        got = wait_for(lambda q=q: (r := prom.query(live["prom"].url, q)) and len(r) == 3 and r, 30, q)
         assert {r["metric"]["partition"] for r in got} == {"0", "1", "2"}, (worker, got)
         assert set(got[0]["metric"]) == {"__name__", "job", "instance", "worker", "target", "topic", "partition"}
     versions_seen = {r["metric"]["worker"]: r["metric"]["version"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import yaml
@@ -28,7 +29,7 @@ class FakeWorker:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 data = outer.body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -94,9 +95,9 @@ def run_ok(cmd):
 def test_for_override_copies_change_only_the_for_clauses(tmp_path):
     (copy,) = prom.override_for([str(RULES_DIR / "mm2-alerts.yml")], tmp_path, "3s")
     original = yaml.safe_load((RULES_DIR / "mm2-alerts.yml").read_text())
-    copied = yaml.safe_load(open(copy).read())
-    for g_orig, g_copy in zip(original["groups"], copied["groups"]):
-        for r_orig, r_copy in zip(g_orig["rules"], g_copy["rules"]):
+    copied = yaml.safe_load(Path(copy).read_text())
+    for g_orig, g_copy in zip(original["groups"], copied["groups"], strict=False):
+        for r_orig, r_copy in zip(g_orig["rules"], g_copy["rules"], strict=False):
             assert r_copy.pop("for") == "3s"
             r_orig.pop("for")
             assert r_copy == r_orig
@@ -105,7 +106,7 @@ def test_for_override_copies_change_only_the_for_clauses(tmp_path):
 def test_missing_prometheus_names_the_setup_script(monkeypatch):
     monkeypatch.setattr(prom.Path, "exists", lambda self: False)
     monkeypatch.setattr(prom.shutil, "which", lambda name: None)
-    with pytest.raises(Exception, match="scripts/setup-monitoring.sh"):
+    with pytest.raises(Exception, match=r"scripts/setup-monitoring\.sh"):
         prom.prometheus_binary()
 
 

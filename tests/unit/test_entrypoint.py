@@ -32,7 +32,8 @@ def _run(tmp_path, env: dict[str, str]):
     return subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env={**base, **env}, capture_output=True, text=True)
 
 
-def _env(tmp_path, target, rest=RestSecurity(), **extra) -> dict[str, str]:
+def _env(tmp_path, target, rest: RestSecurity | None = None, **extra) -> dict[str, str]:
+    rest = rest or RestSecurity()
     return {**worker_environment(target, WorkerSpec(), rest=rest, config_dir=str(tmp_path)), **extra}
 
 

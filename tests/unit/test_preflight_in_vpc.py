@@ -8,13 +8,13 @@ StopTask, GetLogEvents) but runs no container: what the ECS agent and the awslog
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import threading
-import time
-
 import subprocess
 import sys
+import threading
+import time
 
 import boto3
 import pytest
@@ -84,10 +84,8 @@ def aws(moto_url, monkeypatch):
         cluster=CLUSTER, serviceName=f"{CLUSTER}-kafka-connect", taskDefinition=connect_td, desiredCount=0, launchType="FARGATE",
         networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet], "securityGroups": [sg], "assignPublicIp": "DISABLED"}},
     )
-    try:
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
         logs.create_log_group(logGroupName=LOG_GROUP)
-    except logs.exceptions.ResourceAlreadyExistsException:
-        pass
     return {"ecs": ecs, "logs": logs, "subnet": subnet, "sg": sg}
 
 

@@ -12,9 +12,10 @@ import json
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..errors import UsageError
 from . import buildah as buildahcli

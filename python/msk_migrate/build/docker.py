@@ -10,8 +10,8 @@ import re
 import shutil
 import subprocess
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import UsageError
 from .images import PLATFORM

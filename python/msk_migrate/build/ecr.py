@@ -7,8 +7,9 @@ hidden ``--ecr-endpoint-url`` option; tests point it at moto's ECR server.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import UnreachableError, UsageError
 
@@ -70,7 +71,7 @@ class Ecr:
         found: dict[str, str] = {}
         missing: list[str] = []
         for name in names:
-            repos = self._call("DescribeRepositories", lambda: self._describe(name))
+            repos = self._call("DescribeRepositories", lambda name=name: self._describe(name))
             if repos:
                 found[name] = repos[0]["repositoryUri"]
             else:

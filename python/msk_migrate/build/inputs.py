@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass
 
 # One definition of each identifier (account, env name, tag), shared with the environment model and the stacks.
-from ..config.identifiers import ACCOUNT_ID as _ACCOUNT, ENV_NAME as _ENV, IMAGE_TAG as _TAG
+from ..config.identifiers import ACCOUNT_ID as _ACCOUNT
+from ..config.identifiers import ENV_NAME as _ENV
+from ..config.identifiers import IMAGE_TAG as _TAG
 from ..errors import UsageError
 from .images import IMAGE_NAMES
 

@@ -15,7 +15,6 @@ different image is refused before anything is built.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shlex
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -27,9 +26,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..config import environment as envconfig
 from ..errors import UnreachableError, UsageError
-from . import builders
+from . import builders, gitinfo, inputs, manifest
 from . import docker as dockercli
-from . import gitinfo, inputs, manifest
 from .bases import read_bases
 from .buildah import Store
 from .ecr import Ecr
@@ -202,7 +200,7 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
     dirty = gitinfo.dirty_paths(req.root, sorted({p for n in names for p in IMAGES[n].inputs}))
     if dirty:
         # Unique per build: the repositories' tags are immutable, and this content has no commit.
-        stamp = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+        stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
         commit_tag = f"{commit_tag}-dirty-{stamp}"
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         warnings.append(f"uncommitted changes go into the images ({shown}); tagging {commit_tag}")

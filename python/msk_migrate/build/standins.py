@@ -191,11 +191,12 @@ if __name__ == "__main__":
     main()
 
 
-def seed_maven_cache(store: Store, source: Path = Path.home() / ".m2" / "repository") -> Path | None:
+def seed_maven_cache(store: Store, source: Path | None = None) -> Path | None:
     """Seeds the Connect build stage's ``RUN --mount=type=cache,target=/root/.m2/repository`` (buildah
     keeps it in ``$TMPDIR/buildah-cache-<uid>/<target>``) with a copy of this machine's Maven repository,
     which `make setup` filled with the same artefacts: what BuildKit's cache mount is on a developer's
     machine. Done once, only when the cache is empty; the image's content does not depend on it."""
+    source = source if source is not None else Path.home() / ".m2" / "repository"
     cache = store.tmp / f"buildah-cache-{os.getuid()}" / "root" / ".m2" / "repository"
     if cache.exists() and any(cache.iterdir()):
         return None

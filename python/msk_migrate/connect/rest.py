@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -75,7 +76,7 @@ def credentials_from_secret(arn: str, secretsmanager: Callable[[], Any] | None =
     except (ValueError, KeyError, TypeError):
         raise UsageError("--connect-secret-arn", f"secret {arn} is not JSON with keys username and password",
                          "store the REST credentials as {\"username\": ..., \"password\": ...}") from None
-    except Exception as exc:  # noqa: BLE001 - botocore raises many kinds
+    except Exception as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise UsageError("--connect-secret-arn", f"cannot read {arn}: {first}",
                          "grant secretsmanager:GetSecretValue on it, or export "

@@ -113,7 +113,7 @@ def wait_connect_ready(rec: ProcRecord, url: str, timeout: float = 180.0, client
     client = client or ConnectClient(url, timeout=3)
 
     def probe() -> bool:
-        if not MIRROR_CLASSES <= {p["class"] for p in client.plugins()}:
+        if not {p["class"] for p in client.plugins()} >= MIRROR_CLASSES:
             return False
         return isinstance(client.connectors(), list)
 

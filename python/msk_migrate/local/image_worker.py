@@ -18,8 +18,8 @@ import hashlib
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..build import standins
 from ..build.bases import read_bases

@@ -6,14 +6,15 @@ A pid alone can be reused by the OS; pairing it with the kernel's start time (fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 
 def free_port() -> int:
@@ -87,10 +88,8 @@ def stop(rec: ProcRecord, timeout: float = 20.0) -> None:
             return
         _reap(rec.pid)
         time.sleep(0.2)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(rec.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     for _ in range(50):
         _reap(rec.pid)
         if not rec.alive():
@@ -99,10 +98,8 @@ def stop(rec: ProcRecord, timeout: float = 20.0) -> None:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def log_tail(path: str | Path, lines: int = 20) -> str:
@@ -123,7 +120,7 @@ def wait_ready(rec: ProcRecord, probe: Callable[[], bool], timeout: float, inter
         try:
             if probe():
                 return
-        except Exception:  # noqa: BLE001 - not ready yet
+        except Exception:
             pass
         time.sleep(interval)
     raise RuntimeError(f"{rec.name} not ready after {timeout:.0f}s:\n{log_tail(rec.log, log_lines)}")

@@ -20,10 +20,9 @@ from __future__ import annotations
 import glob
 import json
 import shutil
-import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import requests
 import yaml

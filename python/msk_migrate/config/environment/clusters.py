@@ -92,7 +92,7 @@ class SourceCluster(ClusterEndpoint):
     _arn = field_validator("msk_cluster_arn")(classmethod(lambda cls, v: optional_msk_arn(v)))
 
     @model_validator(mode="after")
-    def _iam(self) -> "SourceCluster":
+    def _iam(self) -> SourceCluster:
         if self.auth.mode == "plaintext" and not self.allow_plaintext:
             raise field_error(
                 "SourceCluster", ("auth", "mode"), self.auth.mode,
@@ -207,7 +207,7 @@ class MskCreate(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _scram(self) -> "MskCreate":
+    def _scram(self) -> MskCreate:
         if self.scram_secret_arns and not self.scram:
             raise ValueError("scram_secret_arns needs scram: true")
         if self.max_ebs_gb is None:
@@ -259,7 +259,7 @@ class TargetCluster(BaseModel):
     _arn = field_validator("existing_cluster_arn")(classmethod(lambda cls, v: optional_msk_arn(v)))
 
     @model_validator(mode="after")
-    def _one(self) -> "TargetCluster":
+    def _one(self) -> TargetCluster:
         check_full_secret_arns(self.auth, "")
         if bool(self.create) == bool(self.existing_cluster_arn):
             raise ValueError("set exactly one of create (new MSK cluster) or existing_cluster_arn")

@@ -12,9 +12,9 @@ from ..identifiers import (
     SUBNET_ID,
     VPC_ID,
     check_account_id,
+    check_env_name,
     check_ids,
     check_image_tag,
-    check_env_name,
     check_kms_key_arn,
     check_region,
     parse_msk_arn,
@@ -125,7 +125,7 @@ class EnvironmentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _target_placement(self) -> "EnvironmentConfig":
+    def _target_placement(self) -> EnvironmentConfig:
         t = self.target
         if t.create:
             msk_subnets = t.create.subnet_ids or self.subnet_ids
@@ -151,7 +151,7 @@ class EnvironmentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _replication_factors(self) -> "EnvironmentConfig":
+    def _replication_factors(self) -> EnvironmentConfig:
         """Every topic the migration creates survives one broker loss with writes still accepted:
         min.insync.replicas + 1 <= RF <= brokers (created cluster; an existing MSK cluster's default
         min.insync.replicas is 2 on three AZs)."""
@@ -175,7 +175,7 @@ class EnvironmentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _connect_fits(self) -> "EnvironmentConfig":
+    def _connect_fits(self) -> EnvironmentConfig:
         c, migration, worker = self.connect, self.migration, self.worker
         if c.max_capacity > migration.tasks_max:
             raise field_error(
@@ -279,12 +279,12 @@ def load_environments(paths: list[Path]) -> list[EnvironmentConfig]:
     """Load several environment files; stack names must be unique."""
     envs = [load_environment(p) for p in paths]
     names: dict[str, Path] = {}
-    for p, env in zip(paths, envs):
+    for p, env in zip(paths, envs, strict=False):
         if env.name in names:
             raise UsageError(f"{p}: name", f"environment {env.name!r} is also defined by {names[env.name]}", "keep one file per environment")
         names[env.name] = Path(p)
     seen: dict[str, str] = {}
-    for p, env in zip(paths, envs):
+    for p, env in zip(paths, envs, strict=False):
         if env.resource_prefix in seen:
             raise UsageError(f"{Path(p).name}: prefix", f"{env.resource_prefix!r} is also used by {seen[env.resource_prefix]}", "give each environment its own prefix")
         seen[env.resource_prefix] = Path(p).name

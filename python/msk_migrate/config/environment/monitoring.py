@@ -31,7 +31,7 @@ class AlertmanagerRoute(BaseModel):
             raise ValueError("give at least one Alertmanager host:port")
         for t in v:
             host, _, port = t.rpartition(":")
-            if not host or not DNS_NAME.match(host) and not re.fullmatch(r"[0-9.]+", host) or not port.isdigit() or not 0 < int(port) < 65536:
+            if not host or (not DNS_NAME.match(host) and not re.fullmatch(r"[0-9.]+", host)) or not port.isdigit() or not 0 < int(port) < 65536:
                 raise ValueError(f"{t!r} is not host:port (e.g. alertmanager.ops.internal:9093)")
         return v
 

@@ -74,7 +74,7 @@ class OperatorAccess(Peers):
     )
 
     @model_validator(mode="after")
-    def _some(self) -> "OperatorAccess":
+    def _some(self) -> OperatorAccess:
         if self.is_empty():
             raise ValueError("give at least one of cidrs, prefix_list_ids, security_group_ids (the operators' network)")
         if not self.allow_wide_cidrs:
@@ -114,7 +114,7 @@ class HttpsEgress(_PeerIds):
         return v
 
     @model_validator(mode="after")
-    def _some(self) -> "HttpsEgress":
+    def _some(self) -> HttpsEgress:
         if not (self.cidrs or self.prefix_list_ids or self.security_group_ids):
             raise ValueError("tasks need HTTPS to ECR, CloudWatch Logs and Secrets Manager; give a CIDR, prefix list or security group")
         return self

@@ -46,7 +46,7 @@ class ConnectService(BaseModel):
     scale_out_cooldown_seconds: int = Field(120, ge=0, description="Wait after scale-out.")
 
     @model_validator(mode="after")
-    def _check(self) -> "ConnectService":
+    def _check(self) -> ConnectService:
         check_fargate(self.cpu, self.memory)
         if self.max_capacity > MAX_DISCOVERABLE_WORKERS:
             raise field_error(
@@ -68,7 +68,7 @@ class TaskSize(BaseModel):
     memory: int = Field(1024, description="Fargate memory (MiB).")
 
     @model_validator(mode="after")
-    def _check(self) -> "TaskSize":
+    def _check(self) -> TaskSize:
         check_fargate(self.cpu, self.memory)
         return self
 

@@ -54,7 +54,7 @@ class BackendConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _lock(self) -> "BackendConfig":
+    def _lock(self) -> BackendConfig:
         if not self.dynamodb_table and not self.use_lockfile:
             raise ValueError("shared state needs locking: set dynamodb_table or use_lockfile: true")
         if self.key is not None and self.key == self.target_key:
