@@ -15,6 +15,7 @@ import functools
 import re
 import xml.etree.ElementTree as ET
 from importlib import metadata
+from pathlib import Path
 
 from .paths import JVM_DIR
 
@@ -23,12 +24,17 @@ DIST_NAME = "msk-migrate"
 
 
 @functools.cache
-def pom_properties() -> dict[str, str]:
-    """The ``<properties>`` of jvm/pom.xml (the only reader of that file)."""
-    root = ET.parse(JVM_DIR / "pom.xml").getroot()
+def pom_properties(jvm_dir: Path = JVM_DIR) -> dict[str, str]:
+    """The ``<properties>`` of ``<jvm_dir>/pom.xml`` (the only reader of that file; ``jvm_dir`` is another
+    checkout's jvm/ for build_images.py, which builds from a git checkout of its own)."""
+    pom = jvm_dir / "pom.xml"
+    try:
+        root = ET.parse(pom).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise RuntimeError(f"cannot read {pom}: {exc}") from None
     props = root.find("m:properties", _NS)
     if props is None:
-        raise RuntimeError(f"{JVM_DIR / 'pom.xml'} has no <properties>")
+        raise RuntimeError(f"{pom} has no <properties>")
     return {child.tag.split("}", 1)[1]: (child.text or "").strip() for child in props if isinstance(child.tag, str)}
 
 

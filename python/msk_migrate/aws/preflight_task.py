@@ -128,8 +128,8 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
                   + (f" ({result.stopped_reason})" if result.stopped_reason else ""))
         if report:
             t = Table(title="preflight (in VPC)")
-            for c in ("check", "status", "detail"):
-                t.add_column(c)
+            for column in ("check", "status", "detail"):
+                t.add_column(column)
             colour = {"ok": "green", "warn": "yellow", "fail": "red"}
             for c in report["checks"]:
                 t.add_row(c["name"], f"[{colour.get(c['status'], 'white')}]{c['status']}[/]", c.get("detail", ""))

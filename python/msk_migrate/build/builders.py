@@ -33,7 +33,9 @@ class Step(Protocol):
     labels: dict[str, str]
     metadata_file: Path
     repository_uri: str
-    tags: list[str]
+
+    @property
+    def tags(self) -> list[str]: ...
 
 
 def _docker_daemon_answers() -> bool:

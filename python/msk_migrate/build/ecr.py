@@ -6,6 +6,8 @@ hidden ``--ecr-endpoint-url`` option; tests point it at moto's ECR server.
 
 from __future__ import annotations
 
+import functools
+
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,7 +73,7 @@ class Ecr:
         found: dict[str, str] = {}
         missing: list[str] = []
         for name in names:
-            repos = self._call("DescribeRepositories", lambda name=name: self._describe(name))
+            repos = self._call("DescribeRepositories", functools.partial(self._describe, name))
             if repos:
                 found[name] = repos[0]["repositoryUri"]
             else:
@@ -99,7 +101,7 @@ class Ecr:
 
     def pushed_digest(self, repository: str, *, digest: str | None = None, tag: str | None = None) -> str | None:
         """Digest of the image in ECR, looked up by digest (verification) or by tag (fallback)."""
-        image_id = {"imageDigest": digest} if digest else {"imageTag": tag}
+        image_id: dict[str, str] = {"imageDigest": digest} if digest else {"imageTag": tag or ""}
 
         def describe() -> list[dict[str, Any]]:
             try:

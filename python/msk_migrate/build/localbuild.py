@@ -125,6 +125,7 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
     moto.start()
     registry = None
     try:
+        assert moto._server is not None  # started above
         moto_url = f"http://127.0.0.1:{moto._server.server_address[1]}"
         aws_env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
         ecr = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from .. import versions
 from ..config import environment as envconfig
 from ..errors import UnreachableError, UsageError
 from . import builders, gitinfo, inputs, manifest
@@ -164,15 +164,14 @@ def default_repositories(env: str, prefix: str | None) -> dict[str, str]:
 
 
 def _pom_kafka_version(root: Path) -> str:
-    pom = root / "jvm" / "pom.xml"
+    """The Connect runtime pinned in the checkout's jvm/pom.xml (read by msk_migrate.versions, the one reader)."""
     try:
-        props = ET.parse(pom).getroot().find("{http://maven.apache.org/POM/4.0.0}properties")
-        value = props.find("{http://maven.apache.org/POM/4.0.0}kafka.version") if props is not None else None
-    except (OSError, ET.ParseError) as exc:
-        raise UsageError(str(pom), f"cannot read the pinned kafka.version ({exc})") from None
-    if value is None or not (value.text or "").strip():
-        raise UsageError(str(pom), "has no kafka.version property")
-    return value.text.strip()
+        value = versions.pom_properties(root / "jvm").get("kafka.version", "")
+    except RuntimeError as exc:
+        raise UsageError(str(root / "jvm" / "pom.xml"), f"cannot read the pinned kafka.version ({exc})") from None
+    if not value:
+        raise UsageError(str(root / "jvm" / "pom.xml"), "has no kafka.version property")
+    return value
 
 
 def prepare(req: Request, now: dt.datetime | None = None) -> Plan:

@@ -120,7 +120,10 @@ def check_secret_arn(value: str, field: str) -> str:
 
 def secret_name(arn: str) -> str:
     """The name part of a Secrets Manager ARN (with its random suffix)."""
-    return SECRET_ARN.match(arn).group(1)
+    m = SECRET_ARN.match(arn)
+    if m is None:
+        raise ValueError(f"{arn!r} is not a Secrets Manager secret ARN")
+    return m.group(1)
 
 
 def check_ids(values: list[str], pattern: re.Pattern[str], what: str, example: str) -> list[str]:

@@ -75,7 +75,8 @@ def set_targets(data_dir: Path, targets: Iterable[str] | Mapping[str, Mapping[st
 
     ``targets``: ``["host:port", ...]`` or ``{"host:port": {"label": "value"}, ...}``.
     """
-    items = targets.items() if isinstance(targets, Mapping) else ((t, {}) for t in targets)
+    items: Iterable[tuple[str, Mapping[str, str]]] = (
+        targets.items() if isinstance(targets, Mapping) else ((t, {}) for t in targets))
     groups = [{"targets": [t], "labels": dict(labels)} for t, labels in items]
     path = _targets_file(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -73,7 +73,7 @@ def print_report(report: Report, console: Console) -> None:
     for col, just in [("Topic", "left"), ("Status", "left"), ("Parts", "right"), ("Source", "right"),
                       ("Target", "right"), ("Missing", "right"), ("Unexpected", "right"),
                       ("Duplicates", "right"), ("Changed", "right"), ("Reordered", "right")]:
-        table.add_column(col, justify=just)
+        table.add_column(col, justify="right" if just == "right" else "left")
     for t in report.topics:
         c = t.counts()
         parts = f"{t.source_partitions}/{t.target_partitions if t.target_partitions is not None else '-'}"

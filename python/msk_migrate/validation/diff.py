@@ -98,6 +98,7 @@ def diff(
         return out
     if s_units is None or t_units is None:
         present = s_units if s_units is not None else t_units
+        assert present is not None
         empty = present.where(F.lit(False))  # no Python-side DataFrame: executors run no Python
         s_units = s_units if s_units is not None else empty
         t_units = t_units if t_units is not None else empty

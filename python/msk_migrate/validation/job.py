@@ -61,6 +61,7 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
     """Checksum both sides, then diff what the mode asks for (full: every partition; auto: those whose
     checksum or order digest differs; checksum: none)."""
     req = plan.req
+    assert plan.source is not None, "a plan always reads the source"
     if plan.target is None:  # offset snapshot: the target window comes from the source's records
         say(f"checksum: source ({len(plan.src_tps)} partitions)")
         src_dig = _spark_step("source", lambda: checksum(spark, {"source": plan.source}))["source"]
@@ -69,7 +70,9 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
         tgt_dig = _spark_step("target", lambda: checksum(spark, {"target": tgt_plan}))["target"]
     else:
         say(f"checksum: source and target ({len(plan.src_tps)} + {len(plan.tgt_tps)} partitions)")
-        digests = _spark_step("source/target", lambda: checksum(spark, {"source": plan.source, "target": plan.target}))
+        source_plan, target_plan = plan.source, plan.target
+        tgt_plan = target_plan
+        digests = _spark_step("source/target", lambda: checksum(spark, {"source": source_plan, "target": target_plan}))
         src_dig, tgt_dig = digests["source"], digests["target"]
 
     differing = needs_diff(plan, src_dig, tgt_dig)
@@ -88,7 +91,7 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
         say(f"full diff of {len(to_diff)} partition(s)")
         order_tps = {tp for tp in to_diff if plan.order_checked(tp)}  # full: exact order everywhere
         diffs = _spark_step("source/target", lambda: diff(
-            spark, plan.source, plan.target, to_diff, req.sample_size, on_phase=say,
+            spark, plan.source, tgt_plan, to_diff, req.sample_size, on_phase=say,
             order_tps=order_tps, explain_limit=explain_limit,
         ))
     return Outcome(src_dig, tgt_dig, diffs)

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scala", help="Scala binary version (default 2.12 for Spark 3.x, 2.13 for 4.x)")
     args = ap.parse_args(argv)
     out = build(args.dest, args.spark_version, args.scala)
-    print(f"package: {out['zip']}\nentry:   {out['entry']}\njars:    " + "\n         ".join(out["jars"]))
+    print(f"package: {out['zip']}\nentry:   {out['entry']}\njars:    " + "\n         ".join(str(j) for j in out["jars"]))  # type: ignore[attr-defined]
     return 0
 
 

@@ -200,7 +200,7 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         if req.compacted == "latest-per-key" and s_m and s_m.compacted:
             plan.latest_topics.add(t)
 
-    common = dict(no_ts_topics=plan.no_ts, latest_per_key_topics=plan.latest_topics, min_partitions=req.min_partitions)
+    common: dict[str, Any] = dict(no_ts_topics=plan.no_ts, latest_per_key_topics=plan.latest_topics, min_partitions=req.min_partitions)
     if snapshot:
         src_ranges = _snapshot_ranges(req, src_topics, src_earliest, src_latest)
         plan.src_tps = sorted(src_ranges)

@@ -82,7 +82,8 @@ def _type(annotation: object) -> str:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         section = _MODEL_SECTION.get(annotation)
         return f"object (`{section}`)" if section else "object"
-    return {str: "string", int: "integer", bool: "boolean"}.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    names: dict[object, str] = {str: "string", int: "integer", bool: "boolean"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
 
 def _bounds(metadata: list) -> str:
