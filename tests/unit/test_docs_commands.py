@@ -133,3 +133,16 @@ def test_continued_shell_lines_in_the_docs_end_with_a_backslash() -> None:
                 broken.append(f"{doc.relative_to(REPO)}:{n}")
             previous = line if in_block else ""
     assert not broken, f"continuation lines whose previous line lacks a trailing backslash: {broken}"
+
+
+def test_stack_outputs_the_docs_and_cli_name_exist() -> None:
+    """`output -raw NAME` and "stack output NAME" in the docs and the CLI help are real stack outputs."""
+    infra = "\n".join(p.read_text() for p in (REPO / "infra").rglob("*.py"))
+    texts = [d.read_text() for d in DOCS] + [p.read_text() for p in (REPO / "python" / "msk_migrate").rglob("*.py")]
+    named = set()
+    for text in texts:
+        named |= set(re.findall(r"output -raw ([a-z_]+)", text))
+        named |= set(re.findall(r"stack output `?([a-z][a-z0-9_]+)", text))
+    assert named, "no stack output is named anywhere"
+    missing = sorted(n for n in named if f'"{n}"' not in infra)
+    assert not missing, f"not outputs of the stacks: {missing}"

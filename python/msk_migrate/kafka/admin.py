@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
 
 from ..errors import UnreachableError
 
 TP = tuple[str, int]
+#: Attempts for requests that fail with a retriable error (leader elections, topics being created).
+RETRIES = 6
 
 #: librdkafka log lines land here (off the console unless --verbose adds a handler).
 LIBRDKAFKA_LOG = logging.getLogger("msk_migrate.librdkafka")
@@ -48,6 +51,13 @@ class TopicConfigs:
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)  #: every config value
     overrides: dict[str, str] = field(default_factory=dict)  #: set on the topic itself
+
+
+def _transient(err: Any) -> bool:
+    return bool(err.retriable()) or err.code() in (
+        KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    )
 
 
 class AdminSession:
@@ -148,11 +158,17 @@ class AdminSession:
             return {}
         iso = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
         req = {TopicPartition(t, p): spec for (t, p), spec in specs.items()}
-        try:
-            futures = self.admin.list_offsets(req, isolation_level=iso, request_timeout=self.timeout)
-            return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
-        except KafkaException as exc:
-            raise self.error("listing offsets failed", exc) from None
+        for attempt in range(RETRIES):
+            try:
+                futures = self.admin.list_offsets(req, isolation_level=iso, request_timeout=self.timeout)
+                return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
+            except KafkaException as exc:
+                # a leader moving or a topic just created (NOT_LEADER, LEADER_NOT_AVAILABLE): ask again
+                if attempt + 1 < RETRIES and exc.args and _transient(exc.args[0]):
+                    time.sleep(0.5 * (attempt + 1))
+                    continue
+                raise self.error("listing offsets failed", exc) from None
+        raise AssertionError("unreachable")
 
     # ---- consumer groups ------------------------------------------------------------------------
     def groups(self) -> list[str]:

@@ -43,8 +43,12 @@ def newest_timestamps(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int 
 
 
 def partitions(session: AdminSession, topics: Iterable[str]) -> list[TP]:
+    """(topic, partition) of every existing topic of ``topics`` (metadata refreshed for names not seen yet)."""
+    topics = sorted(set(topics))
     md = session.topics()
-    return [(t, p) for t in sorted(set(topics)) if t in md for p in range(md[t])]
+    if any(t not in md for t in topics):
+        md = session.topics(refresh=True)
+    return [(t, p) for t in topics if t in md for p in range(md[t])]
 
 
 # ---- MM2 records -----------------------------------------------------------------------------------

@@ -136,15 +136,22 @@ def _commit_groups(bootstrap: str) -> None:
         for p in parts:
             lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             offsets.append(TopicPartition(topic, p, int(hi * fraction)))
-        for attempt in range(30):  # the group coordinator may still be loading or moving (retriable)
-            try:
-                c.commit(offsets=offsets, asynchronous=False)
-                break
-            except KafkaException as exc:
-                if attempt == 29 or not exc.args[0].retriable():
-                    raise
-                time.sleep(1)
+        _commit(c, offsets)
         c.close()
+
+
+def _commit(consumer: Consumer, offsets: list[TopicPartition]) -> None:
+    """Commit, retrying while a fresh cluster's group coordinator is still being elected/loaded."""
+    from confluent_kafka import KafkaException
+
+    for attempt in range(15):
+        try:
+            consumer.commit(offsets=offsets, asynchronous=False)
+            return
+        except KafkaException as exc:
+            if attempt == 14 or not (exc.args[0].retriable() or "coordinator" in exc.args[0].str().lower()):
+                raise
+            time.sleep(1)
 
 
 def _wait(predicate: Callable[[], Any], timeout: float, interval: float = 1.0) -> Any:
@@ -181,7 +188,7 @@ def _values_after(bootstrap: str, topic: str, offsets: dict[int, int]) -> list[b
     """Values of ``topic`` from ``offsets`` (partition -> first offset) to the current end."""
     g = f"rehearsal-reader-{time.time_ns()}"
     c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": g, "enable.auto.commit": False}))
-    c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    _commit(c, [TopicPartition(topic, p, o) for p, o in offsets.items()])
     c.close()
     return _read_from(bootstrap, g, topic)
 
@@ -217,6 +224,8 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             result, ok = fn(), True
         except StepFailed as exc:
             result, ok = str(exc), False
+        except Exception as exc:  # noqa: BLE001 - the table shows it; the environment stays up to look at
+            result, ok = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
         res.steps.append(Step(name, ok, round(time.time() - t, 1), result))
         if not ok:
             raise StepFailed(f"{name}: {result}")
@@ -243,7 +252,7 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
     def preflight() -> str:
         from .preflight import run_preflight
 
-        rep = run_preflight(ctx["src"], ctx["tgt"], m)
+        rep = run_preflight(ctx["src"], ctx["tgt"], m, env.worker_spec())
         bad = [c for c in rep.checks if c.status == "fail"]
         if bad:
             raise StepFailed(f"{bad[0].name}: {bad[0].detail}")
@@ -357,9 +366,11 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         c = Consumer(quiet({"bootstrap.servers": ctx["tgt"].bootstrap_servers, "group.id": ROLLBACK_GROUP,
                             "enable.auto.commit": False}))
         half = {tp: before[tp] + (end - before[tp]) // 2 for tp, end in end_offsets(T, tps).items()}
-        c.commit(offsets=[TopicPartition(t, q, o) for (t, q), o in half.items()], asynchronous=False)
+        _commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
         c.close()
         ctx["rollback_commit"] = {q: o for (_, q), o in half.items()}
+        ctx["rollback_source_before"] = {q: o for (t, q), o in ctx["S"].committed(ROLLBACK_GROUP).items()
+                                         if t == ROLLBACK_TOPIC}
         return f"{MOVED_PRODUCER_RECORDS:,} records produced on the target {ROLLBACK_TOPIC}; {ROLLBACK_GROUP} read half and stopped"
 
     def reverse() -> str:
@@ -382,7 +393,7 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
 
         S = ctx["S"]
         # the reverse checkpoint connector writes the translated offsets of the (source-inactive) group
-        old = {p: o for (t, p), o in S.committed(ROLLBACK_GROUP).items() if t == ROLLBACK_TOPIC}
+        old = ctx["rollback_source_before"]
 
         def translated():
             cps = latest_checkpoints(S, "target", ROLLBACK_GROUP).get(ROLLBACK_GROUP, {})
