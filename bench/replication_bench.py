@@ -56,12 +56,15 @@ CANDIDATES: dict[str, dict[str, dict[str, str]]] = {
 
 
 def ends(bootstrap: str, topic: str) -> dict[int, int]:
+    """End offsets per partition; {} while the topic or a partition leader is not there yet."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-ends"})
     try:
         md = c.list_topics(topic, timeout=10).topics.get(topic)
         if md is None or md.error is not None:
             return {}
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
+    except Exception:  # noqa: BLE001 - NOT_LEADER right after MM2 created the topic
+        return {}
     finally:
         c.close()
 
@@ -71,7 +74,8 @@ def load() -> float:
 
 
 def produce(bootstrap: str, records: int, size: int, partitions: int) -> float:
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(SOURCE_TOPIC, partitions, 1)])[SOURCE_TOPIC].result(30)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # keep a reference: futures die with their client
+    admin.create_topics([NewTopic(SOURCE_TOPIC, partitions, 1)])[SOURCE_TOPIC].result(60)
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 262144})
     half = size // 2
     words = b"order customer amount currency status shipped created updated region sku "
@@ -136,7 +140,8 @@ def mm2_run(env: LocalEnvironment, label: str, want: dict[int, int], tasks: int,
 def bare_copy(src: str, tgt: str, want: dict[int, int]) -> dict:
     """A bare confluent-kafka consume -> produce loop: the same bytes, bulk-like batching and lz4."""
     target_topic = f"bench.bare-{uuid.uuid4().hex[:6]}"
-    AdminClient({"bootstrap.servers": tgt}).create_topics([NewTopic(target_topic, len(want), 1)])[target_topic].result(30)
+    admin = AdminClient({"bootstrap.servers": tgt})
+    admin.create_topics([NewTopic(target_topic, len(want), 1)])[target_topic].result(60)
     c = Consumer({"bootstrap.servers": src, "group.id": f"bare-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest",
                   "enable.auto.commit": False, "fetch.min.bytes": 65536, "fetch.wait.max.ms": 100,
                   "max.partition.fetch.bytes": 2097152})

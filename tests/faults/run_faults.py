@@ -66,6 +66,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=2)
     ap.add_argument("--faults", default=",".join(FAULTS))
     ap.add_argument("--modes", default="alo,eos")
+    ap.add_argument("--eos-faults", default=None, help="Faults of the exactly-once pass (default: --faults).")
     args = ap.parse_args()
     started = time.time()
     rig = FaultRig(REPO / ".local" / "faults", records=args.records, partitions=args.partitions, tasks=args.tasks)
@@ -74,7 +75,8 @@ def main() -> None:
     try:
         for mode in args.modes.split(","):
             rig.up(exactly_once=mode == "eos")
-            for fault in args.faults.split(","):
+            faults = args.eos_faults if mode == "eos" and args.eos_faults else args.faults
+            for fault in faults.split(","):
                 results.append(rig.run(fault, FAULTS[fault]))
         from msk_migrate.validation.spark_local import local_spark
 

@@ -65,6 +65,8 @@ class FaultRig:
         self.mode = "at-least-once"
         self.env = LocalEnvironment(self.base_dir, workers=2, worker_settings=WORKER_SETTINGS)
         self.marker_dir = self.base_dir / "markers"
+        #: records are produced over this long, so every fault lands while MM2 is copying
+        self.produce_seconds = max(10.0, records / 2000)
 
     # ---- lifecycle ------------------------------------------------------------------------
     def up(self, exactly_once: bool = False) -> None:
@@ -103,10 +105,15 @@ class FaultRig:
             pass
 
     # ---- data -----------------------------------------------------------------------------
-    def produce(self, topic: str) -> int:
-        admin = AdminClient({"bootstrap.servers": self.src})
-        admin.create_topics([NewTopic(topic, self.partitions, 1)])[topic].result(30)
+    def create_topic(self, topic: str) -> None:
+        admin = AdminClient({"bootstrap.servers": self.src})  # keep a reference: futures die with their client
+        admin.create_topics([NewTopic(topic, self.partitions, 1)])[topic].result(60)
+
+    def produce(self, topic: str, seconds: float, progress: list[int]) -> None:
+        """Produce ``self.records`` records spread evenly over ``seconds`` (so MM2 is copying while the
+        fault hits); ``progress[0]`` counts records handed to the producer. Idempotent: no source duplicates."""
         p = Producer({"bootstrap.servers": self.src, "linger.ms": 20, "enable.idempotence": True})
+        t0 = time.time()
         for i in range(self.records):
             # Values that do not compress to nothing: a sequence number and random bytes.
             value = f"{i:09d}|".encode() + os.urandom(90)
@@ -116,9 +123,13 @@ class FaultRig:
                     break
                 except BufferError:
                     p.poll(0.1)
-        if p.flush(120) != 0:
+            progress[0] = i + 1
+            ahead = t0 + seconds * (i + 1) / self.records - time.time()
+            if ahead > 0.05:
+                p.poll(0)
+                time.sleep(ahead)
+        if p.flush(300) != 0:
             raise RuntimeError(f"{topic}: producer did not deliver every record")
-        return self.records
 
     def ends(self, bootstrap: str, topic: str) -> dict[int, int]:
         c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"faults-{uuid.uuid4().hex[:6]}"})
@@ -142,8 +153,8 @@ class FaultRig:
         tag = uuid.uuid4().hex[:6]
         topic = f"fault-{fault}-{'eos' if self.mode == 'exactly-once' else 'alo'}-{tag}"
         name = f"f{tag}"
-        self.say(f"[{self.mode}] {fault}: producing {self.records:,} records to {topic}")
-        produced = self.produce(topic)
+        self.create_topic(topic)
+        produced = self.records
         spec = MigrationSpec(name=name, topics=[topic], tasks_max=self.tasks, replication_factor=1,
                              internal_replication_factor=1, refresh_topics_interval_seconds=2,
                              emit_checkpoints=True, emit_heartbeats_interval_seconds=1,
@@ -161,8 +172,21 @@ class FaultRig:
         client = self._client()
         apply(client, {src_name: configs[src_name]}, wait=True, timeout=180)
         result = FaultResult(fault=fault, mode=self.mode, topic=topic, produced=produced)
+        progress = [0]
+        errors: list[BaseException] = []
+
+        def produce() -> None:
+            try:
+                self.produce(topic, self.produce_seconds, progress)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        self.say(f"[{self.mode}] {fault}: producing {produced:,} records to {topic} over {self.produce_seconds:.0f} s")
+        producer = threading.Thread(target=produce, daemon=True)
+        producer.start()
         try:
-            wait_for(lambda: self._safe_total(topic) >= produced * 0.3, 300, what=f"{topic}: 30 % copied", interval=0.2)
+            wait_for(lambda: progress[0] >= produced * 0.3 and self._safe_total(topic) > 0, 300,
+                     what=f"{topic}: 30 % produced and copying", interval=0.2)
             samples: list[tuple[float, int]] = []
             stop_sampling = threading.Event()
 
@@ -177,6 +201,9 @@ class FaultRig:
             self.say(f"[{self.mode}] {fault}: injecting at {self._safe_total(topic):,} records on the target")
             try:
                 result.notes += inject(self, src_name, topic)
+                producer.join(timeout)
+                if producer.is_alive() or errors:
+                    raise RuntimeError(f"{topic}: producing failed: {errors[:1] or 'still running'}")
                 result.caught_up_s = self._watch(topic, t0, timeout)
             finally:
                 stop_sampling.set()

@@ -9,7 +9,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from msk_migrate.runbook.preflight import run_preflight
 
-from .kafka_util import admin, create_topic
+from .kafka_util import admin, create_topic, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -40,28 +40,45 @@ def test_preflight_fails_a_source_topic_whose_records_exceed_the_mm2_producer_re
     assert _check(fixed, "record size vs target topics").status == "ok"
 
 
-def test_preflight_fails_a_replication_factor_below_the_targets_min_insync_replicas(local_env, unique):
-    src, tgt = local_env.source(), local_env.target()
-    topic = f"pf-{unique}-isr"
-    create_topic(src.bootstrap_servers, topic, partitions=1)
-    client = admin(tgt.bootstrap_servers)
-    broker = ConfigResource(ConfigResource.Type.BROKER, str(client.describe_cluster().result(15).nodes[0].id))
+def test_preflight_fails_a_replication_factor_below_the_clusters_min_insync_replicas(local_env, unique):
+    # Kafka 4.x with ELR refuses a per-broker min.insync.replicas (MSK sets it per cluster), and the
+    # client cannot address the cluster-default resource: the check runs against the 3.9 broker here.
+    from msk_migrate.runbook.preflight_mm2 import min_insync_replicas_check
+
+    src = local_env.source()
+    client = admin(src.bootstrap_servers)
+    broker_id = client.describe_cluster().result(15).nodes[0].id
+    broker = ConfigResource(ConfigResource.Type.BROKER, str(broker_id))
     set_op = ConfigEntry("min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET)
     client.incremental_alter_configs([ConfigResource(broker.restype, broker.name, incremental_configs=[set_op])])[broker].result(15)
     try:
-        rep = run_preflight(src, tgt, _spec(topic), WORKER)
+        # dynamic broker configs are applied asynchronously: bounded wait until the check sees it
+        name, status, detail = wait_until(
+            lambda: (r := min_insync_replicas_check(client, broker_id, _spec("x"), WORKER))[1] == "fail" and r,
+            30, what="min.insync.replicas=2 visible", interval=0.5)
     finally:
         undo = ConfigEntry("min.insync.replicas", None, incremental_operation=AlterConfigOpType.DELETE)
         client.incremental_alter_configs([ConfigResource(broker.restype, broker.name, incremental_configs=[undo])])[broker].result(15)
-    c = _check(rep, "replication factor vs min.insync.replicas")
-    assert c.status == "fail" and "min.insync.replicas=2" in c.detail and "migration.replication_factor=1" in c.detail
-    assert _check(run_preflight(src, tgt, _spec(topic), WORKER), "replication factor vs min.insync.replicas").status == "ok"
+    assert status == "fail" and "min.insync.replicas=2" in detail and "migration.replication_factor=1" in detail
+    assert "at least 2" in detail
+    wait_until(lambda: min_insync_replicas_check(client, broker_id, _spec("x"), WORKER)[1] == "ok", 30,
+               what="min.insync.replicas back to 1", interval=0.5)
 
 
 def test_preflight_fails_more_partitions_than_the_msk_broker_type_allows(local_env, unique):
     src = local_env.source()
     topic = f"pf-{unique}-wide"
     create_topic(src.bootstrap_servers, topic, partitions=300)
+
+    def leaders_elected():
+        from msk_migrate.runbook.preflight import _end_offsets
+
+        try:
+            return len(_end_offsets(admin(src.bootstrap_servers), topic, 300)) == 300
+        except Exception:  # noqa: BLE001 - NOT_LEADER until every partition's leader is up
+            return False
+
+    wait_until(leaders_elected, 60, what="leaders of the 300 partitions", interval=0.5)
     small = ClusterEndpoint(alias="target", bootstrap_servers=local_env.target().bootstrap_servers,
                             msk_broker_type="kafka.t3.small")
     rep = run_preflight(src, small, _spec(topic), WORKER)
