@@ -1,6 +1,7 @@
 """Connect REST lockdown against the harness's real worker (the product posture): basic auth (Kafka's
 BasicAuthSecurityRestExtension), the env provider limited to the MM2 secret variables, no file provider,
-``connector.client.config.override.policy=None``, the CLI's credential sources. HTTPS served by the worker
+connector client overrides only through our MirrorMakerOverridePolicy (MM2 connectors, allowlisted keys,
+``bootstrap.servers`` only toward the pinned source cluster), the CLI's credential sources. HTTPS served by the worker
 and an allowed variable resolving need a worker of their own: the SCRAM worker of test_worker_auth_modes.py."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import requests
 
 from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCredentials, default_credentials
 from msk_migrate.connectors import worker_env as wenv
-from msk_migrate.connectors.render import render_connectors
+from msk_migrate.connectors.render import render_connectors, reverse_producer
 from msk_migrate.connectors.worker_env import health_check_command
 
 from .conftest import TEST_MIGRATION
@@ -72,9 +73,40 @@ def test_connector_configs_cannot_read_the_workers_other_variables(local_env, co
         assert [e for e in errors if e.startswith("tasks.max:") and ref in e], (ref, errors)
 
 
-def test_client_config_overrides_are_refused_by_policy_none(local_env, connect):
-    errors = connect.validate(_heartbeat(local_env, **{"producer.override.bootstrap.servers": "evil:9092"}))
-    assert [e for e in errors if e.startswith("producer.override.bootstrap.servers:")], errors
+def _source_connector(local_env, **overrides) -> dict[str, str]:
+    configs = render_connectors(local_env.source(), local_env.target(), TEST_MIGRATION.model_copy(update={"name": f"ra{RUN}"}))
+    (src,) = [c for c in configs.values() if c["connector.class"].endswith("MirrorSourceConnector")]
+    return {**src, **overrides}
+
+
+def _errors_of(errors: list[str], key: str) -> list[str]:
+    return [e for e in errors if e.startswith(key + ":")]
+
+
+def test_mm2_producer_tuning_overrides_are_accepted_by_the_worker(local_env, connect):
+    cfg = _source_connector(local_env, **{"producer.override.linger.ms": "20", "producer.override.max.request.size": "4194304"})
+    assert [k for k in cfg if k.startswith("producer.override.")]  # the rendered tuning profile is there too
+    assert connect.validate(cfg) == []
+
+
+def test_reverse_flow_producer_toward_the_pinned_source_is_accepted(local_env, connect):
+    reverse = reverse_producer(local_env.source())
+    assert reverse["producer.override.bootstrap.servers"] == local_env.source().bootstrap_servers
+    assert connect.validate(_source_connector(local_env, **reverse)) == []
+
+
+def test_mm2_bootstrap_servers_other_than_the_pinned_source_are_refused(local_env, connect):
+    reverse = {**reverse_producer(local_env.source()), "producer.override.bootstrap.servers": "evil:9092"}
+    errors = connect.validate(_heartbeat(local_env, **reverse))
+    assert [e for e in _errors_of(errors, "producer.override.bootstrap.servers") if "evil:9092" in e], errors
+
+
+def test_mm2_overrides_outside_the_allowlist_are_refused(local_env, connect):
+    errors = connect.validate(_source_connector(local_env, **{
+        "producer.override.interceptor.classes": "org.example.Exfiltrate", "producer.override.acks": "1"}))
+    for key in ("producer.override.interceptor.classes", "producer.override.acks"):
+        assert [e for e in _errors_of(errors, key) if "not an allowed producer override" in e], errors
+    assert not _errors_of(errors, "producer.override.linger.ms")  # the rendered tuning stays accepted
 
 
 def test_cli_reads_rest_credentials_from_the_environment(local_env):

@@ -9,13 +9,15 @@ from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, WorkerSpec
 from msk_migrate.connectors.client_props import client_properties
 from msk_migrate.connectors.worker_env import (
+    OVERRIDE_ALLOWED_BOOTSTRAP,
+    OVERRIDE_POLICY,
     RestSecurity,
     render_properties,
     worker_environment,
     worker_properties,
     worker_secret_env,
 )
-from msk_migrate.paths import CONNECT_ENTRYPOINT
+from msk_migrate.paths import CONNECT_ENTRYPOINT, JVM_DIR
 
 ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:mm2-AbCdEf"
 CA_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:ca-AbCdEf"
@@ -97,9 +99,27 @@ def test_env_provider_reads_only_mm2_secret_variables_and_no_file_provider_exist
         "^(?:MM2_SOURCE_TLS_CERTIFICATE_CHAIN|MM2_SOURCE_TLS_PRIVATE_KEY|"
         "MM2_TARGET_SASL_PASSWORD|MM2_TARGET_SASL_USERNAME)$")
     assert not [k for k in props if k.startswith("config.providers.file")]
-    assert props["connector.client.config.override.policy"] == "None"
     plain = worker_properties(_target("plaintext"), WorkerSpec())
     assert plain["config.providers.env.param.allowlist.pattern"] == "(?!)"  # matches no variable
+
+
+def test_client_overrides_go_through_the_mm2_policy_pinned_to_the_source_cluster():
+    source = ClusterEndpoint(alias="source", bootstrap_servers="s-1:9094,s-2:9094",
+                             auth=AuthConfig(mode="mtls", secret_arn=ARN))
+    props = worker_properties(_target("scram"), WorkerSpec(), source)
+    assert props["connector.client.config.override.policy"] == OVERRIDE_POLICY
+    assert props[OVERRIDE_ALLOWED_BOOTSTRAP] == "s-1:9094,s-2:9094"
+    # without a declared source no cluster is pinned: the policy then refuses every bootstrap.servers override
+    alone = worker_properties(_target("scram"), WorkerSpec())
+    assert alone["connector.client.config.override.policy"] == OVERRIDE_POLICY and OVERRIDE_ALLOWED_BOOTSTRAP not in alone
+    # the class the worker loads is the one jvm/connect-extensions builds and registers for Kafka's ServiceLoader
+    ext = JVM_DIR / "connect-extensions" / "src" / "main"
+    assert (ext / "java" / (OVERRIDE_POLICY.replace(".", "/") + ".java")).is_file()
+    manifest = ext / "resources" / "META-INF" / "services" / (
+        "org.apache.kafka.connect.connector.policy.ConnectorClientConfigOverridePolicy")
+    assert OVERRIDE_POLICY in manifest.read_text().split()
+    java = (ext / "java" / (OVERRIDE_POLICY.replace(".", "/") + ".java")).read_text()
+    assert f'ALLOWED_BOOTSTRAP_CONFIG = "{OVERRIDE_ALLOWED_BOOTSTRAP}"' in java
 
 
 def test_rest_is_authenticated_by_default_and_https_is_optional():

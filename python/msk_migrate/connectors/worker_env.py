@@ -67,6 +67,12 @@ BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.Basic
 #: Our auto-restart of failed tasks (jvm/connect-extensions); its settings are ``msk.migrate.auto.restart.*``.
 AUTO_RESTART_EXTENSION = "io.mskmigrate.connect.autorestart.AutoRestartExtension"
 AUTO_RESTART_PREFIX = "msk.migrate.auto.restart."
+#: Our connector client override policy (jvm/connect-extensions): overrides only for MM2's connectors, producer
+#: tuning keys, and the source's connection settings with ``bootstrap.servers`` = the pinned cluster below.
+OVERRIDE_POLICY = "io.mskmigrate.connect.policy.MirrorMakerOverridePolicy"
+#: Worker setting the policy's configure() reads (Kafka hands a policy the worker's configs): the only cluster a
+#: connector may point a client at (the reverse flow's producer writes to the source). Unset = none.
+OVERRIDE_ALLOWED_BOOTSTRAP = "msk.migrate.client.override.allowed.bootstrap.servers"
 PROPERTY_FILE_LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -149,9 +155,9 @@ def worker_properties(
     props["exactly.once.source.support"] = "enabled" if migration is not None and migration.exactly_once else "disabled"
     props.update(
         {
-            # MM2 builds its own source consumer/admin clients from its connector settings (source.consumer.*,
-            # target.cluster.*); no MM2 connector needs Connect's producer/consumer/admin.override.* (docs/design.md).
-            "connector.client.config.override.policy": "None",
+            # Not `All` (any connector could point its clients anywhere), not `None` (MM2's records are written by
+            # the framework producer: tuning and the reverse flow are producer.override.*): docs/design.md.
+            "connector.client.config.override.policy": OVERRIDE_POLICY,
             # Secrets: only the env provider, and only for the MM2 secret variables. No file provider.
             "config.providers": "env",
             "config.providers.env.class": ENV_CONFIG_PROVIDER,
@@ -160,6 +166,8 @@ def worker_properties(
             ),
         }
     )
+    if source is not None:
+        props[OVERRIDE_ALLOWED_BOOTSTRAP] = source.bootstrap_servers
     security = client_properties("target", target.auth)
     for prefix in CLIENT_PREFIXES:
         props.update({prefix + k: v for k, v in security.items()})
