@@ -8,7 +8,7 @@ ENV ?= dev
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
 
-test: setup test-jvm test-python   ## the whole suite: JUnit + pytest on real Kafka/Connect/Spark/Prometheus
+test: setup lint test-jvm test-python   ## the whole suite: lint gates, JUnit, pytest on real Kafka/Connect/Spark/Prometheus
 
 test-unit: setup  ## the fast tier: no Kafka, Spark, Terraform, Maven or server (seconds)
 	$(VENV)/pytest -m unit -q

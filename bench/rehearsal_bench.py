@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from msk_migrate.local.harness import LocalEnvironment  # noqa: E402
-from msk_migrate.paths import LOCAL_DIR  # noqa: E402
-from msk_migrate.runbook.rehearse import DEMO_TOPICS, rehearse  # noqa: E402
-from perfdoc import write_section  # noqa: E402
+from msk_migrate.local.harness import LocalEnvironment
+from msk_migrate.paths import LOCAL_DIR
+from msk_migrate.runbook.rehearse import DEMO_TOPICS, rehearse
+from perfdoc import write_section
 
 
 def _tree_rss_mib(root: int) -> float:

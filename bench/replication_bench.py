@@ -28,17 +28,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from msk_migrate.config.migration import MigrationSpec  # noqa: E402
-from msk_migrate.config.overrides import PROFILES  # noqa: E402
-from msk_migrate.connect.apply import apply  # noqa: E402
-from msk_migrate.connect.rest import ConnectClient  # noqa: E402
-from msk_migrate.connectors.render import render_connectors  # noqa: E402
-from msk_migrate.local.harness import LocalEnvironment  # noqa: E402
-from msk_migrate.paths import LOCAL_DIR  # noqa: E402
-from perfdoc import write_section  # noqa: E402
+from msk_migrate.config.migration import MigrationSpec
+from msk_migrate.config.overrides import PROFILES
+from msk_migrate.connect.apply import apply
+from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connectors.render import render_connectors
+from msk_migrate.local.harness import LocalEnvironment
+from msk_migrate.paths import LOCAL_DIR
+from perfdoc import write_section
 
 SOURCE_TOPIC = "bench.data"
 WORKERS = {"group_id": "mm2-bench"}
@@ -63,7 +63,7 @@ def ends(bootstrap: str, topic: str) -> dict[int, int]:
         if md is None or md.error is not None:
             return {}
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
-    except Exception:  # noqa: BLE001 - NOT_LEADER right after MM2 created the topic
+    except Exception:
         return {}
     finally:
         c.close()

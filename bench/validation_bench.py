@@ -98,7 +98,7 @@ class PeakRss:
         for k, v in per_role.items():
             self.peak[k] = max(self.peak.get(k, 0), v)
 
-    def __enter__(self) -> "PeakRss":
+    def __enter__(self) -> PeakRss:
         def loop() -> None:
             while not self._stop.wait(0.2):
                 self._sample()
@@ -141,10 +141,10 @@ def main() -> int:
     from msk_migrate.local.harness import LocalEnvironment
     from msk_migrate.paths import LOCAL_DIR
     from msk_migrate.validation import ValidationRequest, run_validation
+    from msk_migrate.validation.kafka_meta import ClusterMeta, latest
     from msk_migrate.validation.package import build
     from msk_migrate.validation.reading import ReadPlan, read_records
     from msk_migrate.validation.spark_local import local_spark
-    from msk_migrate.validation.kafka_meta import ClusterMeta, latest
     from msk_migrate.validation.spark_standalone import StandaloneCluster, spark_home
     from perfdoc import write_section
 
@@ -195,7 +195,7 @@ def main() -> int:
             plans = [ReadPlan(spark_kafka_options("bench", ep, SecretResolver(), "read_committed"),
                               {(topic, p): (0, 0) for p in range(args.partitions)}) for ep in (req.source, req.target)]
             frames = []
-            for plan, bs in zip(plans, (src, tgt)):
+            for plan, bs in zip(plans, (src, tgt), strict=False):
                 ends = ClusterMeta("bench", {"bootstrap.servers": bs}, 15).offsets(list(plan.ranges), latest())
                 plan.ranges = {tp: (0, ends[tp]) for tp in plan.ranges}
                 frames.append(read_records(spark, plan))

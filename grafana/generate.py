@@ -284,7 +284,7 @@ def replication_dashboard() -> dict:
                    "Bps", "MirrorSourceConnector byte-count, as a rate.", w=8, stack=True),
         timeseries("Source tasks: records polled vs written",
                    [(f"sum by (connector) (rate(kafka_connect_source_task_source_record_poll_records_total{{{C}}}[$__rate_interval]))", "{{connector}} polled"),
-                    (f"sum by (connector) (rate(kafka_connect_source_task_source_record_write_records_total{{{C}}}[$__rate_interval]))", "{{connector}} written")],
+                    (f"sum by (connector) (rate(kafka_connect_source_task_source_record_write_records_total{{{C}}}[$__rate_interval]))", "{{connector}} written")],  # noqa: E501
                    "cps", "Connect's view of every MM2 connector: records polled from the source and written to the target.", w=8),
 
         row("Lag"),
@@ -347,7 +347,7 @@ def workers_dashboard() -> dict:
                    "none", "Connectors and tasks assigned to each worker.", w=8),
         timeseries("Rebalancing", [(f"max by (instance) (kafka_connect_worker_rebalancing{{{INST}}})", "{{instance}}")],
                    "none", "1 while a worker is in a rebalance.", w=8),
-        timeseries("Completed rebalances", [(f"sum by (instance) (increase(kafka_connect_worker_rebalances_completed_total{{{INST}}}[$__rate_interval]))", "{{instance}}")],
+        timeseries("Completed rebalances", [(f"sum by (instance) (increase(kafka_connect_worker_rebalances_completed_total{{{INST}}}[$__rate_interval]))", "{{instance}}")],  # noqa: E501
                    "none", "Rebalances completed per interval; frequent rebalances mean workers join/leave (ECS task churn).", w=8),
         timeseries("Time since last rebalance", [(f"kafka_connect_worker_time_since_last_rebalance_seconds{{{INST}}} >= 0", "{{instance}}")],
                    "s", "Seconds since each worker completed its last rebalance.", w=12),
@@ -462,7 +462,7 @@ def msk_dashboard() -> dict:
                        [(f'sum by (broker) (kafka_server_ReplicaManager_Value{{{MSK_JMX}, name="UnderMinIsrPartitionCount", {B}}})', "{{broker}}")],
                        "none", "Partitions below min.insync.replicas: writes with acks=all fail there.", w=8)),
         msk(timeseries("Bytes in per broker",
-                       [(f'sum by (broker) (rate(kafka_server_BrokerTopicMetrics_Count{{{MSK_JMX}, name="BytesInPerSec", topic="", {B}}}[$__rate_interval]))', "{{broker}}")],
+                       [(f'sum by (broker) (rate(kafka_server_BrokerTopicMetrics_Count{{{MSK_JMX}, name="BytesInPerSec", topic="", {B}}}[$__rate_interval]))', "{{broker}}")],  # noqa: E501
                        "Bps", "Bytes written to each broker by clients (MM2 during the copy).", w=8)),
     ]
     variables = [

@@ -54,11 +54,13 @@ if [ -z "$WEB_USER$WEB_HASH$WEB_PASSWORD" ]; then
   [ "${MM2_PROMETHEUS_WEB_AUTH:-}" = "none" ] \
     || die "MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT and MM2_PROMETHEUS_WEB_PASSWORD are not set (ECS injects them from the prometheus-web secret); set MM2_PROMETHEUS_WEB_AUTH=none to run without authentication"
 else
-  [ -n "$WEB_USER" ] && [ -n "$WEB_HASH" ] && [ -n "$WEB_PASSWORD" ] \
-    || die "MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT and MM2_PROMETHEUS_WEB_PASSWORD go together"
+  if [ -z "$WEB_USER" ] || [ -z "$WEB_HASH" ] || [ -z "$WEB_PASSWORD" ]; then
+    die "MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT and MM2_PROMETHEUS_WEB_PASSWORD go together"
+  fi
   case "$WEB_USER" in
     *[!A-Za-z0-9_.-]*) die "MM2_PROMETHEUS_WEB_USER may only contain letters, digits, '_', '.', '-'" ;;
   esac
+  # shellcheck disable=SC2016  # a literal regex: the $ are bcrypt's separators, not expansions
   printf '%s' "$WEB_HASH" | grep -Eq '^\$2[aby]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$' \
     || die "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT is not a bcrypt hash"
 fi

@@ -5,7 +5,6 @@
 #   scripts/setup.sh           python venv + JVM artefacts + Debian packages (Prometheus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT="$PWD"
 STAMPS=".local/stamps"
 mkdir -p "$STAMPS"
 

@@ -7,7 +7,7 @@ from cdktf import TerraformOutput, TerraformStack
 from msk_migrate.config.environment import EnvironmentConfig
 
 
-def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, bucket, repos, msk, services, network, grafana_secret_arn: str, load_balancer, credentials) -> None:
+def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, bucket, repos, msk, services, network, grafana_secret_arn: str, load_balancer, credentials) -> None:  # noqa: E501
     def out(name: str, value, description: str) -> None:
         TerraformOutput(stack, name, value=value, description=description)
 

@@ -16,7 +16,6 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from perfdoc import machine  # noqa: E402
-
 from tests.faults.suite import FAULTS, FaultRig  # noqa: E402
 
 DOC = REPO / "docs" / "RELIABILITY.md"

@@ -12,9 +12,9 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -101,7 +101,7 @@ class FaultRig:
             client = self._client()
             for name in client.connectors():
                 client.delete(name)
-        except Exception:  # noqa: BLE001 - workers may already be gone
+        except Exception:
             pass
 
     # ---- data -----------------------------------------------------------------------------
@@ -144,11 +144,11 @@ class FaultRig:
     def _safe_total(self, topic: str) -> int:
         try:
             return sum(self.ends(self.tgt, topic).values())
-        except Exception:  # noqa: BLE001 - target broker may be down during the fault
+        except Exception:
             return -1
 
     # ---- one scenario -----------------------------------------------------------------------
-    def run(self, fault: str, inject: Callable[["FaultRig", str, str], list[str]], timeout: float = 600) -> FaultResult:
+    def run(self, fault: str, inject: Callable[[FaultRig, str, str], list[str]], timeout: float = 600) -> FaultResult:
         """Produce, start MM2, inject ``fault`` once ~30 % of the records are on the target, wait for all."""
         tag = uuid.uuid4().hex[:6]
         topic = f"fault-{fault}-{'eos' if self.mode == 'exactly-once' else 'alo'}-{tag}"
@@ -178,7 +178,7 @@ class FaultRig:
         def produce() -> None:
             try:
                 self.produce(topic, self.produce_seconds, progress)
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:
                 errors.append(exc)
 
         self.say(f"[{self.mode}] {fault}: producing {produced:,} records to {topic} over {self.produce_seconds:.0f} s")
@@ -220,7 +220,7 @@ class FaultRig:
                 for n in names:
                     ConnectClient(url).delete(n)
                 return
-            except Exception:  # noqa: BLE001 - try the next worker
+            except Exception:
                 continue
 
     def _watch(self, topic: str, t0: float, timeout: float) -> float:
@@ -230,7 +230,7 @@ class FaultRig:
         while time.time() < deadline:
             try:
                 tgt = self.ends(self.tgt, topic)
-            except Exception:  # noqa: BLE001 - target broker may be restarting
+            except Exception:
                 tgt = {}
             if tgt and all(tgt.get(p, 0) >= e for p, e in source_end.items()):
                 return round(time.time() - t0, 1)

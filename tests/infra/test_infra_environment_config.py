@@ -86,10 +86,10 @@ BAD = [
     ("source network missing", {"source.network": {}}, "source.network", "cidrs"),
     ("source broker CIDR open to the internet", {"source.network.cidrs": ["0.0.0.0/0"]}, "source.network.cidrs", "internet"),
     ("create and existing together", {"target.existing_cluster_arn": "arn:aws:kafka:eu-west-1:111111111111:cluster/x/abc-1"}, "target", "exactly one"),
-    ("existing cluster in another account", {"target.create": _DELETE, "target.existing_cluster_arn": "arn:aws:kafka:eu-west-1:999999999999:cluster/x/abc-1", "target.network": {"security_group_ids": ["sg-0123456789abcdef0"]}}, "target.existing_cluster_arn", "account"),
+    ("existing cluster in another account", {"target.create": _DELETE, "target.existing_cluster_arn": "arn:aws:kafka:eu-west-1:999999999999:cluster/x/abc-1", "target.network": {"security_group_ids": ["sg-0123456789abcdef0"]}}, "target.existing_cluster_arn", "account"),  # noqa: E501
     ("broker count not a multiple of subnets", {"target.create.broker_count": 4}, "target.create.broker_count", "multiple"),
-    ("mtls on a created cluster", {"target.auth": {"mode": "mtls", "secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:x-AbCdEf"}}, "target", "iam"),
-    ("safe broker default overridden", {"target.create.server_properties": {"unclean.leader.election.enable": "true"}}, "target.create.server_properties", "fixed"),
+    ("mtls on a created cluster", {"target.auth": {"mode": "mtls", "secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:x-AbCdEf"}}, "target", "iam"),  # noqa: E501
+    ("safe broker default overridden", {"target.create.server_properties": {"unclean.leader.election.enable": "true"}}, "target.create.server_properties", "fixed"),  # noqa: E501
     ("fargate size that does not exist", {"connect.memory": 1000}, "connect", "Fargate"),
     ("heap larger than the task", {"worker.heap": "4g"}, "connect.memory", "heap"),
     ("desired count outside the bounds", {"connect.desired_count": 6}, "connect", "desired_count"),
@@ -106,14 +106,14 @@ BAD = [
     ("MSK version past its end of support", {"target.create.kafka_version": "3.6.0"}, "target.create.kafka_version", "supported"),
     ("broker instance type that does not exist", {"target.create.instance_type": "kafka.t9.huge"}, "target.create.instance_type", "kafka.m7g.large"),
     ("replication factor above the broker count", {"migration.replication_factor": 5}, "migration.replication_factor", "3 brokers"),
-    ("internal replication factor below min ISR + 1", {"migration.internal_replication_factor": 2}, "migration.internal_replication_factor", "min.insync.replicas"),
+    ("internal replication factor below min ISR + 1", {"migration.internal_replication_factor": 2}, "migration.internal_replication_factor", "min.insync.replicas"),  # noqa: E501
     ("worker topics replication factor below min ISR + 1", {"worker.replication_factor": 1}, "worker.replication_factor", "at least 3"),
     ("operator CIDR of half the internet", {"operator_access.cidrs": ["0.0.0.0/1"]}, "operator_access.cidrs", "allow_wide_cidrs"),
     ("operator CIDR wider than the bound", {"operator_access.cidrs": ["10.0.0.0/8"]}, "operator_access.cidrs", "/16"),
     ("operator IPv6 CIDR wider than the bound", {"operator_access.cidrs": ["2001:db8::/32"]}, "operator_access.cidrs", "/48"),
     ("plaintext source without opt-in", {"source.auth": {"mode": "plaintext"}}, "source.auth.mode", "allow_plaintext"),
     ("plaintext source by default", {"source.auth": _DELETE}, "source.auth.mode", "allow_plaintext"),
-    ("both stacks' state in one object", {"backend": {"bucket": "tf-state", "dynamodb_table": "locks", "key": "m.tfstate", "target_key": "m.tfstate"}}, "backend.target_key", "own object"),
+    ("both stacks' state in one object", {"backend": {"bucket": "tf-state", "dynamodb_table": "locks", "key": "m.tfstate", "target_key": "m.tfstate"}}, "backend.target_key", "own object"),  # noqa: E501
     ("storage autoscaling below the initial size", {"target.create.max_ebs_gb": 100}, "target.create.max_ebs_gb", "only grow"),
 ]
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from msk_migrate.config.migration import MigrationSpec
@@ -40,7 +42,5 @@ def mm2(local_env, connect):
     apply(connect, configs, wait=True, timeout=120)
     yield configs
     for name in configs:
-        try:
+        with contextlib.suppress(Exception):
             connect.delete(name)
-        except Exception:  # noqa: BLE001 - best effort at teardown
-            pass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -54,7 +54,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     md = c.list_topics(topic, timeout=10).topics[topic]
     out = {}
     for p in md.partitions:
-        lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+        _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
         out[p] = hi
     c.close()
     return out
@@ -71,7 +71,7 @@ def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]
                 c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
                 return
             except KafkaException as exc:
-                if not exc.args[0].retriable() and "coordinator" not in exc.args[0].str().lower() or attempt == 9:
+                if (not exc.args[0].retriable() and "coordinator" not in exc.args[0].str().lower()) or attempt == 9:
                     raise
                 time.sleep(1)
     finally:

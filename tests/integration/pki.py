@@ -33,7 +33,7 @@ def _pem_key(key) -> str:
 
 class ThrowawayCA:
     def __init__(self, cn: str = "msk-migrate test CA"):
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.cert = (
             x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(_name(cn))
@@ -46,7 +46,7 @@ class ThrowawayCA:
         self.pem = self.cert.public_bytes(serialization.Encoding.PEM).decode()
 
     def issue(self, cn: str, server: bool) -> Issued:
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         key = ec.generate_private_key(ec.SECP256R1())
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = (

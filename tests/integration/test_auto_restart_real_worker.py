@@ -3,6 +3,8 @@ worker's own extension (no CLI involved), and every record still arrives."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from .kafka_util import consume_all, create_topic, end_offsets, produce, wait_until
@@ -40,7 +42,5 @@ def test_task_failing_once_is_restarted_automatically_and_nothing_is_lost(local_
         want = {(f"k{i}".encode(), f"v{i}".encode()) for i in range(n)}
         assert want - got == set(), f"{len(want - got)} records missing after the restart"
     finally:
-        try:
+        with contextlib.suppress(Exception):
             connect.delete(name)
-        except Exception:  # noqa: BLE001
-            pass

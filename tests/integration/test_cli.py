@@ -141,7 +141,7 @@ def test_preflight_against_an_unreachable_cluster_is_exit_2(tmp_path, local_env)
 
 
 def test_offsets_command_verifies_translated_groups(tmp_path, local_env, mm2, unique):
-    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    src, _tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
     topic = f"it-{unique}-offs"
     create_topic(src, topic, partitions=2)
     produce(src, topic, ((f"k{i}".encode(), b"v", None, i % 2) for i in range(400)))

@@ -53,7 +53,7 @@ def test_preflight_fails_a_replication_factor_below_the_clusters_min_insync_repl
     client.incremental_alter_configs([ConfigResource(broker.restype, broker.name, incremental_configs=[set_op])])[broker].result(15)
     try:
         # dynamic broker configs are applied asynchronously: bounded wait until the check sees it
-        name, status, detail = wait_until(
+        _name, status, detail = wait_until(
             lambda: (r := min_insync_replicas_check(client, broker_id, _spec("x"), WORKER))[1] == "fail" and r,
             30, what="min.insync.replicas=2 visible", interval=0.5)
     finally:
@@ -75,7 +75,7 @@ def test_preflight_fails_more_partitions_than_the_msk_broker_type_allows(local_e
 
         try:
             return len(_end_offsets(admin(src.bootstrap_servers), topic, 300)) == 300
-        except Exception:  # noqa: BLE001 - NOT_LEADER until every partition's leader is up
+        except Exception:
             return False
 
     wait_until(leaders_elected, 60, what="leaders of the 300 partitions", interval=0.5)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
-
-from msk_migrate.connect.rest import ConnectorFailed
 
 from .kafka_util import admin, consume_all, create_topic, produce, wait_until
 from .mm2_flows import apply_source, flow, source_config
@@ -20,7 +19,7 @@ BIG = 2 * 1024 * 1024  # 2 MiB: above the producer's default max.request.size (1
 def _task_failure(connect, name: str) -> str | None:
     try:
         st = connect.status(name)
-    except Exception:  # noqa: BLE001 - 404 until the worker wrote the first status
+    except Exception:
         return None
     for t in st.get("tasks", []):
         if t["state"] == "FAILED":
@@ -59,8 +58,6 @@ def test_record_above_default_request_size_replicates_once_max_request_size_is_o
         sizes = sorted(len(m.value()) for m in msgs)
         assert sizes[-1] == BIG and sizes[0] == 1
     finally:
-        try:
+        with contextlib.suppress(Exception):
             connect.delete(name)
-        except Exception:  # noqa: BLE001 - best effort
-            pass
         time.sleep(0)

@@ -63,7 +63,7 @@ def test_lag_is_in_sync_after_replication_and_behind_for_a_topic_the_worker_does
 
 
 def _report(tmp_path, verdict: str, age_minutes: float):
-    finished = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=age_minutes)
+    finished = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=age_minutes)
     path = tmp_path / f"report-{verdict}-{age_minutes}.json"
     path.write_text(json.dumps({"verdict": verdict, "run": {"finished_at": finished.isoformat().replace("+00:00", "Z")}}))
     return path

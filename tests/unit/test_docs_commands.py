@@ -63,7 +63,7 @@ def _check_click(command: click.Command, args: list[str], where: str) -> None:
         if sub is None:
             if re.fullmatch(r"[A-Z<\[{].*|\.\.\.|…", args[0]):
                 return
-            raise AssertionError(f"{where}: `{' '.join(path + [args[0]])}` is not a subcommand "
+            raise AssertionError(f"{where}: `{' '.join([*path, args[0]])}` is not a subcommand "
                                  f"(known: {', '.join(sorted(command.commands))})")
         path.append(args[0])
         command, args = sub, args[1:]

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from msk_migrate.config import AuthConfig, ClusterEndpoint, MigrationSpec
+from msk_migrate.config.migration import WorkerSpec
 from msk_migrate.connectors import POLICY_CLASS, render_connectors
 from msk_migrate.connectors.worker_env import worker_environment, worker_secret_env
-from msk_migrate.config.migration import WorkerSpec
 
 ARN = "arn:aws:secretsmanager:us-east-1:012345678910:secret:AmazonMSK_mm2-AbCdEf"
 

@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from msk_migrate.paths import LOCAL_DIR  # noqa: E402
+from msk_migrate.paths import LOCAL_DIR
 
 
 def _require_tools() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -23,7 +23,7 @@ class Rec:
     headers: tuple[tuple[str, bytes | None], ...] = ()
     ts: int = BASE_TS
 
-    def with_(self, **kw) -> "Rec":
+    def with_(self, **kw) -> Rec:
         return replace(self, **kw)
 
 
@@ -102,7 +102,7 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec], transactional: bool
     assert left == 0 and not errors, f"produce to {topic} failed: {errors[:3]} ({left} left)"
 
 
-def create_pairs(pairs: list["Pair"]) -> None:
+def create_pairs(pairs: list[Pair]) -> None:
     """Create the topics of many pairs with one request per cluster."""
     src = {p.topic: (p.partitions, p.config) for p in pairs}
     tgt = {
@@ -127,11 +127,11 @@ class Pair:
     target_config: dict[str, str] | None = None
     on_target: bool = True
 
-    def create(self) -> "Pair":
+    def create(self) -> Pair:
         create_pairs([self])
         return self
 
-    def write(self, src: list[Rec], tgt: list[Rec] | None = None) -> "Pair":
+    def write(self, src: list[Rec], tgt: list[Rec] | None = None) -> Pair:
         produce(self.source, self.topic, src)
         produce(self.target, self.topic, src if tgt is None else tgt)
         return self

@@ -14,8 +14,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from validation_helpers import cli_args
 from kafka_data import Pair, create_pairs, records
+from validation_helpers import cli_args
 
 from msk_migrate.validation.cli import run_cli
 

@@ -9,8 +9,8 @@ batch (at-least-once) is duplicates, never a reordering.
 from __future__ import annotations
 
 import pytest
-from validation_helpers import make_request
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
+from validation_helpers import make_request
 
 MODES = ["checksum", "full", "auto"]
 KINDS = ["same", "missing", "unexpected", "duplicate", "value", "header_order", "timestamp",
@@ -33,14 +33,14 @@ def diff_topics(clusters, request) -> dict[str, str]:
     targets = {
         "same": base,
         "missing": [r for i, r in enumerate(base) if i not in (3, 10)],  # partition 1 and 0
-        "unexpected": base + [Rec(1, b"stray", b"not-in-source", (), BASE_TS + 5)],
-        "duplicate": base + [base[7]],  # MM2 retry: the same record again, partition 1
+        "unexpected": [*base, Rec(1, b"stray", b"not-in-source", (), BASE_TS + 5)],
+        "duplicate": [*base, base[7]],  # MM2 retry: the same record again, partition 1
         "value": [r.with_(value=b"changed") if i == 4 else r for i, r in enumerate(base)],
         "header_order": [r.with_(headers=tuple(reversed(r.headers))) if i == 6 else r for i, r in enumerate(base)],
         "timestamp": [r.with_(ts=r.ts + 1) if i == 8 else r for i, r in enumerate(base)],
         # partition 0, source offsets 2 and 3 swapped
-        "swap": p0[:2] + [p0[3], p0[2]] + p0[4:] + p1,
-        "swap_same_ts": _p(same_ts, 0)[:2] + [_p(same_ts, 0)[3], _p(same_ts, 0)[2]] + _p(same_ts, 0)[4:] + p1,
+        "swap": [*p0[:2], p0[3], p0[2], *p0[4:], *p1],
+        "swap_same_ts": [*_p(same_ts, 0)[:2], _p(same_ts, 0)[3], _p(same_ts, 0)[2], *_p(same_ts, 0)[4:], *p1],
         # partition 0, source offsets 10..12 moved to the front
         "block": p0[10:13] + p0[:10] + p0[13:] + p1,
         # partition 1: offset 3 re-delivered after 4, and 4/5 swapped across that copy: 0 1 2 3 5 3 4 6 ...

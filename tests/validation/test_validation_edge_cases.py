@@ -9,8 +9,8 @@ import time
 import uuid
 
 import pytest
-from validation_helpers import make_request
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, produce, records
+from validation_helpers import make_request
 
 
 @pytest.fixture(scope="module")

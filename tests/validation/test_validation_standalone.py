@@ -58,7 +58,7 @@ def sa_topics(clusters) -> dict[str, str]:
     }
     create_pairs(list(pairs.values()))
     pairs["same"].write(base)
-    pairs["swap"].write(base, p0[:4] + [p0[5], p0[4]] + p0[6:] + rest)
+    pairs["swap"].write(base, [*p0[:4], p0[5], p0[4], *p0[6:], *rest])
     pairs["missing"].write(base, [r for i, r in enumerate(base) if i != 9])
     return {k: p.topic for k, p in pairs.items()}
 

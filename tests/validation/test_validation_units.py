@@ -4,14 +4,15 @@ arithmetic, explanations, the report and its schema, the spark-submit argument f
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import urllib.parse
 
 import pytest
 
+from msk_migrate import clients as cred
 from msk_migrate.config import AuthConfig, ClusterEndpoint
 from msk_migrate.errors import UsageError
-from msk_migrate import clients as cred
 from msk_migrate.validation.request import ValidationRequest, load_snapshot, parse_timestamp
 
 ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mm2-src-AbCdEf"
@@ -108,7 +109,7 @@ def test_spark_options_are_kafka_prefixed_and_refuse_security_overrides():
     assert opts["kafka.sasl.mechanism"] == "AWS_MSK_IAM"
     assert opts["kafka.sasl.client.callback.handler.class"].endswith("IAMClientCallbackHandler")
     assert opts["kafka.isolation.level"] == "read_committed" and opts["kafka.fetch.max.bytes"] == "1"
-    with pytest.raises(UsageError, match="sasl.jaas.config cannot be overridden"):
+    with pytest.raises(UsageError, match=r"sasl\.jaas\.config cannot be overridden"):
         cred.check_kafka_options({"sasl.jaas.config": "x"})
 
 
@@ -121,7 +122,7 @@ def test_ca_bundle_can_come_from_the_environment_without_an_arn():
 def test_msk_iam_token_is_a_presigned_connect_url():
     from botocore.credentials import Credentials
 
-    token, expiry = cred.msk_iam_token("eu-west-1", Credentials("AKIDEXAMPLE", "secret"))
+    token, _expiry = cred.msk_iam_token("eu-west-1", Credentials("AKIDEXAMPLE", "secret"))
     url = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
     parsed = urllib.parse.urlparse(url)
     q = urllib.parse.parse_qs(parsed.query)
@@ -172,7 +173,7 @@ def _order_digest_by_chunks(fps: list[int], cuts: list[int]) -> int:
 
     chunks = []
     bounds = [0, *cuts, len(fps)]
-    for first, end in zip(bounds, bounds[1:]):
+    for first, end in itertools.pairwise(bounds):
         part = [f & MASK64 for f in fps[first:end]]
         o = {(j, k): sum(((f >> (16 * j)) & 0xFFFF) * ((i >> (16 * k)) & 0xFFFF) for i, f in enumerate(part))
              for j in range(4) for k in range(2)}
@@ -192,7 +193,7 @@ def test_order_digest_is_the_same_however_spark_splits_a_partition_and_catches_e
     whole = _order_digest_by_chunks(fps, [])
     assert whole == sum((f & MASK64) * i for i, f in enumerate(fps)) % ORDER_PRIME
     assert _order_digest_by_chunks(fps, [37, 150]) == whole
-    swapped = fps[:5] + [fps[6], fps[5]] + fps[7:]  # adjacent swap
+    swapped = [*fps[:5], fps[6], fps[5], *fps[7:]]  # adjacent swap
     moved = fps[50:60] + fps[:50] + fps[60:]  # a block moved to the front
     far = list(fps)
     far[0], far[128] = far[128], far[0]  # a swap at a power-of-two distance
@@ -201,7 +202,7 @@ def test_order_digest_is_the_same_however_spark_splits_a_partition_and_catches_e
         assert _order_digest_by_chunks(other, [64]) != whole
     same = list(fps)
     same[3] = same[4]  # identical records swapped: the same sequence, the same digest
-    assert _order_digest_by_chunks(same[:3] + [same[4], same[3]] + same[5:], [2]) == _order_digest_by_chunks(same, [])
+    assert _order_digest_by_chunks([*same[:3], same[4], same[3], *same[5:]], [2]) == _order_digest_by_chunks(same, [])
 
 
 def test_synced_config_differences_skip_what_mm2_does_not_copy():

@@ -80,7 +80,7 @@ def report_from_logs(lines: list[str]) -> dict | None:
     return None
 
 
-def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | None = None, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,
+def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | None = None, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,  # noqa: E501
         container: str, region: str | None, timeout: float, poll: float = 5.0, on_status=None, clients=None):
     """Start, wait, collect: ``(TaskResult, report dict or None)``."""
     import boto3
@@ -120,7 +120,7 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
     con.print(f"preflight in ECS cluster {cluster} (network and task role of the Connect service)")
     with con.status("starting the preflight task") as status:
-        result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)
+        result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)  # noqa: E501
     if output == "json":
         emit_json({"task": result.to_dict(), "report": report})
     else:

@@ -6,9 +6,8 @@ hidden ``--ecr-endpoint-url`` option; tests point it at moto's ECR server.
 
 from __future__ import annotations
 
-import functools
-
 import base64
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar

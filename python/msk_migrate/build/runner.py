@@ -348,7 +348,7 @@ def _execute(plan: Plan, console: Console) -> dict[str, Any]:
                 if img.release_tag and plan.images_store.pushed_digest(img.repository, tag=img.release_tag) != img.reuse_digest:
                     plan.images_store.add_tag(img.repository, img.reuse_digest, img.release_tag)
                 digests[img.name] = img.reuse_digest
-                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already in {_where(plan)}; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)
+                console.print(f"{img.name}: {img.repository}:{img.commit_tag} is already in {_where(plan)}; reusing {img.reuse_digest}", soft_wrap=True, highlight=False)  # noqa: E501
     _check_local_bases(plan)
     if plan.push and not logged_in and any(not img.reuse_digest for img in plan.images):
         _login(plan, console, plan.images[0].repository_uri.split("/", 1)[0])
@@ -376,7 +376,7 @@ def _execute(plan: Plan, console: Console) -> dict[str, Any]:
                     last = next((line for line in reversed(tail) if line.strip()), f"exit code {code}")
                     done = [n for n, d in digests.items() if d]
                     pushed = f"; in {_where(plan)} already: {', '.join(done)} (no manifest written; a rerun reuses them)" if plan.push and done else ""
-                    raise dockercli.BuildError(f"{img.name}: {builder.name} {' '.join(argv[1:3]) if builder.name == 'docker' else _verb(argv)} failed: {last.strip()} (full log: {img.log_file}){pushed}")
+                    raise dockercli.BuildError(f"{img.name}: {builder.name} {' '.join(argv[1:3]) if builder.name == 'docker' else _verb(argv)} failed: {last.strip()} (full log: {img.log_file}){pushed}")  # noqa: E501
             digest = builder.digest(img)
             if plan.push:
                 digest = _verify_pushed(plan, img, digest)

@@ -1,13 +1,13 @@
 """Typed configuration, validated once, with one-line errors that name the field and the fix."""
 
-from .auth import AuthConfig, AuthMode, MSK_PORTS
+from .auth import MSK_PORTS, AuthConfig, AuthMode
 from .loader import load_yaml_model
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 
 __all__ = [
+    "MSK_PORTS",
     "AuthConfig",
     "AuthMode",
-    "MSK_PORTS",
     "ClusterEndpoint",
     "MigrationSpec",
     "WorkerSpec",

@@ -54,7 +54,7 @@ class AuthConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> "AuthConfig":
+    def _check(self) -> AuthConfig:
         if self.secrets_from == "env":
             if self.secret_arn:
                 raise ValueError("secrets_from 'env' takes no secret_arn; remove one of them")

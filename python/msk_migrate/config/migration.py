@@ -4,7 +4,7 @@ in the manner of Kafka's MirrorSourceConfig."""
 from __future__ import annotations
 
 import re
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -14,7 +14,7 @@ from .auth import AuthConfig
 from .overrides import check_overrides
 
 #: An override value as YAML gives it; rendered as Connect's string.
-OverrideValue = Union[bool, int, float, str]
+OverrideValue = bool | int | float | str
 
 _ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -156,7 +156,7 @@ class MigrationSpec(BaseModel):
         return check_overrides(info.field_name.removesuffix("_overrides"), v)
 
     @model_validator(mode="after")
-    def _modes(self) -> "MigrationSpec":
+    def _modes(self) -> MigrationSpec:
         if self.exactly_once and not self.read_committed:
             raise ValueError("exactly_once needs read_committed: true (uncommitted source records would be copied)")
         if self.emit_checkpoints and not self.emit_offset_syncs:
@@ -223,7 +223,7 @@ class WorkerSpec(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _ports(self) -> "WorkerSpec":
+    def _ports(self) -> WorkerSpec:
         if self.rest_port == self.metrics_port:
             raise ValueError("rest_port and metrics_port must differ")
         return self

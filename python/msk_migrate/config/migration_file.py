@@ -26,7 +26,7 @@ class MigrationFile(BaseModel):
     worker: WorkerSpec = Field(default_factory=WorkerSpec)
 
     @model_validator(mode="after")
-    def _aliases(self) -> "MigrationFile":
+    def _aliases(self) -> MigrationFile:
         if self.source.alias == self.target.alias:
             raise ValueError("source.alias and target.alias must differ")
         return self

@@ -20,8 +20,8 @@ import fnmatch
 import functools
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 KEYS_FILE = Path(__file__).with_name("kafka_config_keys.json")
 

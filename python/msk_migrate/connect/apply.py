@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import UsageError
 from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, SOURCE_CONNECTOR_CLASS

@@ -20,8 +20,9 @@ from .rest import ConnectClient, ConnectorFailed
 from .sources import from_dir, from_s3
 
 
-def _flow(kw: dict, need_flow: bool = False) -> Flow | None:
-    """The flow and worker of the options; ``None`` when neither --env/--config/--local was given."""
+def _flow(kw: dict, need_flow: bool = False) -> Flow:
+    """The flow and worker of the options (a flow without migration when neither --env/--config/--local
+    was given: only the worker named by --connect-url)."""
     env, config, local = kw.pop("env", None), kw.pop("config", None), kw.pop("local", False)
     url, tb, local_dir = kw.pop("connect_url", None), kw.pop("target_bootstrap", None), kw.pop("local_dir", None)
     if env or config or local:

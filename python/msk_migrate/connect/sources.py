@@ -73,6 +73,6 @@ def check_no_plaintext_secrets(configs: dict[str, dict[str, str]]) -> None:
             if "jaas" in key and re.search(r'password="(?!\$\{)', value):
                 raise UsageError(f"{name}: {key}", "contains a plaintext password",
                                  "reference it as ${env:VAR} and inject VAR from Secrets Manager")
-            if key.endswith(("ssl.keystore.key", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) and value and not value.startswith("${"):
+            if key.endswith(("ssl.keystore.key", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) and value and not value.startswith("${"):  # noqa: E501
                 raise UsageError(f"{name}: {key}", "contains a plaintext secret",
                                  "reference it as ${env:VAR} or ${file:PATH:KEY}")

@@ -69,7 +69,7 @@ EOS_MIN_CONNECT = (3, 5)
 
 
 def _version_tuple(version: str) -> tuple[int, int]:
-    major, minor = (version.split(".") + ["0"])[:2]
+    major, minor = ([*version.split("."), "0"])[:2]
     return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
@@ -76,7 +77,7 @@ class AdminSession:
         self._topics: dict[str, int] | None = None
 
     @classmethod
-    def for_endpoint(cls, role: str, endpoint, timeout: float = 15.0) -> "AdminSession":
+    def for_endpoint(cls, role: str, endpoint, timeout: float = 15.0) -> AdminSession:
         """A session that has proven it reaches the cluster (metadata within ``timeout``)."""
         session = cls(role, client_config(role, endpoint), timeout)
         session.topics()

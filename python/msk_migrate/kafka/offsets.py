@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import OffsetSpec

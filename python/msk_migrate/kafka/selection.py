@@ -8,8 +8,8 @@ would be cut in two by MM2, so :func:`check_mm2_regexes` refuses it up front.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 
 def check_mm2_regexes(values: Iterable[str], field_name: str) -> list[str]:

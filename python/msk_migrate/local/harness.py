@@ -12,8 +12,9 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import versions
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
@@ -110,7 +111,7 @@ class LocalEnvironment:
                     state.setdefault("versions", {})[role] = version
                     self._save(state)
                 wait_broker_ready(rec, port)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=ensure_broker, args=(r,)) for r in brokers]
@@ -196,7 +197,10 @@ class LocalEnvironment:
         """Start worker ``index`` again after it died (kill -9 in the fault suite); same ports and group."""
         state = self._load()
         self._ensure_workers(state)
-        return self._rec(state, self.worker_name(index))
+        rec = self._rec(state, self.worker_name(index))
+        if rec is None:
+            raise RuntimeError(f"worker {self.worker_name(index)} was not started")
+        return rec
 
     def worker_urls(self) -> list[str]:
         state = self._load()
@@ -210,7 +214,7 @@ class LocalEnvironment:
     def _safe(errors: list[BaseException], fn: Callable, *args: Any) -> None:
         try:
             fn(*args)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     def status(self) -> dict[str, Any]:

@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 import click
+from rich.table import Table
 
 from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, human, output_option
-from ..errors import UsageError
 from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
+from ..errors import UsageError
 from ..tables import colour, table
 
 
@@ -184,7 +185,7 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], **kw) -> None:
 
 
 # ---- lag -------------------------------------------------------------------------------------------
-def lag_table(rows: list) -> object:
+def lag_table(rows: list) -> Table:
     t = table("replication lag (source -> target)",
               ("topic", "p", "source LSO", "replicated", "behind", "age s", "latency s", "status"),
               numeric=("p", "source LSO", "replicated", "behind", "age s", "latency s"))

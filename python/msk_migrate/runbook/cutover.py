@@ -16,9 +16,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..config.migration import MigrationSpec
 from ..connect.apply import connector_problems, status_rows
 from ..connect.rest import ConnectClient
-from ..config.migration import MigrationSpec
 from ..errors import UsageError
 from ..kafka.admin import AdminSession
 from .lag import measure_lag
@@ -53,7 +53,7 @@ def read_report(location: str) -> dict:
     except (ValueError, OSError) as exc:
         raise UsageError("--validation-report", f"cannot read {location}: {str(exc).splitlines()[0]}",
                          "pass the report.json written by `msk-migrate validate`") from None
-    except Exception as exc:  # noqa: BLE001 - botocore errors
+    except Exception as exc:
         raise UsageError("--validation-report", f"cannot read {location}: {str(exc).splitlines()[0]}",
                          "check the S3 URI and your credentials") from None
     if not isinstance(data, dict) or "verdict" not in data:
@@ -67,7 +67,7 @@ def check_validation(location: str, max_age_s: float) -> Condition:
     age = None
     if finished:
         t = dt.datetime.fromisoformat(finished.replace("Z", "+00:00"))
-        age = (dt.datetime.now(dt.timezone.utc) - t).total_seconds()
+        age = (dt.datetime.now(dt.UTC) - t).total_seconds()
     fresh = age is not None and age <= max_age_s
     ok = rep["verdict"] == "match" and fresh
     age_text = f"{age / 60:.0f} min old" if age is not None else "no finish time"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from ..connect.rest import ConnectClient
 from ..config.migration import MigrationSpec
+from ..connect.rest import ConnectClient
 from ..kafka.admin import AdminSession
 from ..kafka.offsets import last_stable_offsets, newest_timestamps, partitions, records_between, start_offsets
 from ..kafka.selection import topic_selection

@@ -9,12 +9,12 @@ and run after deploy with ``--target-bootstrap``. Unreachable clusters raise (ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from ..kafka.capacity import require_replication_factors  # noqa: F401 - re-exported
 from ..kafka.admin import AdminSession
+from ..kafka.capacity import require_replication_factors  # noqa: F401 - re-exported
 from ..kafka.offsets import end_offsets, partitions
 from ..kafka.selection import group_selection, topic_selection
 
@@ -68,7 +68,7 @@ def check_source_version(p: Preflight) -> None:
         p.report.add("source broker version", "ok",
                      f"{brokers} broker(s); DescribeCluster supported, so Kafka >= 2.8 "
                      "(Connect 3.9 and 4.x clients both work)")
-    except Exception:  # noqa: BLE001 - old brokers reject DescribeCluster
+    except Exception:
         p.report.add("source broker version", "warn",
                      "DescribeCluster unsupported: Kafka < 2.8. Keep the Connect image on Kafka 3.9 "
                      "(4.x clients need brokers >= 2.1; see docs/runbooks/migration.md)")

@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -90,12 +91,14 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
     for f in futs.values():
         f.result(timeout=30)
     p = Producer(quiet({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "lz4"}))
-    for topic, (parts, n, cfg) in DEMO_TOPICS.items():
+    for topic, (_parts, n, cfg) in DEMO_TOPICS.items():
         if topic == "shop.payments":
             continue
         say(f"producing {n:,} records to {topic}")
         compact = cfg.get("cleanup.policy") == "compact"
         for i in range(n):
+            key: bytes | None
+            value: bytes | None
             if compact:
                 key = f"customer-{i % 2000}".encode()
                 value = None if i % 11 == 0 else f'{{"customer":{i % 2000},"version":{i}}}'.encode()
@@ -134,7 +137,7 @@ def _commit_groups(bootstrap: str) -> None:
         parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         offsets = []
         for p in parts:
-            lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             offsets.append(TopicPartition(topic, p, int(hi * fraction)))
         _commit(c, offsets)
         c.close()
@@ -142,7 +145,6 @@ def _commit_groups(bootstrap: str) -> None:
 
 def _commit(consumer: Consumer, offsets: list[TopicPartition]) -> None:
     """Commit, retrying while a fresh cluster's group coordinator is still being elected/loaded."""
-    from confluent_kafka import KafkaException
 
     for attempt in range(15):
         try:
@@ -224,7 +226,7 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             result, ok = fn(), True
         except StepFailed as exc:
             result, ok = str(exc), False
-        except Exception as exc:  # noqa: BLE001 - the table shows it; the environment stays up to look at
+        except Exception as exc:
             result, ok = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
         res.steps.append(Step(name, ok, round(time.time() - t, 1), result))
         if not ok:
@@ -326,7 +328,10 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             conds = cutover_check(ctx["S"], ctx["T"], ctx["client"], m, "source", [MOVED_GROUP, ROLLBACK_GROUP], 0, None,
                                   100_000, ctx.get("report"), 3600)
             conds = [c for c in conds if c.name != "validation report" or validate]
-            return conds if all(c.ok for c in conds) else (ctx.__setitem__("conds", conds) or None)
+            if all(c.ok for c in conds):
+                return conds
+            ctx["conds"] = conds
+            return None
 
         conds = _wait(ready, 60, 3)
         if not conds:
@@ -381,7 +386,7 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         S = ctx["S"]
         want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
         tps = partitions(S, [ROLLBACK_TOPIC])
-        got = _wait(lambda: sum(end_offsets(S, tps).values()) >= want and sum(end_offsets(S, tps).values()), 120, 1)
+        got = _wait(lambda: (n := sum(end_offsets(S, tps).values())) >= want and n, 120, 1)
         time.sleep(2)  # nothing more may arrive: the reverse flow copies only what the producers wrote
         got = sum(end_offsets(S, tps).values())
         if got != want:

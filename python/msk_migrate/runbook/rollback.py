@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..connect.apply import apply, validate_all

@@ -10,7 +10,7 @@ See docs/validation.md.
 
 from .request import PartitionRange, ValidationRequest
 
-__all__ = ["ValidationRequest", "PartitionRange", "run_validation", "Report"]
+__all__ = ["PartitionRange", "Report", "ValidationRequest", "run_validation"]
 
 
 def __getattr__(name: str):  # lazy: importing the package must not import pyspark

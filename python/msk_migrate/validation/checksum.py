@@ -52,10 +52,10 @@ class Digest:
     def order_fingerprint(self) -> str:
         return f"{self.order:016x}"
 
-    def same_records(self, other: "Digest") -> bool:
+    def same_records(self, other: Digest) -> bool:
         return self.count == other.count and self.sums["fp"] == other.sums["fp"]
 
-    def same_order(self, other: "Digest") -> bool:
+    def same_order(self, other: Digest) -> bool:
         return self.order == other.order
 
 

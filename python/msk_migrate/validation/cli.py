@@ -151,7 +151,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
         data["offsets_snapshot"] = load_snapshot(kw["offsets_snapshot"])
     if not kw.get("no_report"):
         data["report_dir"] = kw.get("report_dir") or str(
-            Path("reports") / f"validation-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+            Path("reports") / f"validation-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}"
         )
     flag = {
         "from_timestamp_ms": "--from-timestamp", "until_timestamp_ms": "--until-timestamp",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -43,7 +44,7 @@ def spark_progress(console: Console) -> Iterator[Any]:
                         stages.append(str(sid))
                 if total:
                     progress.update(task, total=total, completed=done, stage=f"stage {','.join(stages)}")
-            except Exception:  # noqa: BLE001 - the session may be stopping
+            except Exception:
                 pass
 
     def say(phase: str) -> None:

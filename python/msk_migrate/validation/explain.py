@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .diff import DiffResult
 
 
-def reorder_samples(mis: DataFrame, out: dict[TP, "DiffResult"], n: int) -> None:
+def reorder_samples(mis: DataFrame, out: dict[TP, DiffResult], n: int) -> None:
     """The first ``n`` out-of-order points per partition (source order): the record and its source
     predecessor, with their first offsets on both sides."""
     w = Window.partitionBy("topic", "partition").orderBy("s_first")
@@ -52,7 +52,7 @@ def _kinds(s: Any, t: Any) -> list[str]:
     return kinds
 
 
-def explain_local(rows: list[Any], out: dict[TP, "DiffResult"], latest_topics: set[str], n: int) -> None:
+def explain_local(rows: list[Any], out: dict[TP, DiffResult], latest_topics: set[str], n: int) -> None:
     """The driver-side twin of :func:`pairs` + :func:`samples` for small differences (same rules)."""
     missing = [r for r in rows if r["t_n"] == 0]
     unexpected = [r for r in rows if r["s_n"] == 0]

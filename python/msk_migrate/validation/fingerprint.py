@@ -38,10 +38,7 @@ def fingerprinted(df: DataFrame, no_ts_topics: set[str], detail: bool = True) ->
     """Adds ts_used, fp, chunk, idx, key_null, value_null and (with ``detail``) h_key, h_value,
     h_headers, h_headers_sorted, h_ts and a key sample; drops the raw key, value and headers."""
     n_headers = F.coalesce(F.size("headers"), F.lit(0))
-    if no_ts_topics:
-        ts_used = F.when(F.col("topic").isin(sorted(no_ts_topics)), F.lit(0).cast("long")).otherwise(F.col("ts_ms"))
-    else:
-        ts_used = F.col("ts_ms")
+    ts_used = F.when(F.col("topic").isin(sorted(no_ts_topics)), F.lit(0).cast("long")).otherwise(F.col("ts_ms")) if no_ts_topics else F.col("ts_ms")
     mid = F.monotonically_increasing_id()
     df = (
         df.withColumn("_mid", mid)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .. import __version__
 from ..clients import SecretResolver
@@ -44,7 +45,7 @@ def _spark_step(role: str, fn: Callable[[], Any]) -> Any:
         return fn()
     except (UsageError, UnreachableError):
         raise
-    except Exception as exc:  # noqa: BLE001 - py4j errors
+    except Exception as exc:
         raise _spark_error(role, exc) from None
 
 

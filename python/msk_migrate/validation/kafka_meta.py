@@ -4,8 +4,9 @@ topic configs (the ones MM2 syncs), and offsets by time / earliest / latest for 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec

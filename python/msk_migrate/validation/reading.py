@@ -8,8 +8,8 @@ spark-sql-kafka jars, and the job runs unchanged on EMR, Glue and local Spark.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -38,7 +38,7 @@ class ReadPlan:
     latest_per_key_topics: set[str] = field(default_factory=set)
     min_partitions: int | None = None
 
-    def restricted(self, tps: Iterable[TP]) -> "ReadPlan":
+    def restricted(self, tps: Iterable[TP]) -> ReadPlan:
         keep = set(tps)
         return ReadPlan(
             self.options,

@@ -35,7 +35,7 @@ class SideDigest:
     tombstones: int
 
     @classmethod
-    def of(cls, d: Any, rng: tuple[int, int] | None) -> "SideDigest":
+    def of(cls, d: Any, rng: tuple[int, int] | None) -> SideDigest:
         return cls(
             d.count, d.min_ts, d.max_ts, d.fingerprint, d.order_fingerprint,
             rng[0] if rng else None, rng[1] if rng else None, d.null_keys, d.tombstones,
@@ -268,7 +268,7 @@ def check_destination(dest: str) -> None:
         bucket, _ = split_s3(dest)
         try:
             _s3().head_bucket(Bucket=bucket)
-        except Exception as exc:  # noqa: BLE001 - botocore errors
+        except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UsageError(
                 "--report-dir", f"cannot write to bucket {bucket!r}: {first}", "check the bucket name and s3:PutObject access"

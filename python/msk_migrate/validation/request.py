@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..config.migration import ClusterEndpoint, check_regexes, MigrationSpec
+from ..config.migration import ClusterEndpoint, MigrationSpec, check_regexes
 from ..errors import UsageError
 
 Mode = Literal["auto", "checksum", "full"]
@@ -39,14 +39,14 @@ def parse_timestamp(text: str | int | None, field: str) -> int | None:
     except ValueError:
         raise UsageError(field, f"{s!r} is not a timestamp", "use ISO-8601 (2025-01-31T12:00:00Z) or epoch ms") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=dt.UTC)
     return int(parsed.timestamp() * 1000)
 
 
 def iso(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class PartitionRange(BaseModel):
@@ -55,7 +55,7 @@ class PartitionRange(BaseModel):
     end: int = Field(ge=0, description="Source offset after the last record compared (exclusive).")
 
     @model_validator(mode="after")
-    def _order(self) -> "PartitionRange":
+    def _order(self) -> PartitionRange:
         if self.start is not None and self.start > self.end:
             raise ValueError(f"start {self.start} is after end {self.end}")
         return self
@@ -84,7 +84,7 @@ def load_snapshot(path: str | Path) -> dict[str, dict[int, PartitionRange]]:
                 raise UsageError(f"{field} {topic}", f"partition {p!r} is not a number")
             try:
                 rng = PartitionRange(end=spec) if isinstance(spec, int) else PartitionRange.model_validate(spec)
-            except Exception as exc:  # noqa: BLE001 - pydantic error -> one line
+            except Exception as exc:
                 msg = str(exc).splitlines()[-2].strip() if "\n" in str(exc) else str(exc)
                 raise UsageError(f"{field} {topic}[{p}]", msg, "give an end offset or {start, end}") from None
             out[topic][int(p)] = rng
@@ -145,7 +145,7 @@ class ValidationRequest(BaseModel):
         return check_regexes(v, "exclude_regexes")
 
     @model_validator(mode="after")
-    def _check(self) -> "ValidationRequest":
+    def _check(self) -> ValidationRequest:
         if not self.topics and not self.topic_regex and not self.offsets_snapshot:
             raise ValueError("give --topics, --topic-regex or --offsets-snapshot")
         if self.offsets_snapshot and (self.from_timestamp_ms is not None or self.until_timestamp_ms is not None):

@@ -48,9 +48,8 @@ def known_args(argv: list[str]) -> list[str]:
                     i += 1
                 if value is None or value.lower() == "true":
                     out.append(name)
-        elif arg.startswith("--"):
-            if "=" not in arg and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-                i += 1  # skip the foreign option's value
+        elif arg.startswith("--") and "=" not in arg and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            i += 1  # skip the foreign option's value
         i += 1
     return out
 
@@ -58,8 +57,8 @@ def known_args(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
-    from msk_migrate.validation.cli import run_cli
     from msk_migrate.clients import REDACTION_REGEX
+    from msk_migrate.validation.cli import run_cli
 
     spark = (
         SparkSession.builder.appName("msk-migrate-validate")

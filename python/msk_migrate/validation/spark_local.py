@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 from .. import versions
+from ..clients import REDACTION_REGEX
 from ..errors import UsageError
 from ..paths import JVM_DIR, LOCAL_DIR
-from ..clients import REDACTION_REGEX
 
 _VERSIONED = re.compile(r"^(?P<artifact>.+)-(?P<version>\d[^-]*(?:-[A-Za-z0-9.]+)*)\.jar$")
 

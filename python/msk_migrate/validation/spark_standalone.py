@@ -76,7 +76,7 @@ class StandaloneCluster:
         p = self.base / f"{name}.log"
         return p.read_text(errors="replace") if p.exists() else ""
 
-    def start(self, timeout: float = 120) -> "StandaloneCluster":
+    def start(self, timeout: float = 120) -> StandaloneCluster:
         self.base.mkdir(parents=True, exist_ok=True)
         self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                     "--port", str(self.port), "--webui-port", str(_free_port()))
@@ -115,7 +115,7 @@ class StandaloneCluster:
                 p.wait(timeout=10)
         self.procs.clear()
 
-    def __enter__(self) -> "StandaloneCluster":
+    def __enter__(self) -> StandaloneCluster:
         return self.start()
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:

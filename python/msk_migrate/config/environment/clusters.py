@@ -122,7 +122,7 @@ class MskCreate(BaseModel):
 
     cluster_name: str | None = Field(None, description="Default: <prefix>.")
     kafka_version: str = Field("3.9.x", description=f"An MSK version supported for new clusters: {', '.join(SUPPORTED_MSK_VERSIONS)}.")
-    instance_type: str = Field("kafka.m7g.large", description="MSK Standard broker type: kafka.t3.small, kafka.m5.large ... 24xlarge, kafka.m7g.large ... 16xlarge.")
+    instance_type: str = Field("kafka.m7g.large", description="MSK Standard broker type: kafka.t3.small, kafka.m5.large ... 24xlarge, kafka.m7g.large ... 16xlarge.")  # noqa: E501
     broker_count: int = Field(3, ge=3, le=60, description="Brokers; a multiple of the number of subnets.")
     ebs_gb: int = Field(1000, ge=1, le=16384, description="EBS volume per broker (GiB) at creation.")
     max_ebs_gb: int | None = Field(

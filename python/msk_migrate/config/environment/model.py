@@ -41,7 +41,7 @@ class EnvironmentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Environment name; equals the file name (dev for dev.yaml).")
-    account_id: str = Field(description="AWS account (quoted 12 digits); the provider gets allowed_account_ids = [account_id], so credentials of another account fail before changing anything.")
+    account_id: str = Field(description="AWS account (quoted 12 digits); the provider gets allowed_account_ids = [account_id], so credentials of another account fail before changing anything.")  # noqa: E501
     region: str = Field(description="AWS region with MSK, e.g. eu-west-1 (checked against botocore's endpoint data).")
     owner: str = Field(description="Team or person owning the resources (default tag 'owner').")
     project: str = Field("msk-migrate", description="Default tag 'project'.")
@@ -286,6 +286,6 @@ def load_environments(paths: list[Path]) -> list[EnvironmentConfig]:
     seen: dict[str, str] = {}
     for p, env in zip(paths, envs, strict=False):
         if env.resource_prefix in seen:
-            raise UsageError(f"{Path(p).name}: prefix", f"{env.resource_prefix!r} is also used by {seen[env.resource_prefix]}", "give each environment its own prefix")
+            raise UsageError(f"{Path(p).name}: prefix", f"{env.resource_prefix!r} is also used by {seen[env.resource_prefix]}", "give each environment its own prefix")  # noqa: E501
         seen[env.resource_prefix] = Path(p).name
     return envs
