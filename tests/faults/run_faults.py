@@ -54,7 +54,8 @@ What each fault did:
 
 Not covered here: an AZ outage or network partition of the real MSK/ECS deployment (no AWS in this
 environment); a worker killed **without** a replacement waits for Connect's `scheduled.rebalance.max.delay.ms`
-(5 min by default) before its tasks move (incremental cooperative rebalancing).
+(5 min by default) before its tasks move (incremental cooperative rebalancing). The same delay can apply
+when the replacement rejoins only after the group has rebalanced without it (bound per fault: 600 s).
 """
 
 

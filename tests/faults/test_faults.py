@@ -25,6 +25,11 @@ def rig():
     r.down()
 
 
+#: Bound of one scenario. A killed worker's tasks can wait for Connect's scheduled.rebalance.max.delay.ms
+#: (5 min by default) when its replacement rejoins after the group already rebalanced, so 600 s, not less.
+SCENARIO_TIMEOUT = 600
+
+
 @pytest.fixture(scope="module")
 def results(rig):
     """ALO: kill -9 of a worker, a task failing once; EOS: kill -9 of a worker. One validation run."""
@@ -33,9 +38,9 @@ def results(rig):
     out = {}
     rig.up(exactly_once=False)
     for fault in ("kill-9-worker", "task-fails-once"):
-        out[("at-least-once", fault)] = rig.run(fault, FAULTS[fault], timeout=300)
+        out[("at-least-once", fault)] = rig.run(fault, FAULTS[fault], timeout=SCENARIO_TIMEOUT)
     rig.up(exactly_once=True)
-    out[("exactly-once", "kill-9-worker")] = rig.run("kill-9-worker", FAULTS["kill-9-worker"], timeout=300)
+    out[("exactly-once", "kill-9-worker")] = rig.run("kill-9-worker", FAULTS["kill-9-worker"], timeout=SCENARIO_TIMEOUT)
     spark = local_spark("local[2]", driver_memory="1g")
     rig.validate(list(out.values()), spark=spark)
     for r in out.values():  # shown with -s / in the CI log: the figures behind the assertions
