@@ -213,6 +213,10 @@ class WorkerSpec(BaseModel):
     metrics_port: int = Field(9404, ge=1, le=65535, description="JMX Prometheus agent /metrics port.")
     heap: str = Field("1g", pattern=r"^\d+[mMgG]$", description="JVM max heap (-Xmx) of the worker.")
     offset_flush_interval_ms: int = Field(10000, ge=100, description="Source offset commit period.")
+    scheduled_rebalance_max_delay_ms: int = Field(
+        300000, ge=0,
+        description="How long the group keeps a departed worker's tasks unassigned, waiting for it to return "
+        "(Connect's default; ECS replaces a stopped task within this). Lower = faster takeover after a crash.")
     auto_restart: bool = Field(
         True, description="Restart FAILED MM2 tasks automatically (REST extension in the worker, back-off + cap)."
     )

@@ -119,6 +119,7 @@ def worker_properties(
         "offset.storage.replication.factor": str(worker.replication_factor),
         "status.storage.replication.factor": str(worker.replication_factor),
         "offset.flush.interval.ms": str(worker.offset_flush_interval_ms),
+        "scheduled.rebalance.max.delay.ms": str(worker.scheduled_rebalance_max_delay_ms),
         "key.converter": BYTES_CONVERTER,
         "value.converter": BYTES_CONVERTER,
         "header.converter": BYTES_CONVERTER,

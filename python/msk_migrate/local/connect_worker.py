@@ -33,6 +33,8 @@ def local_worker_spec(group_id: str = "mm2-connect", rest_port: int | None = Non
         metrics_port=metrics_port or free_port(),
         heap="512m",
         offset_flush_interval_ms=2000,
+        # A local worker killed on purpose (fault suite) is restarted at once: its tasks need not wait 5 min.
+        scheduled_rebalance_max_delay_ms=20000,
     )
 
 
