@@ -28,7 +28,8 @@ def require(tool: str, hint: str) -> str:
 #   infra       cdktf synth / terraform                      prometheus  Debian prometheus / promtool
 #   aws         moto's server                                images      buildah / registry / skopeo
 #   jvm         Maven builds                                 faults      fault injection (slow)
-HEAVY_TIERS = ("kafka", "spark", "infra", "prometheus", "aws", "images", "jvm", "faults")
+#   cli         every command fed malformed values (hundreds of in-process runs, minutes)
+HEAVY_TIERS = ("kafka", "spark", "infra", "prometheus", "aws", "images", "jvm", "faults", "cli")
 FIXTURE_TIERS = {
     "local_env": "kafka", "clusters": "kafka", "spark": "spark", "synth": "infra",
     "terraform_bin": "infra", "terraform_env": "infra", "promtool": "prometheus",
@@ -39,6 +40,7 @@ FIXTURE_TIERS = {
 PATH_TIERS = {
     "tests/integration/": "kafka",
     "tests/faults/": "faults",
+    "tests/unit/test_cli_bad_input.py": "cli",
     "tests/images/test_dockerfiles.py::test_connect_maven_stage": "jvm",
     "tests/images/test_buildah_images.py": "images",
     "tests/infra/test_infra_cdktf_cli.py": "infra",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import click
 from ..connect.rest import CA_ENV, SECRET_ARN_ENV
 from ..errors import UsageError
 from ..paths import LOCAL_DIR, REPO_ROOT
+from .identifiers import SECRET_ARN
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 
 ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
@@ -169,9 +171,26 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
 
 def _to_environment(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """REST credentials and CA reach every ConnectClient of the command through its environment
-    variable (connect/rest.py reads them), so no command signature carries them."""
-    if value and param.envvar:
+    variable (connect/rest.py reads them), so no command signature carries them. Checked here, at
+    parse time, for every command that takes them (even one that ends up not calling the worker)."""
+    if not value:
+        return
+    if param.name == "connect_secret_arn" and not SECRET_ARN.match(value):
+        raise UsageError("--connect-secret-arn", f"{value!r} is not a Secrets Manager secret ARN",
+                         "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME (stack output connect_rest_auth_secret_arn)")
+    if param.name == "connect_ca" and not Path(value).is_file():
+        raise UsageError("--connect-ca", f"{value} is not a file", "pass the PEM CA bundle of the worker's certificate")
+    if param.envvar:
         os.environ[str(param.envvar)] = value
+
+
+def _check_target_bootstrap(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        parts = [p.strip() for p in value.split(",")]
+        if not all(re.fullmatch(r"[A-Za-z0-9_.\-\[\]:]+:\d{1,5}", p) for p in parts):
+            raise UsageError("--target-bootstrap", f"{value!r} is not a host:port[,host:port...] list",
+                             "pass the stack output target_bootstrap_brokers_connect")
+    return value
 
 
 def flow_options(f):
@@ -180,10 +199,10 @@ def flow_options(f):
                      help=f"PEM CA bundle of an HTTPS worker with a private CA (env {CA_ENV}).")(f)
     f = click.option("--connect-secret-arn", envvar=SECRET_ARN_ENV, expose_value=False, callback=_to_environment,
                      help="Secrets Manager secret with the worker's REST username/password (stack output "
-                          "connect_rest_secret_arn; or env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
+                          "connect_rest_auth_secret_arn; or env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
     f = click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True,
                      envvar="MSK_MIGRATE_LOCAL_ENV_DIR")(f)
-    f = click.option("--target-bootstrap", "target_bootstrap", envvar="MSK_MIGRATE_TARGET_BOOTSTRAP",
+    f = click.option("--target-bootstrap", "target_bootstrap", envvar="MSK_MIGRATE_TARGET_BOOTSTRAP", callback=_check_target_bootstrap,
                      help="Target bootstrap servers for --env (stack output target_bootstrap_brokers_connect).")(f)
     f = click.option("--connect-url", "connect_url", envvar="MSK_MIGRATE_CONNECT_URL",
                      help="Kafka Connect REST URL, http(s) (stack output connect_rest_url).")(f)

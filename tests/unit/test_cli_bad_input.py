@@ -1,0 +1,206 @@
+"""Every command and every option of `msk-migrate`, fed malformed values: exit 2, one line, no traceback.
+
+The table is generated from the click command tree, so a new command or option cannot escape it:
+each option is classified below (a malformed value for it, or listed as free text that accepts any
+value). Baselines make the rest of the command line valid and point at endpoints that do not exist,
+so a value that escaped validation shows up as a wrong exit code, never as a change anywhere.
+"""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from msk_migrate.cli import cli
+from msk_migrate.cliutil import run_cli
+
+NOWHERE_URL = "http://127.0.0.1:9"
+MISSING_FILE = "/nonexistent-msk-migrate/input.yaml"
+UNWRITABLE = "/proc/msk-migrate-no-such-dir/out"
+
+#: Malformed values per long option name.
+BAD_BY_NAME: dict[str, list[str]] = {
+    "--connect-url": ["ht!tp://x", "ftp://127.0.0.1:8083", "127.0.0.1:8083", "http://"],
+    "--connect-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
+    "--connect-ca": [MISSING_FILE],
+    "--target-bootstrap": ["no-port", "host:notaport", ","],
+    "--env": ["../prod", "UPPER"],
+    "--config": [MISSING_FILE],
+    "--out": [UNWRITABLE],
+    "--report-dir": [UNWRITABLE + "/reports", "s3:/no-bucket"],
+    "--from-s3": ["s3:/bucket", "https://bucket/prefix", "s3://"],
+    "--source-bootstrap-servers": ["no-port", "host:notaport", ","],
+    "--target-bootstrap-servers": ["no-port", "host:notaport", ","],
+    "--source-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
+    "--target-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
+    "--source-ca-secret-arn": ["arn:aws:s3:::bucket"],
+    "--target-ca-secret-arn": ["arn:aws:s3:::bucket"],
+    "--topic-regex": ["a,b", "(unclosed"],
+    "--exclude-regex": ["(unclosed"],
+    "--topic-map": ["no-equals-sign", "a=", "=b"],
+    "--topics": ["a,,b", "bad topic name"],
+    "--topic": ["bad topic name", ""],
+    "--from-timestamp": ["yesterday-ish", "2026-13-45T00:00:00Z"],
+    "--until-timestamp": ["yesterday-ish"],
+    "--kafka-option": ["no-equals", "security.protocol=PLAINTEXT"],
+    "--ignore-config": ["", "not a config key!"],
+    "--tag": ["latest", "has space"],
+    "--kafka-version": ["latest", "2.8.0"],
+    "--images": ["no-such-image"],
+    "--repository-prefix": ["UPPER/Case!"],
+    "--group": ["", "bad group\n"],
+    "--validation-report": [MISSING_FILE],
+    "--builder": ["bogus-builder"],
+    "--registry": ["not a host!"],
+    "--region": ["eu-westt-1"],
+    # `local up --dir` creates a missing directory (a valid value): only an unwritable one is bad.
+    "local up --dir": [UNWRITABLE + "/env"],
+    "account": ["12345", "not-an-account"],
+    "region": ["eu-westt-1", "EU-WEST-1"],
+}
+#: Options whose every value is acceptable here, with why.
+FREE_TEXT = {
+    "--s3-endpoint-url": "test hook (moto)", "--ecr-endpoint-url": "test hook (moto)",
+    "--local-dir": "test hook (hidden)", "names": "connector names: the worker answers 404 for unknown ones",
+    "--ecs-cluster": "read only with --in-vpc", "--ecs-service": "read only with --in-vpc",
+    "--task-definition": "read only with --in-vpc", "--container": "read only with --in-vpc",
+    "local status --dir": "a missing directory is a valid answer: nothing is running there",
+    "local down --dir": "a missing directory is a valid answer: nothing to stop",
+}
+
+FLOW = ["--config", "tests/unit/data/nowhere-flow.yaml", "--connect-url", NOWHERE_URL]
+#: The rest of a valid command line for each command (so only the option under test is wrong).
+BASE: dict[str, list[str]] = {
+    "local up": ["--dir", UNWRITABLE],
+    "local status": ["--dir", UNWRITABLE],
+    "local down": ["--dir", UNWRITABLE],
+    "connectors render": ["--config", "tests/unit/data/nowhere-flow.yaml"],
+    "connectors apply": [*FLOW],
+    "connectors status": [*FLOW],
+    "connectors restart": [*FLOW, "mm2-source"],
+    "connectors pause": [*FLOW, "mm2-source"],
+    "connectors resume": [*FLOW, "mm2-source"],
+    "connectors delete": [*FLOW, "mm2-source"],
+    "preflight": [*FLOW],
+    "offsets verify": [*FLOW],
+    "offsets sync": [*FLOW, "--group", "g1", "--dry-run"],
+    "offsets snapshot": [*FLOW, "--out", "/tmp/msk-migrate-bad-input-snapshot.json"],
+    "lag": [*FLOW],
+    "cutover check": [*FLOW, "--group", "g1"],
+    "rollback plan": [*FLOW, "--topic", "orders"],
+    "rollback apply": [*FLOW, "--topic", "orders"],
+    "cleanup": [*FLOW],
+    "validate": ["--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
+                 "--topics", "t", "--no-report", "--metadata-timeout", "1"],
+    "build-images": ["123456789012", "eu-west-1", "--dry-run"],
+}
+#: Commands never fed values here, with the reason.
+EXEMPT = {"rehearse": "starts the local environment; its valued options are Choices (click-checked)"}
+
+
+def _leaves(group: click.Group, path: tuple[str, ...] = ()):
+    for name, cmd in sorted(group.commands.items()):
+        if isinstance(cmd, click.Group):
+            yield from _leaves(cmd, (*path, name))
+        else:
+            yield " ".join((*path, name)), cmd
+
+
+def _long_name(param: click.Parameter) -> str:
+    if isinstance(param, click.Argument):
+        return param.name or "?"
+    longs = [o for o in param.opts if o.startswith("--")]
+    return longs[0] if longs else param.opts[0]
+
+
+def _bad_values(param: click.Parameter, path: str = "") -> list[str] | None:
+    name = _long_name(param)
+    if f"{path} {name}" in FREE_TEXT:
+        return []
+    if f"{path} {name}" in BAD_BY_NAME:
+        return list(BAD_BY_NAME[f"{path} {name}"])
+    if isinstance(param, click.Option) and (param.is_flag or param.count):
+        return []
+    if isinstance(param, click.Option) and param.hidden and name not in BAD_BY_NAME:
+        return []
+    if name in {"--output", "--help"} and isinstance(param.type, click.Choice):
+        return ["bogus-output"]
+    if name in BAD_BY_NAME:
+        values = list(BAD_BY_NAME[name])
+    elif name in FREE_TEXT:
+        return []
+    elif isinstance(param.type, click.Choice):
+        values = ["bogus-choice"]
+    elif isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
+        values = ["abc", "-5"]
+    elif isinstance(param.type, click.Path | click.File):
+        values = [MISSING_FILE]
+    else:
+        return None  # unclassified
+    return values
+
+
+def _cases():
+    cases, unclassified = [], []
+    for path, cmd in _leaves(cli):
+        if path in EXEMPT:
+            continue
+        if path not in BASE:
+            unclassified.append(f"{path}: no baseline command line in BASE")
+            continue
+        for param in cmd.params:
+            values = _bad_values(param, path)
+            if values is None:
+                unclassified.append(f"{path} {_long_name(param)}")
+                continue
+            for value in values:
+                cases.append(pytest.param(path, param, value, id=f"{path} {_long_name(param)}={value!r}"))
+    return cases, unclassified
+
+
+CASES, UNCLASSIFIED = _cases()
+
+
+def test_every_command_and_option_is_classified_for_bad_input():
+    assert not UNCLASSIFIED, "classify these in tests/unit/test_cli_bad_input.py: " + "; ".join(UNCLASSIFIED)
+
+
+def _argv(path: str, param: click.Parameter, value: str) -> list[str]:
+    base = list(BASE[path])
+    name = _long_name(param)
+    if isinstance(param, click.Argument):
+        # Replace the baseline's positional value(s) in order: the first ones belong to the first arguments.
+        cmd = dict(_leaves(cli))[path]
+        positional = [p for p in cmd.params if isinstance(p, click.Argument)]
+        idx = positional.index(param)
+        flags_and_values = []
+        pos_values = []
+        it = iter(base)
+        for tok in it:
+            if tok.startswith("--"):
+                flags_and_values.append(tok)
+                opt = next((p for p in cmd.params if tok in getattr(p, "opts", [])), None)
+                if opt is not None and not getattr(opt, "is_flag", False):
+                    flags_and_values.append(next(it))
+            else:
+                pos_values.append(tok)
+        pos_values[idx] = value
+        return [*path.split(), *pos_values, *flags_and_values]
+    if name in base:  # the baseline already sets it: replace its value
+        i = base.index(name)
+        base[i + 1] = value
+        return [*path.split(), *base]
+    return [*path.split(), *base, name, value]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("path", "param", "value"), CASES)
+def test_malformed_value_is_one_line_exit_2_and_no_traceback(path, param, value, capfd, monkeypatch):
+    monkeypatch.delenv("MSK_MIGRATE_DEBUG", raising=False)
+    monkeypatch.chdir(__import__("pathlib").Path(__file__).resolve().parents[2])
+    code = run_cli(cli, _argv(path, param, value), "msk-migrate")
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2, f"exit {code}, expected 2; stderr: {err.strip()[-400:]}"
+    assert len(lines) == 1 and lines[0].startswith("error: "), f"not one error line: {lines}"
