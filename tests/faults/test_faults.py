@@ -11,7 +11,8 @@ import pytest
 
 from .suite import FAULTS, FaultRig
 
-pytestmark = pytest.mark.integration
+# The module fixture injects every CI-size fault and validates once: bound it as a whole (each scenario is bounded too).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2700)]
 
 REPO = Path(__file__).resolve().parents[2]
 CI_RECORDS = int(os.environ.get("MSK_MIGRATE_FAULT_RECORDS", "20000"))

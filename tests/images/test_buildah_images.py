@@ -25,6 +25,10 @@ import requests
 from tests.conftest import require
 from tests.images.support import ACCOUNT, IMAGES, REGION, REPO, TinyDns, dead_endpoint
 
+# The module fixtures build the stand-in bases and all three images once (debootstrap, apt in chroots, the
+# Connect Maven stage): on a fresh 2-core machine that alone can take longer than the suite's 900 s default.
+pytestmark = pytest.mark.timeout(3000)
+
 LOCAL = Path(os.environ.get("MSK_MIGRATE_LOCAL_DIR", REPO / ".local"))
 
 
