@@ -24,7 +24,7 @@ from .checkov import skip
 from .config_bucket import ConfigBucket
 from .discovery import Discovery
 from .ecr import Repositories
-from .ecs import LogGroups, Services, skip_short_retention
+from .ecs import LogGroups, Services
 from .iam import Roles
 from .images import ImageChoice
 from .kms import StackKey
@@ -107,8 +107,6 @@ class MigrationStack(TerraformStack):
 
         # Operator endpoints: HTTPS on an internal load balancer, every service authenticating (docs/infra.md).
         creds = operator_credentials(self, cfg, key_arn)
-        if cfg.target.create:
-            skip_short_retention(msk.log_group, cfg)
         alb = OperatorLoadBalancer(
             self, "operator_alb", cfg,
             task_security_groups={"kafka-connect": network.connect, "prometheus": network.prometheus, "grafana": network.grafana},

@@ -26,6 +26,7 @@ from constructs import Construct
 from msk_migrate.config.environment import EnvironmentConfig
 
 from .base import configure_stack
+from .ecs import skip_short_retention
 from .kms import StackKey
 from .msk import CreatedMsk
 from .network import TargetNetwork
@@ -47,6 +48,7 @@ class TargetStack(TerraformStack):
             security_group_id=network.msk.id,
             log_kms_key_arn=key.key.arn if cfg.log_kms else None,
         )
+        skip_short_retention(msk.log_group, cfg)  # the broker log group lives here since the split
         msk.add_outputs(self, security_group_id=network.msk.id, kms_key_arn=key.key.arn)
 
     def resource_addresses(self) -> list[str]:

@@ -71,10 +71,12 @@ def test_preflight_fails_more_partitions_than_the_msk_broker_type_allows(local_e
     create_topic(src.bootstrap_servers, topic, partitions=300)
 
     def leaders_elected():
-        from msk_migrate.runbook.preflight import _end_offsets
+        from msk_migrate.kafka.admin import AdminSession
+        from msk_migrate.kafka.offsets import end_offsets, partitions
 
         try:
-            return len(_end_offsets(admin(src.bootstrap_servers), topic, 300)) == 300
+            session = AdminSession.for_endpoint("source", src)
+            return len(end_offsets(session, partitions(session, [topic]))) == 300
         except Exception:
             return False
 

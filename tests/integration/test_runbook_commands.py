@@ -265,7 +265,7 @@ def test_preflight_of_an_environment_runs_before_deploy_and_checks_the_target_af
     create_topic(src, topic, partitions=3)
     env = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "infra/environments/dev.yaml").read_text())
     env["name"] = "lab"
-    env["source"] = {"alias": "source", "bootstrap_servers": src, "auth": {"mode": "plaintext"},
+    env["source"] = {"alias": "source", "bootstrap_servers": src, "auth": {"mode": "plaintext"}, "allow_plaintext": True,
                      "network": {"cidrs": ["10.20.0.0/16"]}}
     env["migration"] = {"name": "lab", "topics": [f"it-{unique}-.*"], "tasks_max": 4,
                         "replication_factor": 1, "internal_replication_factor": 1}

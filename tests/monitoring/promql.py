@@ -66,9 +66,9 @@ def dashboard_queries() -> list[PanelQuery]:
     return out
 
 
-def alert_rules() -> list[dict]:
+def alert_rules(only: str | None = None) -> list[dict]:
     rules = []
-    for path in sorted(RULES_DIR.glob("*.yml")):
+    for path in sorted(RULES_DIR.glob(only or "*.yml")):
         for g in yaml.safe_load(path.read_text())["groups"]:
             rules += [r for r in g["rules"] if "alert" in r]
     return rules

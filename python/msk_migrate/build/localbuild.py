@@ -16,6 +16,7 @@ local registry that only accepts ECR's credentials, and check with skopeo what w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -109,6 +110,7 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
         extra_args: list[str] | None = None) -> dict[str, Any]:
     """Everything ``make images`` does; returns the build result, skopeo's findings and timings."""
     import boto3
+    import requests
     from moto.server import ThreadedMotoServer
 
     home = local_dir / "images"
@@ -130,8 +132,11 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
         aws_env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
         ecr = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url,
                            aws_access_key_id="testing", aws_secret_access_key="testing")
+        # moto's backends are per process: a test session's other moto server may hold these already.
+        requests.post(f"{moto_url}/moto-api/reset", timeout=10)
         for name in IMAGE_NAMES:
-            ecr.create_repository(repositoryName=f"msk-migrate-{ENV}-{name}", imageTagMutability="IMMUTABLE")
+            with contextlib.suppress(ecr.exceptions.RepositoryAlreadyExistsException):
+                ecr.create_repository(repositoryName=f"msk-migrate-{ENV}-{name}", imageTagMutability="IMMUTABLE")
         import base64
 
         token = ecr.get_authorization_token(registryIds=[ACCOUNT])["authorizationData"][0]["authorizationToken"]

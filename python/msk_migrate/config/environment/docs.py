@@ -26,7 +26,7 @@ from ..migration import MigrationSpec, WorkerSpec
 from .clusters import MskCreate, SourceCluster, TargetCluster
 from .model import EnvironmentConfig
 from .monitoring import AlertmanagerRoute, MonitoringConfig
-from .network import HttpsEgress, OperatorAccess, Peers
+from .network import HttpsEgress, OperatorAccess, OperatorTls, Peers
 from .services import ConnectService, GrafanaService, TaskSize
 from .state import BackendConfig, EcrConfig
 
@@ -34,6 +34,7 @@ from .state import BackendConfig, EcrConfig
 SECTIONS: dict[str, type[BaseModel]] = {
     "top": EnvironmentConfig,
     "operator_access": OperatorAccess,
+    "operator_tls": OperatorTls,
     "network.https_egress": HttpsEgress,
     "peers": Peers,
     "source": SourceCluster,
