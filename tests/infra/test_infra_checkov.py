@@ -43,6 +43,7 @@ def normalized_stack(stack: dict) -> dict:
     out = copy.deepcopy(stack)
     out.get("terraform", {}).pop("required_version", None)
     out.pop("ephemeral", None)
+    out.pop("removed", None)  # `removed { destroy = false }` blocks (a list): no resource, nothing to check
     return out
 
 
@@ -138,7 +139,8 @@ def test_checkov_finds_nothing_in_the_dockerfiles() -> None:
     failed = [f"{Path(c['file_path']).parent.name}: {c['check_id']} {c['check_name']}" for c in report["results"]["failed_checks"]]
     assert not failed, "\n".join(failed)
     skipped = report["results"].get("skipped_checks", [])
-    assert summary["skipped"] == len(dockerfiles), "one justified CKV_DOCKER_2 skip per Dockerfile, nothing else"
+    # per Dockerfile: CKV_DOCKER_2 (ECS health check instead) and CKV_DOCKER_7 (FROM is a digest-pinned ARG)
+    assert summary["skipped"] == 2 * len(dockerfiles), "two justified skips per Dockerfile, nothing else"
     for c in skipped:
         reason = (c.get("check_result") or {}).get("suppress_comment") or ""
         assert len(reason.strip()) >= 20, f"{c['file_path']}: {c['check_id']} skipped without a reason"

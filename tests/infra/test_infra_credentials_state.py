@@ -4,6 +4,7 @@ the secret holds a usable value, and neither the plan nor the state file contain
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,19 @@ def test_generated_passwords_reach_secrets_manager_but_never_the_plan_or_state(
     shutil.copytree(synth.stack_dir("dev"), work, symlinks=True)
     state = tmp_path / "state.tfstate"
     (work / "backend_override.tf.json").write_text(json.dumps({"terraform": {"backend": {"local": {"path": str(state)}}}}))
+    # migration-dev reads target-dev's outputs (the environment's KMS key among them): stand in for a
+    # deployed target-dev with a state holding those outputs, so the secrets plan as they would there.
+    stack = json.loads((work / "cdk.tf.json").read_text())
+    remote = stack.get("data", {}).get("terraform_remote_state", {})
+    if remote:
+        used = set(re.findall(r"data\.terraform_remote_state\.\w+\.outputs\.(\w+)", json.dumps(stack)))
+        arn = f"arn:aws:kms:{cfg.region}:{cfg.account_id}:key/00000000-0000-4000-8000-000000000000"
+        outputs = {o: {"value": arn if "arn" in o or "kms" in o else f"stand-in-{o}", "type": "string"} for o in used}
+        target_state = tmp_path / "target-dev.tfstate"
+        target_state.write_text(json.dumps({"version": 4, "terraform_version": "1.11.4", "serial": 1,
+                                            "lineage": "stand-in", "outputs": outputs, "resources": []}))
+        (work / "remote_state_override.tf.json").write_text(json.dumps({"data": {"terraform_remote_state": {
+            name: {"backend": "local", "config": {"path": str(target_state)}} for name in remote}}}))
     env = {**terraform_env, "AWS_ENDPOINT_URL": moto_endpoint, "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": cfg.region, "AWS_EC2_METADATA_DISABLED": "true"}
     versions = sorted(synth.resources("dev", "aws_secretsmanager_secret_version"))
