@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cdktf import TerraformStack
-from cdktf_cdktf_provider_aws.data_aws_msk_broker_nodes import DataAwsMskBrokerNodes
 from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
@@ -76,10 +74,9 @@ def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: 
 
 
 def broker_scrape_env(scope: Construct, cfg: EnvironmentConfig, msk) -> dict[str, str]:
-    """``{"MM2_MSK_BROKERS": <broker DNS names>}`` for a created cluster (open monitoring is on there);
-    ``{}`` for an existing cluster, whose open monitoring and firewall this stack does not manage."""
-    if not cfg.target.create:
+    """``{"MM2_MSK_BROKERS": <broker DNS names>}`` for a created cluster (open monitoring is on there; the
+    names come from target-<env>'s ``broker_endpoints`` output); ``{}`` for an existing cluster, whose open
+    monitoring and firewall this stack does not manage."""
+    if not cfg.target.create or not getattr(msk, "broker_endpoints", None):
         return {}
-    nodes = DataAwsMskBrokerNodes(scope, "msk_broker_nodes", cluster_arn=msk.cluster_arn)
-    ref = f"data.aws_msk_broker_nodes.{TerraformStack.of(scope).get_logical_id(nodes)}"
-    return {"MM2_MSK_BROKERS": "${join(\",\", sort(flatten(" + ref + ".node_info_list[*].endpoints)))}"}
+    return {"MM2_MSK_BROKERS": msk.broker_endpoints}

@@ -54,7 +54,17 @@ TARGET_OUTPUTS = {
     "msk_security_group_id": "Security group of the brokers",
     "kms_key_arn": "KMS key of the environment (MSK at rest; also used by migration-<env>)",
     "broker_log_group": "CloudWatch log group of the broker logs",
+    "broker_endpoints": "Broker DNS names, comma-separated (Prometheus scrapes their open-monitoring exporters)",
 }
+
+
+def broker_endpoints_expression(stack: TerraformStack, cluster_arn: str) -> str:
+    """``b-1…,b-2…``: every broker's DNS name of ``cluster_arn`` (data.aws_msk_broker_nodes)."""
+    from cdktf_cdktf_provider_aws.data_aws_msk_broker_nodes import DataAwsMskBrokerNodes
+
+    nodes = DataAwsMskBrokerNodes(stack, "msk_broker_nodes", cluster_arn=cluster_arn)
+    ref = f"data.aws_msk_broker_nodes.{stack.get_logical_id(nodes)}"
+    return "${join(\",\", sort(flatten(" + ref + ".node_info_list[*].endpoints)))}"
 
 
 class CreatedMsk(Construct):
@@ -170,6 +180,9 @@ class CreatedMsk(Construct):
             "msk_security_group_id": security_group_id,
             "kms_key_arn": kms_key_arn,
             "broker_log_group": self.log_group.name,
+            # Read here, where the cluster is created (deferred to apply on a first plan), so migration-<env>
+            # gets plain names from this state instead of calling ListNodes itself.
+            "broker_endpoints": broker_endpoints_expression(stack, self.cluster.arn),
         }
         for name, description in TARGET_OUTPUTS.items():
             TerraformOutput(stack, name, value=values[name], description=description)
@@ -216,6 +229,7 @@ class TargetMsk(Construct):
             self.bootstrap_by_mode["scram"] = state.get_string("bootstrap_brokers_sasl_scram")
         self.security_group_id = state.get_string("msk_security_group_id")
         self.kms_key_arn = state.get_string("kms_key_arn")
+        self.broker_endpoints: str | None = state.get_string("broker_endpoints")
         # arn:aws:kafka:R:A:cluster/NAME/UUID -> arn:aws:kafka:R:A:topic/NAME/UUID
         self.topic_arn_prefix = arn(cfg, "kafka", f"topic/{self.cluster_name}/{uuid}")
         self.group_arn_prefix = arn(cfg, "kafka", f"group/{self.cluster_name}/{uuid}")

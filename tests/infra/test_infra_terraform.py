@@ -144,6 +144,7 @@ def test_terraform_plans_a_new_cluster_environment_against_moto(
         "msk_security_group_id": "sg-0123456789abcdef0",
         "kms_key_arn": "arn:aws:kms:eu-west-1:111111111111:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789",
         "broker_log_group": "/msk-migrate-dev/msk-broker",
+        "broker_endpoints": "b-1.msk-migrate-dev.stub.kafka.eu-west-1.amazonaws.com,b-2.msk-migrate-dev.stub.kafka.eu-west-1.amazonaws.com",
     }
     state = {"version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "5d1e0c2a-0000-4000-8000-000000000001",
              "outputs": {k: {"value": v, "type": "string"} for k, v in outputs.items()}, "resources": []}
