@@ -77,7 +77,7 @@ def _tuning(m: MigrationSpec) -> dict[str, str]:
     """Source-connector client settings: the tuning profile, then the operator's overrides on top.
 
     The worker's producer writes the replicated records (``producer.override.*``, allowed by the worker's
-    ``connector.client.config.override.policy=All``); MM2's source consumer reads them
+    the worker's MirrorMakerOverridePolicy); MM2's source consumer reads them
     (``source.consumer.*``). Keys and values were checked against Kafka's ConfigDefs at load time.
     """
     profile = PROFILES[m.tuning_profile]
@@ -111,6 +111,41 @@ def _exactly_once(m: MigrationSpec, connect_version: str | None = None) -> dict[
     }
 
 
+def _source_connector(name: str, m: MigrationSpec, common: dict[str, str], *, sync_topic_configs: bool) -> dict[str, str]:
+    """MirrorSourceConnector settings of a flow (forward or reverse): the one place they are written."""
+    return {
+        "name": name,
+        "connector.class": SOURCE_CLASS,
+        "tasks.max": str(m.tasks_max),
+        **common,
+        "replication.factor": str(m.replication_factor),
+        "sync.topic.configs.enabled": _b(sync_topic_configs),
+        # MSK with IAM has no Kafka ACLs to copy; ACLs of self-managed clusters are migrated by hand.
+        "sync.topic.acls.enabled": "false",
+        "refresh.topics.interval.seconds": str(m.refresh_topics_interval_seconds),
+        "offset.lag.max": str(m.offset_lag_max),
+        "source.consumer.isolation.level": "read_committed" if m.read_committed else "read_uncommitted",
+        "source.consumer.auto.offset.reset": "earliest",
+    }
+
+
+def _checkpoint_connector(name: str, m: MigrationSpec, common: dict[str, str], *, sync_group_offsets: bool) -> dict[str, str]:
+    """MirrorCheckpointConnector settings of a flow (forward or reverse)."""
+    return {
+        "name": name,
+        "connector.class": CHECKPOINT_CLASS,
+        "tasks.max": str(m.tasks_max_checkpoint),
+        **common,
+        "groups": ",".join(m.groups),
+        "groups.exclude": ",".join(m.groups_exclude),
+        "emit.checkpoints.enabled": "true",
+        "emit.checkpoints.interval.seconds": str(m.emit_checkpoints_interval_seconds),
+        "sync.group.offsets.enabled": _b(sync_group_offsets),
+        "sync.group.offsets.interval.seconds": str(m.sync_group_offsets_interval_seconds),
+        "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
+    }
+
+
 def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec,
                       connect_version: str | None = None) -> dict[str, dict[str, str]]:
     """The connector configs for the flow ``source -> target``.
@@ -120,33 +155,8 @@ def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: Migra
     names = m.connector_names()
     common = _common(source, target, m)
 
-    src = {
-        "name": names["source"],
-        "connector.class": SOURCE_CLASS,
-        "tasks.max": str(m.tasks_max),
-        **common,
-        "replication.factor": str(m.replication_factor),
-        "sync.topic.configs.enabled": _b(m.sync_topic_configs),
-        # MSK with IAM has no Kafka ACLs to copy; ACLs of self-managed clusters are migrated by hand.
-        "sync.topic.acls.enabled": "false",
-        "refresh.topics.interval.seconds": str(m.refresh_topics_interval_seconds),
-        "offset.lag.max": str(m.offset_lag_max),
-        "source.consumer.isolation.level": "read_committed" if m.read_committed else "read_uncommitted",
-        "source.consumer.auto.offset.reset": "earliest",
-    }
-    ckpt = {
-        "name": names["checkpoint"],
-        "connector.class": CHECKPOINT_CLASS,
-        "tasks.max": str(m.tasks_max_checkpoint),
-        **common,
-        "groups": ",".join(m.groups),
-        "groups.exclude": ",".join(m.groups_exclude),
-        "emit.checkpoints.enabled": "true",
-        "emit.checkpoints.interval.seconds": str(m.emit_checkpoints_interval_seconds),
-        "sync.group.offsets.enabled": _b(m.sync_group_offsets),
-        "sync.group.offsets.interval.seconds": str(m.sync_group_offsets_interval_seconds),
-        "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
-    }
+    src = _source_connector(names["source"], m, common, sync_topic_configs=m.sync_topic_configs)
+    ckpt = _checkpoint_connector(names["checkpoint"], m, common, sync_group_offsets=m.sync_group_offsets)
     hb = {
         "name": names["heartbeat"],
         "connector.class": HEARTBEAT_CLASS,
@@ -204,34 +214,10 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
     r = reverse_spec(m, names)
     cn = r.connector_names()
     common = {**_common(target, source, r, roles=("target", "source")), **reverse_producer(source)}
-    src = {
-        "name": cn["source"],
-        "connector.class": SOURCE_CLASS,
-        "tasks.max": str(m.tasks_max),
-        **common,
-        "replication.factor": str(m.replication_factor),
-        "sync.topic.configs.enabled": "false",
-        "sync.topic.acls.enabled": "false",
-        "refresh.topics.interval.seconds": str(m.refresh_topics_interval_seconds),
-        "offset.lag.max": str(m.offset_lag_max),
-        "source.consumer.isolation.level": "read_committed" if m.read_committed else "read_uncommitted",
-        # `rollback apply` sets the start of every partition the forward flow wrote to (Connect offsets API);
-        # the others hold only the producers' records and are read from the beginning
-        "source.consumer.auto.offset.reset": "earliest",
-    }
-    ckpt = {
-        "name": cn["checkpoint"],
-        "connector.class": CHECKPOINT_CLASS,
-        "tasks.max": str(m.tasks_max_checkpoint),
-        **common,
-        "groups": ",".join(m.groups),
-        "groups.exclude": ",".join(m.groups_exclude),
-        "emit.checkpoints.enabled": "true",
-        "emit.checkpoints.interval.seconds": str(m.emit_checkpoints_interval_seconds),
-        "sync.group.offsets.enabled": "true",
-        "sync.group.offsets.interval.seconds": str(m.sync_group_offsets_interval_seconds),
-        "refresh.groups.interval.seconds": str(m.refresh_groups_interval_seconds),
-    }
+    # No topic-config sync onto the source. `rollback apply` sets the start of every partition the forward
+    # flow wrote to (Connect offsets API); the others hold only the producers' records, read from the beginning.
+    src = _source_connector(cn["source"], m, common, sync_topic_configs=False)
+    ckpt = _checkpoint_connector(cn["checkpoint"], m, common, sync_group_offsets=True)
     return {cn["source"]: src, cn["checkpoint"]: ckpt}
 
 
