@@ -22,6 +22,9 @@ import boto3
 import pytest
 import requests
 
+from msk_migrate.config.auth import AuthConfig
+from msk_migrate.config.migration import ClusterEndpoint, WorkerSpec
+from msk_migrate.connectors.worker_env import BASIC_AUTH_EXTENSION, RestSecurity, worker_environment
 from tests.conftest import require
 from tests.images.support import ACCOUNT, IMAGES, REGION, REPO, TinyDns, dead_endpoint
 
@@ -137,11 +140,17 @@ def test_connect_image_holds_the_pinned_runtime_and_policy_jar_and_its_entrypoin
         assert any(j.startswith("replication-policy-") for j in libs) and any(j.startswith("aws-msk-iam-auth-") for j in libs)
         assert c.run("id", "-u").stdout.strip() == "10001"
         assert c.run("sh", "-c", "command -v wget || echo none").stdout.strip() == "none"
-        c.env(CONNECT_BOOTSTRAP_SERVERS="b-1.example:9098", CONNECT_AUTH_MODE="iam", CONNECT_DRY_RUN="1")
+        # The environment the ECS task definition gives it: rendered by the same function, IAM to MSK.
+        target = ClusterEndpoint(alias="target", bootstrap_servers="b-1.example:9098", auth=AuthConfig(mode="iam"))
+        env = worker_environment(target, WorkerSpec(), rest=RestSecurity())
+        secrets = {name: "from-secrets-manager" for name in env.get("CONNECT_REQUIRED_ENV", "").split()}
+        c.env(**env, **secrets, CONNECT_DRY_RUN="1")
         out = c.run("/opt/kafka-connect/entrypoint.sh")
     assert out.returncode == 0, out.stderr
-    assert "bootstrap.servers=b-1.example:9098" in out.stdout
-    assert "sasl.mechanism=AWS_MSK_IAM" in out.stdout
+    written = dict(ln.split("=", 1) for ln in out.stdout.splitlines() if "=" in ln and not ln.startswith("#"))
+    assert written["bootstrap.servers"] == "b-1.example:9098"
+    assert written["sasl.mechanism"] == "AWS_MSK_IAM"
+    assert written["rest.extension.classes"].startswith(BASIC_AUTH_EXTENSION)
 
 
 def test_grafana_image_refuses_to_start_without_a_password_and_hands_over_to_run_sh_with_one(local_build):

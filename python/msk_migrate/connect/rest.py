@@ -110,6 +110,18 @@ class ConnectRestError(Exception):
         super().__init__(f"Connect REST {status} on {path}: {message}")
 
 
+#: Messages with which a worker refuses a request only for the time of a group rebalance
+#: (DistributedHerder: RebalanceNeededException, "conflicting operation", stale configuration).
+_REBALANCE_MARKERS = ("rebalance is expected", "rebalance in progress", "conflicting operation",
+                      "stale configuration", "due to a rebalance")
+
+
+def is_transient_rebalance(status: int, message: str) -> bool:
+    """True when the worker answered 409/500 because its group is rebalancing: retrying is safe."""
+    low = message.lower()
+    return status in (409, 500, 503) and any(m in low for m in _REBALANCE_MARKERS)
+
+
 class ConnectClient:
     def __init__(
         self,
@@ -117,10 +129,14 @@ class ConnectClient:
         timeout: float = 30.0,
         auth: RestCredentials | Literal[False] | None = None,
         ca: str | None = None,
+        rebalance_wait: float = 120.0,
     ):
-        """``auth``: explicit credentials, None = :func:`default_credentials`, False = none at all."""
+        """``auth``: explicit credentials, None = :func:`default_credentials`, False = none at all.
+        ``rebalance_wait``: how long a request refused because the group is rebalancing is retried
+        (every request of this client is idempotent: PUT config, restart, pause, resume, DELETE)."""
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.rebalance_wait = rebalance_wait
         self.session = requests.Session()
         #: passed per request: a Session's own ``verify`` loses to REQUESTS_CA_BUNDLE (requests issue #3829)
         self.verify: str | bool = True
@@ -134,6 +150,18 @@ class ConnectClient:
             self.verify = ca
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
+        deadline = time.monotonic() + self.rebalance_wait
+        delay = 0.5
+        while True:
+            try:
+                return self._call_once(method, path, **kw)
+            except ConnectRestError as exc:
+                if not is_transient_rebalance(exc.status, exc.message) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
+
+    def _call_once(self, method: str, path: str, **kw: Any) -> Any:
         try:
             r = self.session.request(method, self.url + path, timeout=self.timeout, verify=self.verify, **kw)
         except requests.exceptions.SSLError as exc:

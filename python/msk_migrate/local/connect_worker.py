@@ -72,11 +72,15 @@ def start_connect_worker(
     rest: RestSecurity = LOCAL_REST,
     extra_env: dict[str, str] | None = None,
     migration: MigrationSpec | None = None,
+    credentials_dir: Path | None = None,
 ) -> ProcRecord:
     """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
 
-    With basic auth (the default), the worker's credentials are generated under ``data_dir`` and
-    recorded for :class:`ConnectClient` (``.local/connect-credentials/<port>.json``).
+    With basic auth (the default), the worker's credentials are generated under ``credentials_dir``
+    (default ``data_dir``) and recorded for :class:`ConnectClient` (``.local/connect-credentials/<port>.json``).
+    Workers of one group must share ``credentials_dir``: a follower forwards a write to the leader with
+    the caller's Authorization header, so every worker of the group must accept the same credentials
+    (on ECS they all read the one Secrets Manager secret).
     ``secret_env``: values of the MM2_* secret variables (and, for HTTPS, the REST keystore ones).
     MSK_MIGRATE_WORKER=image runs the same environment in the built kafka-connect image instead
     (local/image_worker.py).
@@ -88,7 +92,7 @@ def start_connect_worker(
                                    migration=migration))
     data_dir.mkdir(parents=True, exist_ok=True)
     if rest.basic_auth:
-        creds = local_rest_credentials(data_dir)
+        creds = local_rest_credentials(credentials_dir or data_dir)
         env[wenv.ENV_REST_USERNAME], env[wenv.ENV_REST_PASSWORD] = creds.username, creds.password
         save_local_credentials(rest_url(worker, rest), creds)
     if from_image:

@@ -170,7 +170,8 @@ class LocalEnvironment:
             if not (rec and rec.alive()):
                 self.progress(f"starting Kafka Connect worker {name} (MM2, Kafka {versions.kafka_version()})")
                 rec = start_connect_worker(self.target(state), self.base_dir / name, worker, name=name,
-                                           source=self.source(state), migration=migration)
+                                           source=self.source(state), migration=migration,
+                                           credentials_dir=self.base_dir / "connect")
                 state["procs"][name] = rec.to_dict()
                 self._save(state)
             started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))
