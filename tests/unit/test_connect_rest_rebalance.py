@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -15,10 +16,10 @@ from msk_migrate.connect.rest import ConnectClient, ConnectRestError, is_transie
 class _Worker(BaseHTTPRequestHandler):
     """Answers PUT /connectors/x/config with the queued (status, message) answers, then 200."""
 
-    answers: list[tuple[int, str]] = []
+    answers: ClassVar[list[tuple[int, str]]] = []
     calls = 0
 
-    def do_PUT(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_PUT(self) -> None:
         type(self).calls += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         status, message = self.answers.pop(0) if self.answers else (200, "")
