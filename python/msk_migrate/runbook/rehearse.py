@@ -374,8 +374,6 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         _commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
         c.close()
         ctx["rollback_commit"] = {q: o for (_, q), o in half.items()}
-        ctx["rollback_source_before"] = {q: o for (t, q), o in ctx["S"].committed(ROLLBACK_GROUP).items()
-                                         if t == ROLLBACK_TOPIC}
         return f"{MOVED_PRODUCER_RECORDS:,} records produced on the target {ROLLBACK_TOPIC}; {ROLLBACK_GROUP} read half and stopped"
 
     def reverse() -> str:
@@ -398,15 +396,22 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
 
         S = ctx["S"]
         # the reverse checkpoint connector writes the translated offsets of the (source-inactive) group
-        old = ctx["rollback_source_before"]
 
         def translated():
-            cps = latest_checkpoints(S, "target", ROLLBACK_GROUP).get(ROLLBACK_GROUP, {})
+            # MM2 translates a partition only once its reverse flow wrote an offset sync at or below the
+            # group's position; a partition without one keeps the group's pre-cutover source offset (the
+            # group re-reads from there: re-delivery, never a gap). Wait for every checkpoint to be applied.
+            cps = {p: cp for (t, p), cp in latest_checkpoints(S, "target", ROLLBACK_GROUP).get(ROLLBACK_GROUP, {}).items()
+                   if t == ROLLBACK_TOPIC}
             now = {p: o for (t, p), o in S.committed(ROLLBACK_GROUP).items() if t == ROLLBACK_TOPIC}
-            return now if cps and now != old and len(cps) >= len(now) else None
+            done = cps and all(now.get(p, -1) >= cp.downstream_offset for p, cp in cps.items())
+            return (cps, now) if done else None
 
-        if not _wait(translated, 90, 2):
+        got = _wait(translated, 90, 2)
+        if not got:
             raise StepFailed(f"{ROLLBACK_GROUP}'s offsets were not translated back to the source")
+        cps, now = got
+        kept = sorted(p for p in now if p not in cps)
         seen = set(_read_from(ctx["src"].bootstrap_servers, ROLLBACK_GROUP, ROLLBACK_TOPIC))
         commit = ctx["rollback_commit"]
         T = ctx["T"]
@@ -416,7 +421,11 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             raise StepFailed(f"{len(missing)} record(s) the producers wrote on the target after the group's commit "
                              "point are missing on the source")
         del T
-        return f"{ROLLBACK_GROUP} on the source read {len(seen):,} records: all {len(after):,} written on the target after its commit"
+        how = (f"{len(cps)} of {len(now)} partitions translated by MM2's reverse checkpoints"
+               + (f", partition(s) {', '.join(map(str, kept))} resumed at the pre-cutover offset (no offset sync at or "
+                  "below the group's position yet: re-delivery, no gap)" if kept else ""))
+        return (f"{ROLLBACK_GROUP} on the source read {len(seen):,} records: all {len(after):,} written on the target "
+                f"after its commit; {how}")
 
     def cleanup_step() -> str:
         from .cleanup import delete, leftovers
