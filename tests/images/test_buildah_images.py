@@ -10,8 +10,10 @@ them) and the Grafana binary (its stand-in base has none).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -73,8 +75,8 @@ class Container:
 
     def env(self, **values: str) -> Container:
         args = ["config"]
-        for key, value in values.items():
-            args += ["--env", f"{key}={value}"]
+        for key, value in values.items():  # buildah config expands $NAME in values (Go's os.Expand): $$ is a literal $
+            args += ["--env", f"{key}={value.replace('$', '$$')}"]
         buildah(*args, self.name)
         return self
 
@@ -266,15 +268,21 @@ def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_promet
         log = tmp_path / "prometheus.log"
         try:
             with Container(_uri(local_build, "prometheus"), "--dns", dns.ip) as c:
+                # the web credentials as ECS injects them from the prometheus-web secret (bcrypt hash + password)
+                user, password = "mm2-operator", secrets.token_urlsafe(18)
+                bcrypt_hash = subprocess.run(["htpasswd", "-niB", "-C", "10", user], input=password, capture_output=True,
+                                             text=True, check=True).stdout.strip().split(":", 1)[1]
                 c.env(MM2_CONNECT_DNS_NAME="connect.msk-migrate.internal", MM2_CONNECT_METRICS_PORT=str(metrics_port),
-                      MM2_ENVIRONMENT="rehearsal")
+                      MM2_ENVIRONMENT="rehearsal", MM2_PROMETHEUS_WEB_USER=user, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT=bcrypt_hash,
+                      MM2_PROMETHEUS_WEB_PASSWORD=password)
                 proc = c.popen("/usr/local/bin/prometheus-entrypoint.sh", "--config.file=/etc/prometheus/prometheus.yml",
                                "--storage.tsdb.path=/prometheus", f"--web.listen-address=127.0.0.1:{port}", log=log)
                 try:
                     deadline, up = time.monotonic() + 180, []
                     while time.monotonic() < deadline and proc.poll() is None:
                         try:
-                            targets = requests.get(f"http://127.0.0.1:{port}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]
+                            targets = requests.get(f"http://127.0.0.1:{port}/api/v1/targets", auth=(user, password),
+                                                   timeout=5).json()["data"]["activeTargets"]
                             up = [t for t in targets if t["labels"].get("job") == "kafka-connect" and t["health"] == "up"]
                             if up:
                                 break
@@ -285,8 +293,10 @@ def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_promet
                     assert up[0]["labels"]["instance"] == f"127.0.0.1:{metrics_port}"
                     assert up[0]["labels"]["dns_name"] == "connect.msk-migrate.internal"
                     assert "scraping connect.msk-migrate.internal" in log.read_text()
+                    assert requests.get(f"http://127.0.0.1:{port}/api/v1/targets", timeout=5).status_code == 401
                 finally:
-                    os.killpg(proc.pid, 15)
+                    with contextlib.suppress(ProcessLookupError):  # the entrypoint may have exited on its own
+                        os.killpg(proc.pid, 15)
                     proc.wait(timeout=30)
         finally:
             dns.close()
