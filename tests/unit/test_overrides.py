@@ -72,6 +72,9 @@ def test_topic_config_sync_interval_and_emit_toggles_are_settable():
         ("consumer_overrides", "max.poll.records", 0, "positive size"),
         ("producer_overrides", "linger.ms", "soon", "integer"),
         ("producer_overrides", "compression.type", "brotli", "not one of"),
+        # real ProducerConfig keys the worker's MirrorMakerOverridePolicy refuses: refused at load, not at apply
+        ("producer_overrides", "acks", "1", "override policy"),
+        ("producer_overrides", "partitioner.ignore.keys", "true", "override policy"),
     ],
 )
 def test_bad_overrides_are_one_line_naming_the_field(tmp_path, section, key, value, words):

@@ -119,8 +119,9 @@ class MigrationSpec(BaseModel):
     )
     producer_overrides: dict[str, OverrideValue] = Field(
         default_factory=dict,
-        description="ProducerConfig keys for the worker producer that writes replicated records to the target "
-        "(rendered as producer.override.<key>), e.g. max.request.size, batch.size, linger.ms, compression.type.",
+        description="ProducerConfig tuning keys for the worker producer that writes replicated records to the target "
+        "(rendered as producer.override.<key>), e.g. max.request.size, batch.size, linger.ms, compression.type; only "
+        "the keys the worker's override policy allows (kafka_config_keys.json: producer_override_allowed).",
     )
     consumer_overrides: dict[str, OverrideValue] = Field(
         default_factory=dict,

@@ -3,7 +3,8 @@
 The known keys, with their types, defaults and validators, are **not typed here**: they are read from
 ``kafka_config_keys.json``, which ``io.mskmigrate.connect.ConfigKeys`` (jvm/connect-extensions) prints
 from the ConfigDefs of the Kafka jars on the Connect classpath (``ProducerConfig``, ``ConsumerConfig``,
-``MirrorSourceConnector.config()``). Regenerate it after a Kafka bump with
+``MirrorSourceConnector.config()``), with the producer keys the worker's override policy allows
+(``MirrorMakerOverridePolicy.PRODUCER_TUNING``). Regenerate it after a Kafka bump with
 ``python -m msk_migrate.config.overrides --regenerate``; a test compares it with the jars.
 
 What an override may not do (refused with the reason and the fix):
@@ -146,6 +147,12 @@ def check_overrides(kind: str, overrides: Mapping[str, object]) -> dict[str, str
                 f"{kind}_overrides.{key} is not a Kafka {kind} config key (Kafka {known_keys()['kafka_version']}); "
                 + _close_matches(key, list(table))
             )
+        allowed = known_keys()["producer_override_allowed"]
+        if kind == "producer" and key not in allowed:
+            raise ValueError(
+                f"producer_overrides.{key} is not a tuning key; the worker's override policy "
+                f"(MirrorMakerOverridePolicy) would refuse it at apply time; use one of: {', '.join(allowed)}"
+            )
         if value is None:
             raise ValueError(f"{kind}_overrides.{key} has no value; give one or remove the key")
         out[key] = check_value(kind, key, value, table[key])
@@ -154,6 +161,11 @@ def check_overrides(kind: str, overrides: Mapping[str, object]) -> dict[str, str
 
 def regenerate() -> dict:
     """Print the key tables from the Connect classpath's jars (needs java + Maven); returns them."""
+    return json.loads(regenerate_text())
+
+
+def regenerate_text() -> str:
+    """The key tables exactly as ConfigKeys prints them (the committed file's format)."""
     import subprocess
 
     from ..local.classpath import classpath
@@ -162,12 +174,12 @@ def regenerate() -> dict:
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"ConfigKeys failed: {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout)
+    return proc.stdout
 
 
 if __name__ == "__main__":  # python -m msk_migrate.config.overrides --regenerate
     import sys
 
     if "--regenerate" in sys.argv:
-        KEYS_FILE.write_text(json.dumps(regenerate(), indent=2) + "\n")
+        KEYS_FILE.write_text(regenerate_text())
         print(f"wrote {KEYS_FILE}")

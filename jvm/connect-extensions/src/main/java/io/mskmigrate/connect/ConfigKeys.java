@@ -2,9 +2,11 @@ package io.mskmigrate.connect;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.mskmigrate.connect.policy.MirrorMakerOverridePolicy;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -44,6 +46,9 @@ public final class ConfigKeys {
         out.put("producer", describe(ProducerConfig.configDef()));
         out.put("consumer", describe(ConsumerConfig.configDef()));
         out.put("mirror_source", describe(new MirrorSourceConnector().config()));
+        // The producer keys the worker's override policy lets a connector set (producer.override.*): the
+        // Python config check refuses any other key at load time instead of at apply time.
+        out.put("producer_override_allowed", new TreeSet<>(MirrorMakerOverridePolicy.PRODUCER_TUNING));
         return out;
     }
 
