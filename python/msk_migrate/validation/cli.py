@@ -17,11 +17,12 @@ from typing import Any
 import click
 import yaml
 
+from .. import cliutil
 from ..cliutil import emit_json, human, output_option
 from ..config.auth import AuthConfig
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
-from ..errors import UnreachableError, UsageError
+from ..errors import UsageError
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
@@ -246,22 +247,9 @@ def _client_logs_to_stderr(spark: Any) -> None:
 
 
 def run_cli(argv: list[str], spark: Any = None) -> int:
-    """Run ``validate`` with ``argv``; returns the exit code (0/1/2) instead of exiting.
-    One-line ``error: ...`` on stderr for exit 2, like ``msk-migrate``."""
-    try:
-        rc = validate.main(args=argv, prog_name="msk-migrate validate", standalone_mode=False, obj={"spark": spark})
-        return rc if isinstance(rc, int) else 0
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        return 2
-    except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
-        return 2
-    except (UsageError, UnreachableError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 2
+    """Run ``validate`` with ``argv`` behind the one error boundary (:func:`cliutil.run_cli`); returns
+    the exit code (0/1/2) instead of exiting: one-line ``error: ...`` on stderr, like ``msk-migrate``."""
+    return cliutil.run_cli(validate, argv, "msk-migrate validate", obj={"spark": spark})
 
 
 def main() -> None:
