@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -216,14 +217,13 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
     verbose = kw.pop("verbose", False)
     request = build_request(kw)
-    if verbose:
-        _client_logs_to_stderr(spark)
     from .console import print_report, spark_progress
     from .job import run_validation
 
     con = human(output)
     show = con.is_terminal or output == "text"
-    with (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
+    with (_client_logs_to_stderr(spark) if verbose else nullcontext()), \
+            (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
         emit_json({**report.to_dict(), "locations": report.locations})
@@ -233,17 +233,25 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         sys.exit(report.exit_code)
 
 
-def _client_logs_to_stderr(spark: Any) -> None:
-    """--verbose: librdkafka writes its log lines to stderr itself (no logger is installed)."""
+@contextmanager
+def _client_logs_to_stderr(spark: Any) -> Iterator[None]:
+    """--verbose: librdkafka's lines (the one client logger of kafka.admin) on stderr for this run only."""
     import logging
 
     from .kafka_meta import client_logger
 
     log = client_logger()
-    log.addHandler(logging.StreamHandler(sys.stderr))
+    handler = logging.StreamHandler(sys.stderr)
+    log.addHandler(handler)
+    level = log.level
     log.setLevel(logging.DEBUG)
     if spark is not None:
         spark.sparkContext.setLogLevel("WARN")
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
 
 
 def run_cli(argv: list[str], spark: Any = None) -> int:
