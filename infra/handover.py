@@ -49,8 +49,11 @@ KEPT_TYPES = (
 )
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="infra/handover.py", description=__doc__.splitlines()[0])
+def parser() -> argparse.ArgumentParser:
+    """The command line (a bad one raises UsageError: one line through the error boundary)."""
+    from msk_migrate.cliutil import ArgumentParser
+
+    ap = ArgumentParser(prog="infra/handover.py", description=__doc__.splitlines()[0])
     ap.add_argument("env", help="environment name (infra/environments/<env>.yaml)")
     ap.add_argument("--environments", type=Path, default=HERE / "environments", help="directory of <env>.yaml files")
     ap.add_argument("--outdir", type=Path, default=REPO_ROOT / "cdktf.out", help="synth output (default ./cdktf.out)")
@@ -60,7 +63,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--apply", action="store_true", help="apply the checked destroy plan")
     ap.add_argument("--adopt", action="store_true", help="move an older migration state's cluster resources into target-<env> first")
     ap.add_argument("--no-refresh", action="store_true", help="plan with -refresh=false (tests against a stub API)")
-    return ap.parse_args(argv)
+    return ap
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    return parser().parse_args(argv)
 
 
 def _terraform(stack_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -141,31 +148,33 @@ def adopt(mig: Path, tgt: Path, kept: set[str], work: Path) -> list[str] | subpr
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Behind the one error boundary (cliutil.run_guarded): bad input -> one line on stderr, exit 2."""
+    from msk_migrate.cliutil import run_guarded
+
+    return run_guarded(lambda: _handover(_parse(argv)))
+
+
+def _handover(args: argparse.Namespace) -> int:
     from msk_migrate.config.environment import load_environment
     from msk_migrate.errors import UsageError
 
-    args = _parse(argv)
-    try:
-        path = args.environments / f"{args.env}.yaml"
-        if not path.is_file():
-            raise UsageError("env", f"no {path}", f"choose one of {', '.join(sorted(p.stem for p in args.environments.glob('*.yaml')))}")
-        cfg = load_environment(path)
-        if not cfg.target.create:
-            raise UsageError(
-                f"{path.name}: target.existing_cluster_arn",
-                f"{cfg.stack_name} did not create its cluster, so there is nothing to hand over",
-                f"tear the migration down with `npx cdktf destroy {cfg.stack_name}` (the cluster is not in its state)",
-            )
-        if not args.skip_synth:
-            import main as app
+    path = args.environments / f"{args.env}.yaml"
+    if not path.is_file():
+        raise UsageError("env", f"no {path}", f"choose one of {', '.join(sorted(p.stem for p in args.environments.glob('*.yaml')))}")
+    cfg = load_environment(path)
+    if not cfg.target.create:
+        raise UsageError(
+            f"{path.name}: target.existing_cluster_arn",
+            f"{cfg.stack_name} did not create its cluster, so there is nothing to hand over",
+            f"tear the migration down with `npx cdktf destroy {cfg.stack_name}` (the cluster is not in its state)",
+        )
+    if not args.skip_synth:
+        import main as app
 
-            rc = app.main(["--environments", str(args.environments), "--env", cfg.name, "--outdir", str(args.outdir),
-                           "--state-dir", str(args.state_dir), "--build-dir", str(args.build_dir)])
-            if rc:
-                return rc
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        rc = app.main(["--environments", str(args.environments), "--env", cfg.name, "--outdir", str(args.outdir),
+                       "--state-dir", str(args.state_dir), "--build-dir", str(args.build_dir)])
+        if rc:
+            return rc
 
     stacks = args.outdir / "stacks"
     mig, tgt = stacks / cfg.stack_name, stacks / cfg.target_stack_name

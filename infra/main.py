@@ -26,8 +26,11 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # the mskinfra package beside this file
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="infra/main.py", description=__doc__.splitlines()[0])
+def parser() -> argparse.ArgumentParser:
+    """The command line (a bad one raises UsageError: one line through the error boundary)."""
+    from msk_migrate.cliutil import ArgumentParser
+
+    ap = ArgumentParser(prog="infra/main.py", description=__doc__.splitlines()[0])
     ap.add_argument(
         "--environments",
         type=Path,
@@ -60,7 +63,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="local state directory for environments without a backend (default .local/terraform)",
     )
     ap.add_argument("--check", action="store_true", help="validate the environment files and exit (no synth)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
     if not args.environments:
         env_dirs = os.environ.get("MSK_MIGRATE_ENVIRONMENTS")
         args.environments = [Path(d) for d in env_dirs.split(os.pathsep) if d] if env_dirs else [HERE / "environments"]
@@ -88,46 +95,47 @@ def environment_files(directories: list[Path], only: list[str]) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Behind the one error boundary (cliutil.run_guarded): bad input -> one line on stderr, exit 2."""
+    from msk_migrate.cliutil import run_guarded
+
+    return run_guarded(lambda: _synth(_parse(argv)))
+
+
+def _synth(args: argparse.Namespace) -> int:
     from msk_migrate.config.environment import load_environments
-    from msk_migrate.errors import UsageError
 
-    args = _parse(argv)
-    try:
-        files = environment_files(args.environments, args.env)
-        envs = load_environments(files)
-        from mskinfra.checks import check_shared_target
-        from mskinfra.images import choose_images
+    files = environment_files(args.environments, args.env)
+    envs = load_environments(files)
+    from mskinfra.checks import check_shared_target
+    from mskinfra.images import choose_images
 
-        for path, env in zip(files, envs, strict=False):
-            check_shared_target(env, path)
+    for path, env in zip(files, envs, strict=False):
+        check_shared_target(env, path)
 
-        images = {env.name: choose_images(env, args.build_dir) for env in envs}
-        if args.check:
-            for env in envs:
-                print(f"{env.stack_name}: ok")
-            return 0
-
-        from cdktf import App  # the jsii runtime starts here (slow)
-
-        from mskinfra.stack import MigrationStack
-        from mskinfra.target_stack import TargetStack
-
-        if any(env.backend is None for env in envs):
-            args.state_dir.mkdir(parents=True, exist_ok=True)
-        app = App(outdir=str(args.outdir))
+    images = {env.name: choose_images(env, args.build_dir) for env in envs}
+    if args.check:
         for env in envs:
-            kept: list[str] = []
-            if env.target.create:
-                # Deployed before migration-<env> (its outputs are read there). No cdktf stack dependency:
-                # `cdktf deploy migration-<env>` must work alone once the target exists.
-                kept = TargetStack(app, env, outdir=args.outdir, local_state_dir=args.state_dir).resource_addresses()
-            MigrationStack(
-                app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir, kept_addresses=kept
-            )
-        app.synth()
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+            print(f"{env.stack_name}: ok")
+        return 0
+
+    from cdktf import App  # the jsii runtime starts here (slow)
+
+    from mskinfra.stack import MigrationStack
+    from mskinfra.target_stack import TargetStack
+
+    if any(env.backend is None for env in envs):
+        args.state_dir.mkdir(parents=True, exist_ok=True)
+    app = App(outdir=str(args.outdir))
+    for env in envs:
+        kept: list[str] = []
+        if env.target.create:
+            # Deployed before migration-<env> (its outputs are read there). No cdktf stack dependency:
+            # `cdktf deploy migration-<env>` must work alone once the target exists.
+            kept = TargetStack(app, env, outdir=args.outdir, local_state_dir=args.state_dir).resource_addresses()
+        MigrationStack(
+            app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir, kept_addresses=kept
+        )
+    app.synth()
     return 0
 
 

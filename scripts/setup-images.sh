@@ -21,25 +21,13 @@ log() { printf 'setup-images: %s\n' "$*" >&2; }
 PACKAGES=(buildah skopeo debootstrap docker-registry apache2-utils)
 TOOLS=(buildah skopeo debootstrap docker-registry htpasswd)
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    log "need root (or sudo) to apt-get install ${PACKAGES[*]}"; exit 1
-  fi
-fi
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_require_root "${PACKAGES[*]}"
 
 stop_system_service() {
   # The Debian package ships docker-registry.service and /etc/init.d/docker-registry; neither must run.
-  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-    $SUDO systemctl stop docker-registry.service >/dev/null 2>&1 || true
-    $SUDO systemctl disable docker-registry.service >/dev/null 2>&1 || true
-  fi
-  if [ -x /etc/init.d/docker-registry ]; then
-    $SUDO /etc/init.d/docker-registry stop >/dev/null 2>&1 || true
-  fi
-  if command -v update-rc.d >/dev/null 2>&1 && [ -e /etc/init.d/docker-registry ]; then
-    $SUDO update-rc.d docker-registry disable >/dev/null 2>&1 || true
-  fi
+  apt_stop_packaged_service docker-registry
   # A daemon started despite the above runs the packaged config; stop exactly that one (by pid).
   local pid
   for pid in $(pgrep -x docker-registry 2>/dev/null || true); do
@@ -65,23 +53,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
   exit 1
 fi
 
-# Forbid service starts during the install (restore whatever policy was there before).
-POLICY=/usr/sbin/policy-rc.d
-BACKUP=""
-if [ -e "$POLICY" ]; then BACKUP="$(mktemp)"; $SUDO cp -p "$POLICY" "$BACKUP"; fi
-restore_policy() {
-  if [ -n "$BACKUP" ]; then $SUDO cp -p "$BACKUP" "$POLICY"; rm -f "$BACKUP"; else $SUDO rm -f "$POLICY"; fi
-}
-trap restore_policy EXIT
-printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null
-$SUDO chmod 0755 "$POLICY"
-
-export DEBIAN_FRONTEND=noninteractive
-log "apt-get update"
-$SUDO apt-get update -qq
 log "apt-get install ${PACKAGES[*]} (missing: ${missing[*]})"
-# dpkg's lock may be held by another setup script running in parallel: wait for it (bounded).
-$SUDO apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${PACKAGES[@]}" >/dev/null
+apt_install_without_services "${PACKAGES[@]}"
 
 stop_system_service
 log "installed: $(buildah --version | head -1); $(skopeo --version | head -1)"

@@ -12,25 +12,13 @@ set -euo pipefail
 
 log() { printf 'setup-monitoring: %s\n' "$*" >&2; }
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    log "need root (or sudo) to apt-get install prometheus"; exit 1
-  fi
-fi
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_require_root prometheus
 
 stop_system_service() {
   # The Debian package ships prometheus.service and /etc/init.d/prometheus; neither must run.
-  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-    $SUDO systemctl stop prometheus.service >/dev/null 2>&1 || true
-    $SUDO systemctl disable prometheus.service >/dev/null 2>&1 || true
-  fi
-  if [ -x /etc/init.d/prometheus ]; then
-    $SUDO /etc/init.d/prometheus stop >/dev/null 2>&1 || true
-  fi
-  if command -v update-rc.d >/dev/null 2>&1 && [ -e /etc/init.d/prometheus ]; then
-    $SUDO update-rc.d prometheus disable >/dev/null 2>&1 || true
-  fi
+  apt_stop_packaged_service prometheus
   # A daemon started by the package despite the above runs as user `prometheus` from /usr/bin/prometheus
   # with the packaged config; stop exactly that one (by pid, never by a broad name match).
   local pid
@@ -53,22 +41,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
   exit 1
 fi
 
-# Forbid service starts during the install (restore whatever policy was there before).
-POLICY=/usr/sbin/policy-rc.d
-BACKUP=""
-if [ -e "$POLICY" ]; then BACKUP="$(mktemp)"; $SUDO cp -p "$POLICY" "$BACKUP"; fi
-restore_policy() {
-  if [ -n "$BACKUP" ]; then $SUDO cp -p "$BACKUP" "$POLICY"; rm -f "$BACKUP"; else $SUDO rm -f "$POLICY"; fi
-}
-trap restore_policy EXIT
-printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null
-$SUDO chmod 0755 "$POLICY"
-
-export DEBIAN_FRONTEND=noninteractive
-log "apt-get update"
-$SUDO apt-get update -qq
 log "apt-get install prometheus (no recommends: no node-exporter service)"
-$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+apt_install_without_services prometheus
 
 stop_system_service
 log "installed: $(/usr/bin/prometheus --version 2>&1 | head -1)"

@@ -65,6 +65,53 @@ def worker_env_text(env: dict[str, str], secret_env: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def deny_insecure_transport(bucket_arn: str) -> dict:
+    """Bucket-policy statement: every request without TLS is denied."""
+    return {
+        "Sid": "DenyInsecureTransport",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:*",
+        "Resource": [bucket_arn, f"{bucket_arn}/*"],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+
+
+def private_versioned(scope: Construct, bucket: str, encryption_rule: dict) -> S3BucketPublicAccessBlock:
+    """Versioning, default encryption, every public access blocked, ACLs disabled (both buckets).
+    Returns the public access block (bucket policies depend on it)."""
+    S3BucketVersioningA(scope, "versioning", bucket=bucket, versioning_configuration={"status": "Enabled"})
+    S3BucketServerSideEncryptionConfigurationA(
+        scope, "encryption", bucket=bucket, rule=[S3BucketServerSideEncryptionConfigurationRuleA(**encryption_rule)]
+    )
+    access = S3BucketPublicAccessBlock(
+        scope, "public_access", bucket=bucket, block_public_acls=True, block_public_policy=True,
+        ignore_public_acls=True, restrict_public_buckets=True,
+    )
+    S3BucketOwnershipControls(scope, "ownership", bucket=bucket, rule={"object_ownership": "BucketOwnerEnforced"})
+    return access
+
+
+def expiring(scope: Construct, bucket: str, rule_id: str, *, noncurrent_days: int, expiration_days: int | None = None) -> None:
+    """One lifecycle rule: old versions (and, with ``expiration_days``, current objects) expire;
+    incomplete multipart uploads are aborted."""
+    S3BucketLifecycleConfiguration(
+        scope, "lifecycle", bucket=bucket,
+        rule=[
+            S3BucketLifecycleConfigurationRule(
+                id=rule_id,
+                status="Enabled",
+                filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="")],
+                **({"expiration": [S3BucketLifecycleConfigurationRuleExpiration(days=expiration_days)]} if expiration_days else {}),
+                noncurrent_version_expiration=[S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(noncurrent_days=noncurrent_days)],
+                abort_incomplete_multipart_upload=[
+                    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(days_after_initiation=ABORT_MULTIPART_DAYS)
+                ],
+            )
+        ],
+    )
+
+
 class ConfigBucket(Construct):
     def __init__(
         self,
@@ -87,48 +134,11 @@ class ConfigBucket(Construct):
         S3BucketLoggingA(self, "logging", bucket=b, target_bucket=self.access_logs.bucket.id, target_prefix="configs/")
         # Object events (who changed a connector config, when) go to EventBridge for the account's audit rules.
         S3BucketNotification(self, "events", bucket=b, eventbridge=True)
-        S3BucketVersioningA(self, "versioning", bucket=b, versioning_configuration={"status": "Enabled"})
-        S3BucketServerSideEncryptionConfigurationA(
-            self,
-            "encryption",
-            bucket=b,
-            rule=[
-                S3BucketServerSideEncryptionConfigurationRuleA(
-                    apply_server_side_encryption_by_default={"sse_algorithm": "aws:kms", "kms_master_key_id": kms_key_arn},
-                    bucket_key_enabled=True,
-                )
-            ],
+        access = private_versioned(
+            self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "aws:kms", "kms_master_key_id": kms_key_arn},
+                      "bucket_key_enabled": True},
         )
-        access = S3BucketPublicAccessBlock(
-            self,
-            "public_access",
-            bucket=b,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-        )
-        S3BucketOwnershipControls(self, "ownership", bucket=b, rule={"object_ownership": "BucketOwnerEnforced"})
-        S3BucketLifecycleConfiguration(
-            self,
-            "lifecycle",
-            bucket=b,
-            rule=[
-                S3BucketLifecycleConfigurationRule(
-                    id="expire-noncurrent-versions",
-                    status="Enabled",
-                    filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="")],
-                    noncurrent_version_expiration=[
-                        S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(noncurrent_days=90)
-                    ],
-                    abort_incomplete_multipart_upload=[
-                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
-                            days_after_initiation=ABORT_MULTIPART_DAYS
-                        )
-                    ],
-                )
-            ],
-        )
+        expiring(self, b, "expire-noncurrent-versions", noncurrent_days=90)
         bucket_arn = self.bucket.arn
         S3BucketPolicy(
             self,
@@ -136,14 +146,7 @@ class ConfigBucket(Construct):
             bucket=b,
             policy=policy_json(
                 [
-                    {
-                        "Sid": "DenyInsecureTransport",
-                        "Effect": "Deny",
-                        "Principal": "*",
-                        "Action": "s3:*",
-                        "Resource": [bucket_arn, f"{bucket_arn}/*"],
-                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                    }
+                    deny_insecure_transport(bucket_arn),
                 ]
             ),
             depends_on=[access],
@@ -195,35 +198,8 @@ class AccessLogBucket(Construct):
         skip(self.bucket, "CKV2_AWS_62", "log deliveries would notify on every delivery; events of the audited "
              "bucket itself go to EventBridge")
         b = self.bucket.id
-        S3BucketVersioningA(self, "versioning", bucket=b, versioning_configuration={"status": "Enabled"})
-        S3BucketServerSideEncryptionConfigurationA(
-            self, "encryption", bucket=b,
-            rule=[S3BucketServerSideEncryptionConfigurationRuleA(apply_server_side_encryption_by_default={"sse_algorithm": "AES256"})],
-        )
-        access = S3BucketPublicAccessBlock(
-            self, "public_access", bucket=b, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True,
-        )
-        S3BucketOwnershipControls(self, "ownership", bucket=b, rule={"object_ownership": "BucketOwnerEnforced"})
-        S3BucketLifecycleConfiguration(
-            self, "lifecycle", bucket=b,
-            rule=[
-                S3BucketLifecycleConfigurationRule(
-                    id="expire-access-logs",
-                    status="Enabled",
-                    filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="")],
-                    expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=ACCESS_LOG_DAYS)],
-                    noncurrent_version_expiration=[
-                        S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(noncurrent_days=30)
-                    ],
-                    abort_incomplete_multipart_upload=[
-                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
-                            days_after_initiation=ABORT_MULTIPART_DAYS
-                        )
-                    ],
-                )
-            ],
-        )
+        access = private_versioned(self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}})
+        expiring(self, b, "expire-access-logs", noncurrent_days=30, expiration_days=ACCESS_LOG_DAYS)
         bucket_arn = self.bucket.arn
         S3BucketPolicy(
             self, "policy", bucket=b,
@@ -239,14 +215,7 @@ class AccessLogBucket(Construct):
                         "StringEquals": {"aws:SourceAccount": cfg.account_id},
                     },
                 },
-                {
-                    "Sid": "DenyInsecureTransport",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3:*",
-                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
-                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                },
+                deny_insecure_transport(bucket_arn),
             ]),
             depends_on=[access],
         )

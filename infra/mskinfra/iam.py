@@ -15,6 +15,7 @@ Connect task role (used by the workers):
   - for an MSK-IAM source, read-only actions on the source cluster, its topics and groups;
   - read of the connector-config bucket (+ ``kms:Decrypt`` via S3).
 Prometheus and Grafana get no task role: they call no AWS API.
+The policy documents are plain data in :mod:`.iam_policy` (no jsii); this module makes the roles.
 """
 
 from __future__ import annotations
@@ -25,104 +26,23 @@ from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
 
-from .scope import name_patterns
-from .util import arn, dns_suffix, policy_json
-
-TARGET_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"]
-TARGET_TOPIC_ACTIONS = [
-    "kafka-cluster:DescribeTopic",
-    "kafka-cluster:CreateTopic",
-    "kafka-cluster:WriteData",
-    "kafka-cluster:ReadData",
-    "kafka-cluster:AlterTopic",
-    "kafka-cluster:DescribeTopicDynamicConfiguration",
-    "kafka-cluster:AlterTopicDynamicConfiguration",
-]
-TARGET_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"]
-SOURCE_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"]
-SOURCE_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:DescribeTopicDynamicConfiguration"]
-SOURCE_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup"]
-ECR_PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
-
-
-def internal_topics(cfg: EnvironmentConfig) -> list[str]:
-    """Topics the workers and MM2 keep on the target (names of Kafka's defaults, separator '.')."""
-    w, src = cfg.worker, cfg.source.alias
-    return [
-        w.config_storage_topic,
-        w.offset_storage_topic,
-        w.status_storage_topic,
-        f"mm2-offset-syncs.{src}.internal",  # offset-syncs.topic.location=target
-        f"{src}.checkpoints.internal",
-        "heartbeats",  # MirrorHeartbeatConnector
-        f"{src}.heartbeats",  # the source's heartbeats, replicated
-    ]
-
-
-def target_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
-    m = cfg.migration
-    return name_patterns(m.topics, list(m.topic_renames.values()) + internal_topics(cfg))
-
-
-def target_group_patterns(cfg: EnvironmentConfig) -> list[str]:
-    return name_patterns(cfg.migration.groups, [cfg.worker.group_id])
-
-
-def source_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
-    m = cfg.migration
-    return name_patterns(m.topics, [*list(m.topic_renames), "heartbeats"])
-
-
-def source_group_patterns(cfg: EnvironmentConfig) -> list[str]:
-    return name_patterns(cfg.migration.groups)
-
-
-def trust_policy(cfg: EnvironmentConfig) -> str:
-    return policy_json(
-        [
-            {
-                "Sid": "EcsTasksOfThisAccount",
-                "Effect": "Allow",
-                "Principal": {"Service": "ecs-tasks.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-                "Condition": {
-                    "StringEquals": {"aws:SourceAccount": cfg.account_id},
-                    "ArnLike": {"aws:SourceArn": arn(cfg, "ecs", "*")},
-                },
-            }
-        ]
-    )
-
-
-def _msk_statements(sid: str, cluster_arn: str, topic_prefix: str, group_prefix: str,
-                    cluster_actions: list[str], topic_actions: list[str], group_actions: list[str],
-                    topics: list[str], groups: list[str]) -> list[dict]:
-    return [
-        {"Sid": f"{sid}Cluster", "Effect": "Allow", "Action": cluster_actions, "Resource": [cluster_arn]},
-        {"Sid": f"{sid}Topics", "Effect": "Allow", "Action": topic_actions, "Resource": [f"{topic_prefix}/{t}" for t in topics]},
-        {"Sid": f"{sid}Groups", "Effect": "Allow", "Action": group_actions, "Resource": [f"{group_prefix}/{g}" for g in groups]},
-    ]
-
-
-TARGET_TRANSACTIONAL_ID_ACTIONS = ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"]
-
-
-def transactional_ids(cfg: EnvironmentConfig) -> list[str]:
-    """Exactly the transactional ids an exactly-once Connect cluster uses (KIP-618, Kafka's own formats):
-    the leader's ``connect-cluster-<group.id>`` and one ``<group.id>-<connector>-<task>`` per task."""
-    m, group = cfg.migration, cfg.worker.group_id
-    names = m.connector_names()
-    ids = [f"connect-cluster-{group}"]
-    ids += [f"{group}-{names['source']}-{i}" for i in range(m.tasks_max)]
-    ids += [f"{group}-{names['checkpoint']}-{i}" for i in range(m.tasks_max_checkpoint)]
-    ids += [f"{group}-{names['heartbeat']}-0"]
-    return ids
-
-
-def transactional_id_statement(cfg: EnvironmentConfig, target_topic_arn_prefix: str) -> dict:
-    prefix = target_topic_arn_prefix.replace(":topic/", ":transactional-id/", 1)
-    return {"Sid": "TargetMskTransactionalIds", "Effect": "Allow", "Action": TARGET_TRANSACTIONAL_ID_ACTIONS,
-            "Resource": [f"{prefix}/{t}" for t in transactional_ids(cfg)]}
+from .iam_policy import (  # the policy documents, as plain data
+    ECR_PULL_ACTIONS,
+    SOURCE_CLUSTER_ACTIONS,
+    SOURCE_GROUP_ACTIONS,
+    SOURCE_TOPIC_ACTIONS,
+    TARGET_CLUSTER_ACTIONS,
+    TARGET_GROUP_ACTIONS,
+    TARGET_TOPIC_ACTIONS,
+    msk_statements,
+    source_group_patterns,
+    source_topic_patterns,
+    target_group_patterns,
+    target_topic_patterns,
+    transactional_id_statement,
+    trust_policy,
+)
+from .util import dns_suffix, policy_json
 
 
 class Roles(Construct):
@@ -192,7 +112,7 @@ class Roles(Construct):
         )
         statements: list[dict] = []
         if cfg.target.auth.mode == "iam":
-            statements += _msk_statements(
+            statements += msk_statements(
                 "TargetMsk", target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix,
                 TARGET_CLUSTER_ACTIONS, TARGET_TOPIC_ACTIONS, TARGET_GROUP_ACTIONS,
                 target_topic_patterns(cfg), target_group_patterns(cfg),
@@ -202,7 +122,7 @@ class Roles(Construct):
         if cfg.source.auth.mode == "iam":
             src = parse_msk_arn(cfg.source.msk_cluster_arn)
             src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"
-            statements += _msk_statements(
+            statements += msk_statements(
                 "SourceMskRead", cfg.source.msk_cluster_arn,
                 f"{src_arn}:topic/{src['name']}/{src['uuid']}", f"{src_arn}:group/{src['name']}/{src['uuid']}",
                 SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, SOURCE_GROUP_ACTIONS,

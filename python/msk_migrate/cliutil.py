@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -80,13 +82,14 @@ def error_exit_code(exc: BaseException) -> tuple[int, str]:
     return INTERNAL_ERROR, f"internal error ({type(exc).__name__}): {exc}"
 
 
-def run_cli(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> int:
-    """Run a click command behind the one error boundary; returns the exit code (never raises,
-    never prints a traceback unless MSK_MIGRATE_DEBUG=1)."""
+def run_guarded(body: Callable[[], Any]) -> int:
+    """The one error boundary of every entry point (click or argparse): run ``body`` and map what it
+    raises through :func:`error_exit_code` to one ``error: ...`` line and an exit code. Never raises,
+    never prints a traceback unless MSK_MIGRATE_DEBUG=1. ``body``'s int result is the exit code."""
     import os
 
     try:
-        rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False, obj=obj)
+        rv = body()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
@@ -102,6 +105,22 @@ def run_cli(command: click.Command, argv: list[str] | None, prog_name: str, obj:
         return code
     # click returns ctx.exit(n)'s code (--help, --version) when not in standalone mode.
     return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def run_cli(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> int:
+    """Run a click command behind :func:`run_guarded`; returns the exit code."""
+    return run_guarded(lambda: command.main(args=argv, prog_name=prog_name, standalone_mode=False, obj=obj))
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse for the scripts beside the CLI (infra/main.py, infra/handover.py): a bad command line
+    raises :class:`~msk_migrate.errors.UsageError` (one line through :func:`run_guarded`) instead of
+    printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        from .errors import UsageError
+
+        raise UsageError(self.prog, message, f"see {self.prog} --help")
 
 
 def run_click(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> NoReturn:

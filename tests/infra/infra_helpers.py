@@ -182,3 +182,15 @@ def terraform(terraform_bin: str, env: dict[str, str], stack_dir: Path, *args: s
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint():
+    """moto's server on a free 127.0.0.1 port, one per test module."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

@@ -9,19 +9,7 @@ import shutil
 from pathlib import Path
 
 import boto3
-import pytest
 from infra_helpers import Synth, terraform
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def test_generated_passwords_reach_secrets_manager_but_never_the_plan_or_state(

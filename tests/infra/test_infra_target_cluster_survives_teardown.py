@@ -111,17 +111,6 @@ def _state(resources: list[tuple[str, str]], lineage: str) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 def test_handover_destroy_plan_keeps_the_cluster_and_all_it_needs(
     synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict, moto_endpoint: str, monkeypatch
 ) -> None:

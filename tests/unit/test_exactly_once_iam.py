@@ -18,7 +18,7 @@ def _prod(exactly_once: bool):
 
 
 def test_exactly_once_grants_exactly_the_transactional_ids_of_the_leader_and_every_task():
-    from mskinfra.iam import transactional_id_statement, transactional_ids
+    from mskinfra.iam_policy import transactional_id_statement, transactional_ids
 
     cfg = _prod(True)
     group, m = cfg.worker.group_id, cfg.migration

@@ -115,3 +115,26 @@ def test_commands_that_need_the_target_say_so_before_deploy():
                        text=True, timeout=60, env={**__import__("os").environ, "MSK_MIGRATE_TARGET_BOOTSTRAP": ""})
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "--target-bootstrap" in r.stderr or "unreachable" in r.stderr
+
+
+def test_iam_patterns_and_validation_take_mm2_facts_from_the_domain_module():
+    """infra IAM grants the MM2 topics the renderer's flow keeps on the target; validation never selects
+    them and skips exactly MM2's config.properties.exclude default: one copy each, in kafka.names."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    if str(repo / "infra") not in sys.path:
+        sys.path.insert(0, str(repo / "infra"))
+    from msk_migrate.config.environment import load_environment
+    from msk_migrate.validation import kafka_meta
+    from msk_migrate.validation.request import DEFAULT_EXCLUDES
+    from mskinfra.iam_policy import internal_topics
+
+    cfg = load_environment(repo / "infra" / "environments" / "dev.yaml")
+    mm2 = names.flow_internal_topics(cfg.source.alias, cfg.target.alias)
+    assert internal_topics(cfg)[-len(mm2):] == mm2
+    assert f"mm2-offset-syncs.{cfg.source.alias}.internal" in internal_topics(cfg)
+    assert kafka_meta.MM2_CONFIG_EXCLUDES is names.CONFIG_PROPERTIES_EXCLUDE_DEFAULT
+    excluded = topic_selection(MigrationSpec(topics=[".*"], topics_exclude=DEFAULT_EXCLUDES))
+    assert excluded.select([*mm2, "orders"]) == ["orders"]
+    assert set(names.MM2_TOPIC_PATTERNS) <= set(DEFAULT_EXCLUDES)

@@ -24,6 +24,8 @@ from validation_helpers import cli_args, make_request
 
 NO_PYTHON = "/nonexistent/executor-python"
 pytestmark = pytest.mark.timeout(1800)  # a standalone cluster and spark-submit on a loaded 2-core machine
+#: Every test here starts a Spark standalone cluster (never the unit tier, even without the spark fixture).
+TIERS = ("spark",)
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from .. import paths
 from ..cliutil import emit_json, human, output_option, run_click
-from ..errors import UnreachableError, UsageError
-from .docker import BuildError
+from ..errors import UsageError
 from .images import IMAGE_NAMES
 
 
@@ -80,48 +78,41 @@ def build_images_cmd(
     from . import runner
 
     console = human(output)
-    try:
-        if env_file is not None and repository_prefix is not None:
-            raise UsageError("--env-file", "conflicts with --repository-prefix", "give one of them")
-        request = runner.Request(
-            account=account,
-            region=region,
-            root=paths.REPO_ROOT,
-            local_dir=paths.LOCAL_DIR,
-            images=images,
-            env=env_name,
-            repository_prefix=repository_prefix,
-            repositories=_repositories_from_env_file(env_file, account, region) if env_file is not None else None,
-            release_tag=release_tag,
-            kafka_version=kafka_version,
-            push=not no_push,
-            ecr_endpoint_url=ecr_endpoint_url,
-            builder=builder,
-            local_bases=local_bases,
-            registry=registry,
-            registry_ca=registry_ca,
-        )
-        plan = runner.prepare(request)
-        for warning in plan.warnings:
-            console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
-        printed = len(plan.warnings)
-        if dry_run:
-            commands = plan.commands()
-            if output == "json":
-                emit_json({**plan.summary(), "dry_run": True, "pushed": False, "commands": commands,
-                           "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings})
-            else:
-                console.print("[bold]dry run[/]: nothing is executed; a real run would do, in order:", highlight=False)
-                for command in commands:
-                    click.echo(f"  {command}")
-            return
-        result = runner.execute(plan, console)
-    except (UsageError, UnreachableError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except BuildError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    if env_file is not None and repository_prefix is not None:
+        raise UsageError("--env-file", "conflicts with --repository-prefix", "give one of them")
+    request = runner.Request(
+        account=account,
+        region=region,
+        root=paths.REPO_ROOT,
+        local_dir=paths.LOCAL_DIR,
+        images=images,
+        env=env_name,
+        repository_prefix=repository_prefix,
+        repositories=_repositories_from_env_file(env_file, account, region) if env_file is not None else None,
+        release_tag=release_tag,
+        kafka_version=kafka_version,
+        push=not no_push,
+        ecr_endpoint_url=ecr_endpoint_url,
+        builder=builder,
+        local_bases=local_bases,
+        registry=registry,
+        registry_ca=registry_ca,
+    )
+    plan = runner.prepare(request)
+    for warning in plan.warnings:
+        console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
+    printed = len(plan.warnings)
+    if dry_run:
+        commands = plan.commands()
+        if output == "json":
+            emit_json({**plan.summary(), "dry_run": True, "pushed": False, "commands": commands,
+                       "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings})
+        else:
+            console.print("[bold]dry run[/]: nothing is executed; a real run would do, in order:", highlight=False)
+            for command in commands:
+                click.echo(f"  {command}")
+        return
+    result = runner.execute(plan, console)
 
     result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
     if output == "json":
@@ -142,5 +133,6 @@ def build_images_cmd(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``./build_images.py``: click errors and bad input -> one line on stderr, exit 2."""
+    """``./build_images.py`` behind the one error boundary (cliutil.run_guarded): bad input -> one line,
+    exit 2; a failed build (BuildError) -> one line, exit 1."""
     run_click(build_images_cmd, argv, "build_images.py")

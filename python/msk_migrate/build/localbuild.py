@@ -31,6 +31,7 @@ from typing import Any
 
 from . import localregistry, standins
 from .buildah import Store
+from .docker import BuildError
 from .images import IMAGE_NAMES, IMAGES
 
 ACCOUNT = "123456789012"  # moto's default account: its ECR answers for this registry id
@@ -178,19 +179,25 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .. import paths
+    """``make images`` behind the one error boundary (cliutil.run_guarded): a stand-in that cannot be
+    made -> one line, exit 2; a failed build or check -> one line, exit 1."""
+    from ..cliutil import ArgumentParser, run_guarded
 
-    parser = argparse.ArgumentParser(prog="make images", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="make images", description=__doc__.split("\n\n")[0])
     parser.add_argument("--images", default=",".join(IMAGE_NAMES))
     parser.add_argument("--output", choices=("text", "json"), default="text")
-    args = parser.parse_args(argv)
+    sys.exit(run_guarded(lambda: _make_images(parser.parse_args(argv))))
+
+
+def _make_images(args: argparse.Namespace) -> None:
+    from .. import paths
+
     images = [i for i in args.images.split(",") if i]
     say = lambda m: print(f"[images] {m}", file=sys.stderr, flush=True)  # noqa: E731
     try:
         out = run(paths.REPO_ROOT, paths.LOCAL_DIR, images, say)
-    except (standins.StandinError, RuntimeError, AssertionError, subprocess.CalledProcessError) as exc:
-        print(f"error: make images: {exc}", file=sys.stderr)
-        sys.exit(2 if isinstance(exc, standins.StandinError) else 1)
+    except (RuntimeError, AssertionError, subprocess.CalledProcessError) as exc:  # an outcome, not a bug
+        raise BuildError(f"make images: {exc}") from exc
     if args.output == "json":
         print(json.dumps(out, indent=2, sort_keys=True))
         return

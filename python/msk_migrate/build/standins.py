@@ -53,7 +53,9 @@ CA_DIR = Path(os.environ.get("MSK_MIGRATE_EXTRA_CA_DIR", "/usr/local/share/ca-ce
 
 
 class StandinError(Exception):
-    """A stand-in could not be made (debootstrap or buildah failed); names the log."""
+    """A stand-in could not be made (debootstrap or buildah failed); names the log. Exit code 2."""
+
+    exit_code = 2
 
 
 def all_bases(root: Path) -> list[Base]:
@@ -177,14 +179,12 @@ def ensure(root: Path, store: Store, say=lambda msg: None) -> dict[str, str]:
 
 
 def main() -> None:
+    """``python -m msk_migrate.build.standins`` behind the one error boundary (cliutil.run_guarded)."""
     from .. import paths
+    from ..cliutil import run_guarded
 
     store = Store(paths.LOCAL_DIR / "images")
-    try:
-        ensure(paths.REPO_ROOT, store, say=lambda m: print(f"[standins] {m}", file=sys.stderr, flush=True))
-    except StandinError as exc:
-        print(f"error: stand-in base images: {exc}", file=sys.stderr)
-        sys.exit(2)
+    sys.exit(run_guarded(lambda: ensure(paths.REPO_ROOT, store, say=lambda m: print(f"[standins] {m}", file=sys.stderr, flush=True))))
 
 
 if __name__ == "__main__":

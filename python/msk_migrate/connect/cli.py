@@ -16,7 +16,7 @@ from ..cliutil import emit_json, human, output_option
 from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
 from ..errors import UsageError
 from .apply import apply, connector_problems, status_rows
-from .rest import ConnectClient, ConnectorFailed
+from .rest import ConnectClient
 from .sources import from_dir, from_s3
 
 
@@ -114,12 +114,8 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
     con = human(output)
-    try:
-        with con.status("applying connectors") as sp:
-            res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
-    except ConnectorFailed as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    with con.status("applying connectors") as sp:  # ConnectorFailed: one line, exit 1 (the CLI boundary)
+        res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
     rows = status_rows(client, list(configs))
     data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged, "connectors": rows}
     if output == "json":

@@ -30,12 +30,21 @@ LIBRDKAFKA_LOG.propagate = False
 LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 
 
+def verbose() -> bool:
+    """librdkafka's lines are wanted: ``MSK_MIGRATE_VERBOSE=1``, or a ``--verbose`` gave
+    :data:`LIBRDKAFKA_LOG` a real handler."""
+    return os.environ.get("MSK_MIGRATE_VERBOSE") == "1" or any(
+        not isinstance(h, logging.NullHandler) for h in LIBRDKAFKA_LOG.handlers
+    )
+
+
 def quiet(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` with librdkafka's logging routed to :data:`LIBRDKAFKA_LOG`, and only errors logged at all
     (librdkafka writes some lines, e.g. at client destruction, straight to stderr). Failures still reach
-    the session's ``error_cb``. ``MSK_MIGRATE_VERBOSE=1`` lets every line through."""
-    if os.environ.get("MSK_MIGRATE_VERBOSE") == "1":
-        return {**conf, "logger": LIBRDKAFKA_LOG}
+    the session's ``error_cb``. :func:`verbose` lets every line through, written by librdkafka itself to
+    stderr (a Python logger would only see them when the client is polled)."""
+    if verbose():
+        return {k: v for k, v in conf.items() if k != "logger"}
     return {**conf, "logger": LIBRDKAFKA_LOG, "log_level": 0}
 
 
@@ -52,6 +61,15 @@ class TopicConfigs:
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)  #: every config value
     overrides: dict[str, str] = field(default_factory=dict)  #: set on the topic itself
+
+    @property
+    def log_append_time(self) -> bool:
+        """The broker stamps records (``message.timestamp.type=LogAppendTime``): timestamps differ per cluster."""
+        return self.configs.get("message.timestamp.type", "CreateTime") == "LogAppendTime"
+
+    @property
+    def compacted(self) -> bool:
+        return "compact" in self.configs.get("cleanup.policy", "delete")
 
 
 def _transient(err: Any) -> bool:

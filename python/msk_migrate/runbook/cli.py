@@ -18,6 +18,7 @@ from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, human, output_option
 from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
 from ..errors import UsageError
+from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, offset_syncs_topic
 from ..tables import colour, table
 
 
@@ -307,8 +308,9 @@ def _print_plan(p, output: str, applied: bool) -> None:
     t = table("reverse connectors (target -> source)", ("connector", "topics", "offset syncs / checkpoints on source"))
     for name, cfg in p.reverse.items():
         alias = cfg["source.cluster.alias"]
-        t.add_row(name, cfg.get("topics", "-") if "MirrorSource" in cfg["connector.class"] else cfg.get("groups", "-"),
-                  f"mm2-offset-syncs.{alias}.internal" if "MirrorSource" in cfg["connector.class"] else f"{alias}.checkpoints.internal")
+        is_source = cfg["connector.class"] == SOURCE_CONNECTOR_CLASS
+        t.add_row(name, cfg.get("topics", "-") if is_source else cfg.get("groups", "-"),
+                  offset_syncs_topic(alias, cfg["target.cluster.alias"]) if is_source else checkpoints_topic(alias))
     con.print(t)
     if p.start:
         con.print("reverse starts at target offsets: " + ", ".join(f"{k}={v}" for k, v in p.start.items()))

@@ -24,6 +24,7 @@ from ..connect.rest import ConnectClient
 from ..connectors.render import forward_spec_without, render_connectors, render_reverse_connectors
 from ..errors import UsageError
 from ..kafka.admin import AdminSession
+from ..kafka.names import SOURCE_CONNECTOR_CLASS
 from ..kafka.offsets import latest_offset_syncs, partitions, records_between, start_offsets
 from ..kafka.selection import topic_selection
 from .lag import replicated_positions
@@ -87,7 +88,7 @@ def apply_rollback(client: ConnectClient, p: RollbackPlan, m: MigrationSpec, src
     existing = set(client.connectors())
     progress("excluding the topics from the forward flow")
     apply(client, p.forward, wait=True, timeout=timeout, progress=progress)
-    src_name = next(n for n, c in p.reverse.items() if c["connector.class"].endswith("MirrorSourceConnector"))
+    src_name = next(n for n, c in p.reverse.items() if c["connector.class"] == SOURCE_CONNECTOR_CLASS)
     if src_name not in existing:
         starts = start_offsets_after_forward(client, m, src, tgt, source_alias, target_alias, p.topics)
         p.start = {f"{t}[{q}]": o for (t, q), o in sorted(starts.items())}

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import click
 import yaml
 
+from .. import cliutil
 from ..cliutil import emit_json, human, output_option
 from ..config.auth import AuthConfig
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
-from ..errors import UnreachableError, UsageError
+from ..errors import UsageError
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
@@ -215,14 +217,13 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
     verbose = kw.pop("verbose", False)
     request = build_request(kw)
-    if verbose:
-        _client_logs_to_stderr(spark)
     from .console import print_report, spark_progress
     from .job import run_validation
 
     con = human(output)
     show = con.is_terminal or output == "text"
-    with (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
+    with (_client_logs_to_stderr(spark) if verbose else nullcontext()), \
+            (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
         emit_json({**report.to_dict(), "locations": report.locations})
@@ -232,36 +233,31 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         sys.exit(report.exit_code)
 
 
-def _client_logs_to_stderr(spark: Any) -> None:
-    """--verbose: librdkafka writes its log lines to stderr itself (no logger is installed)."""
+@contextmanager
+def _client_logs_to_stderr(spark: Any) -> Iterator[None]:
+    """--verbose: librdkafka's lines (the one client logger of kafka.admin) on stderr for this run only."""
     import logging
 
     from .kafka_meta import client_logger
 
     log = client_logger()
-    log.addHandler(logging.StreamHandler(sys.stderr))
+    handler = logging.StreamHandler(sys.stderr)
+    log.addHandler(handler)
+    level = log.level
     log.setLevel(logging.DEBUG)
     if spark is not None:
         spark.sparkContext.setLogLevel("WARN")
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
 
 
 def run_cli(argv: list[str], spark: Any = None) -> int:
-    """Run ``validate`` with ``argv``; returns the exit code (0/1/2) instead of exiting.
-    One-line ``error: ...`` on stderr for exit 2, like ``msk-migrate``."""
-    try:
-        rc = validate.main(args=argv, prog_name="msk-migrate validate", standalone_mode=False, obj={"spark": spark})
-        return rc if isinstance(rc, int) else 0
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        return 2
-    except click.ClickException as exc:
-        click.echo(f"error: {exc.format_message()}", err=True)
-        return 2
-    except (UsageError, UnreachableError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 2
+    """Run ``validate`` with ``argv`` behind the one error boundary (:func:`cliutil.run_cli`); returns
+    the exit code (0/1/2) instead of exiting: one-line ``error: ...`` on stderr, like ``msk-migrate``."""
+    return cliutil.run_cli(validate, argv, "msk-migrate validate", obj={"spark": spark})
 
 
 def main() -> None:

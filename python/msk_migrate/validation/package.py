@@ -1,6 +1,7 @@
 """Build what EMR / Glue need to run the validation job, into one directory to upload to S3:
 
-    DEST/msk_migrate.zip        the package, for --py-files (EMR) / --extra-py-files (Glue)
+    DEST/msk_migrate.zip        the package, for --py-files (EMR) / --extra-py-files (Glue), with
+                                msk_migrate/VERSION (the installed version: a zip has no distribution metadata)
     DEST/spark_entry.py         the entry script
     DEST/jars/*.jar             spark-sql-kafka-0-10 of the cluster's Spark version + aws-msk-iam-auth,
                                 minus what a Spark distribution already ships
@@ -11,7 +12,6 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import zipfile
@@ -32,13 +32,23 @@ def driver_requirements() -> list[str]:
 
 
 
-def build(dest: Path, spark_version: str | None = None, scala: str | None = None) -> dict[str, object]:
-    dest.mkdir(parents=True, exist_ok=True)
-    zpath = dest / "msk_migrate.zip"
+def write_package_zip(zpath: Path) -> Path:
+    """The ``msk_migrate`` package as a zip, plus ``msk_migrate/VERSION``: the project version from the
+    installed distribution's metadata (its one source, pyproject.toml), which ``msk_migrate.__version__``
+    reads when imported from the zip."""
+    from importlib.metadata import version
+
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
         for f in sorted(PKG_DIR.rglob("*")):
-            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc" and f.name != "VERSION":
                 zf.write(f, f.relative_to(PKG_DIR.parent))
+        zf.writestr(f"{PKG_DIR.name}/VERSION", version("msk-migrate") + "\n")
+    return zpath
+
+
+def build(dest: Path, spark_version: str | None = None, scala: str | None = None) -> dict[str, object]:
+    dest.mkdir(parents=True, exist_ok=True)
+    zpath = write_package_zip(dest / "msk_migrate.zip")
     shutil.copy2(Path(__file__).with_name("spark_entry.py"), dest / "spark_entry.py")
     jars_dir = dest / "jars"
     jars_dir.mkdir(exist_ok=True)
@@ -59,14 +69,22 @@ def build(dest: Path, spark_version: str | None = None, scala: str | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Build the validation job's EMR/Glue artefacts.")
+    """Behind the one error boundary (cliutil.run_guarded): bad input -> one line on stderr, exit 2."""
+    from ..cliutil import ArgumentParser, run_guarded
+
+    ap = ArgumentParser(prog="python -m msk_migrate.validation.package", description="Build the validation job's EMR/Glue artefacts.")
     ap.add_argument("dest", type=Path)
     ap.add_argument("--spark-version", help=f"Spark of the cluster (default {versions.spark_version()})")
     ap.add_argument("--scala", help="Scala binary version (default 2.12 for Spark 3.x, 2.13 for 4.x)")
-    args = ap.parse_args(argv)
-    out = build(args.dest, args.spark_version, args.scala)
-    print(f"package: {out['zip']}\nentry:   {out['entry']}\njars:    " + "\n         ".join(str(j) for j in out["jars"]))  # type: ignore[attr-defined]
-    return 0
+
+    def run() -> int:
+        args = ap.parse_args(argv)
+        out = build(args.dest, args.spark_version, args.scala)
+        jars = "\n         ".join(str(j) for j in out["jars"])  # type: ignore[attr-defined]
+        print(f"package: {out['zip']}\nentry:   {out['entry']}\njars:    {jars}")
+        return 0
+
+    return run_guarded(run)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..config.migration import ClusterEndpoint, MigrationSpec, check_regexes
+from ..config.migration import ClusterEndpoint, check_regexes
 from ..errors import UsageError
+from ..kafka.names import DEFAULT_TOPICS_EXCLUDE, MM2_TOPIC_PATTERNS
 
 Mode = Literal["auto", "checksum", "full"]
 CompactedMode = Literal["records", "latest-per-key"]
 IsolationLevel = Literal["read_committed", "read_uncommitted"]
 
 #: Topics never validated by a regex selection (MM2's own and Kafka's internal topics).
-DEFAULT_EXCLUDES: list[str] = [*MigrationSpec().topics_exclude, r"heartbeats", r".*\.heartbeats", r".*\.checkpoints\.internal"]
+DEFAULT_EXCLUDES: list[str] = list(dict.fromkeys([*DEFAULT_TOPICS_EXCLUDE, *MM2_TOPIC_PATTERNS]))
 
 
 def parse_timestamp(text: str | int | None, field: str) -> int | None:

@@ -29,6 +29,17 @@ class _PeerIds(BaseModel):
     def _sgs(cls, v: list[str]) -> list[str]:
         return check_ids(v, SECURITY_GROUP_ID, "security group ID", "sg-0a1b2c3d4e5f60718")
 
+    @staticmethod
+    def parse_cidr(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+        """One CIDR block (host bits zero), or ValueError naming it and how to write one."""
+        try:
+            return ipaddress.ip_network(cidr, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"{cidr!r} is not a CIDR block ({exc}); write it like 10.20.0.0/16") from None
+
+    def is_empty(self) -> bool:
+        return not (getattr(self, "cidrs", None) or getattr(self, "prefix_list_ids", None) or getattr(self, "security_group_ids", None))
+
 
 class Peers(_PeerIds):
     """Network peers: CIDR blocks, managed prefix lists and/or security groups.
@@ -46,11 +57,7 @@ class Peers(_PeerIds):
     @classmethod
     def _cidrs(cls, v: list[str]) -> list[str]:
         for cidr in v:
-            try:
-                net = ipaddress.ip_network(cidr, strict=True)
-            except ValueError as exc:
-                raise ValueError(f"{cidr!r} is not a CIDR block ({exc}); write it like 10.20.0.0/16") from None
-            if net.prefixlen == 0:
+            if cls.parse_cidr(cidr).prefixlen == 0:
                 raise ValueError(
                     f"{cidr} opens the flow to the whole internet; give the operators' or brokers' own CIDR, "
                     "a prefix list or a security group"
@@ -58,9 +65,6 @@ class Peers(_PeerIds):
         if len(set(v)) != len(v):
             raise ValueError("duplicate CIDR entries; list each once")
         return v
-
-    def is_empty(self) -> bool:
-        return not (self.cidrs or self.prefix_list_ids or self.security_group_ids)
 
 
 class OperatorAccess(Peers):
@@ -107,15 +111,12 @@ class HttpsEgress(_PeerIds):
     @classmethod
     def _cidrs(cls, v: list[str]) -> list[str]:
         for cidr in v:
-            try:
-                ipaddress.ip_network(cidr, strict=True)
-            except ValueError as exc:
-                raise ValueError(f"{cidr!r} is not a CIDR block ({exc})") from None
+            cls.parse_cidr(cidr)
         return v
 
     @model_validator(mode="after")
     def _some(self) -> HttpsEgress:
-        if not (self.cidrs or self.prefix_list_ids or self.security_group_ids):
+        if self.is_empty():
             raise ValueError("tasks need HTTPS to ECR, CloudWatch Logs and Secrets Manager; give a CIDR, prefix list or security group")
         return self
 

@@ -1,0 +1,107 @@
+"""IAM policy documents of the stacks, as plain data (no jsii: unit tests import this in milliseconds).
+
+MSK IAM resource patterns come from the migration's topic/group regexes (:mod:`.scope`) and the MM2
+topic names from :mod:`msk_migrate.kafka.names`; :mod:`.iam` turns these documents into roles.
+"""
+
+from __future__ import annotations
+
+from msk_migrate.config.environment import EnvironmentConfig
+from msk_migrate.kafka.names import HEARTBEATS_TOPIC, flow_internal_topics
+
+from .scope import name_patterns
+from .util import arn, policy_json
+
+TARGET_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"]
+TARGET_TOPIC_ACTIONS = [
+    "kafka-cluster:DescribeTopic",
+    "kafka-cluster:CreateTopic",
+    "kafka-cluster:WriteData",
+    "kafka-cluster:ReadData",
+    "kafka-cluster:AlterTopic",
+    "kafka-cluster:DescribeTopicDynamicConfiguration",
+    "kafka-cluster:AlterTopicDynamicConfiguration",
+]
+TARGET_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"]
+SOURCE_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"]
+SOURCE_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:DescribeTopicDynamicConfiguration"]
+SOURCE_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup"]
+ECR_PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
+
+
+def internal_topics(cfg: EnvironmentConfig) -> list[str]:
+    """Topics the workers and MM2 keep on the target: the workers' storage topics, then MM2's (offset
+    syncs located on the target, checkpoints, heartbeats and the source's replicated heartbeats)."""
+    w = cfg.worker
+    return [
+        w.config_storage_topic,
+        w.offset_storage_topic,
+        w.status_storage_topic,
+        *flow_internal_topics(cfg.source.alias, cfg.target.alias),
+    ]
+
+
+def target_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
+    m = cfg.migration
+    return name_patterns(m.topics, list(m.topic_renames.values()) + internal_topics(cfg))
+
+
+def target_group_patterns(cfg: EnvironmentConfig) -> list[str]:
+    return name_patterns(cfg.migration.groups, [cfg.worker.group_id])
+
+
+def source_topic_patterns(cfg: EnvironmentConfig) -> list[str]:
+    m = cfg.migration
+    return name_patterns(m.topics, [*list(m.topic_renames), HEARTBEATS_TOPIC])
+
+
+def source_group_patterns(cfg: EnvironmentConfig) -> list[str]:
+    return name_patterns(cfg.migration.groups)
+
+
+def trust_policy(cfg: EnvironmentConfig) -> str:
+    return policy_json(
+        [
+            {
+                "Sid": "EcsTasksOfThisAccount",
+                "Effect": "Allow",
+                "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": cfg.account_id},
+                    "ArnLike": {"aws:SourceArn": arn(cfg, "ecs", "*")},
+                },
+            }
+        ]
+    )
+
+
+def msk_statements(sid: str, cluster_arn: str, topic_prefix: str, group_prefix: str,
+                    cluster_actions: list[str], topic_actions: list[str], group_actions: list[str],
+                    topics: list[str], groups: list[str]) -> list[dict]:
+    return [
+        {"Sid": f"{sid}Cluster", "Effect": "Allow", "Action": cluster_actions, "Resource": [cluster_arn]},
+        {"Sid": f"{sid}Topics", "Effect": "Allow", "Action": topic_actions, "Resource": [f"{topic_prefix}/{t}" for t in topics]},
+        {"Sid": f"{sid}Groups", "Effect": "Allow", "Action": group_actions, "Resource": [f"{group_prefix}/{g}" for g in groups]},
+    ]
+
+
+TARGET_TRANSACTIONAL_ID_ACTIONS = ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"]
+
+
+def transactional_ids(cfg: EnvironmentConfig) -> list[str]:
+    """Exactly the transactional ids an exactly-once Connect cluster uses (KIP-618, Kafka's own formats):
+    the leader's ``connect-cluster-<group.id>`` and one ``<group.id>-<connector>-<task>`` per task."""
+    m, group = cfg.migration, cfg.worker.group_id
+    names = m.connector_names()
+    ids = [f"connect-cluster-{group}"]
+    ids += [f"{group}-{names['source']}-{i}" for i in range(m.tasks_max)]
+    ids += [f"{group}-{names['checkpoint']}-{i}" for i in range(m.tasks_max_checkpoint)]
+    ids += [f"{group}-{names['heartbeat']}-0"]
+    return ids
+
+
+def transactional_id_statement(cfg: EnvironmentConfig, target_topic_arn_prefix: str) -> dict:
+    prefix = target_topic_arn_prefix.replace(":topic/", ":transactional-id/", 1)
+    return {"Sid": "TargetMskTransactionalIds", "Effect": "Allow", "Action": TARGET_TRANSACTIONAL_ID_ACTIONS,
+            "Resource": [f"{prefix}/{t}" for t in transactional_ids(cfg)]}
