@@ -59,44 +59,58 @@ def produce(bootstrap: str, topic: str, n: int, partitions: int, ts0: int, chang
 
 
 class PeakRss:
-    """Samples the RSS of every java process carrying ``tag`` (driver: SparkSubmit, executors:
-    CoarseGrainedExecutorBackend) every 0.2 s; keeps the peak per role."""
+    """Samples, every 0.2 s, the RSS of every java process in the process trees under ``roots`` (pids:
+    the command this bench started, and the standalone workers, whose children are the executors);
+    keeps the peak per role: ``executor`` (CoarseGrainedExecutorBackend) or ``driver`` (any other JVM
+    of those trees: SparkSubmit / the pyspark gateway).
 
-    def __init__(self, tag: str) -> None:
-        self.tag = tag  #: in the JVM's command line or environment
+    Found by parentage, not by a tag in the command line: the previous sampler matched a
+    ``-Dmsk.bench`` tag and an argv[0] ending in ``java``, and never saw the executor JVMs."""
+
+    def __init__(self, roots: list[int] | None = None) -> None:
+        self.roots: set[int] = set(roots or [])
         self.peak: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     @staticmethod
-    def _role(cmdline: str) -> str | None:
-        if "CoarseGrainedExecutorBackend" in cmdline:
-            return "executor"
-        if "SparkSubmit" in cmdline or "py4j" in cmdline or "pyspark-shell" in cmdline:
-            return "driver"
-        return None
+    def _role(cmdline: str) -> str:
+        return "executor" if "CoarseGrainedExecutorBackend" in cmdline else "driver"
 
     def _sample(self) -> None:
-        per_role: dict[str, int] = {}
+        parent: dict[int, int] = {}
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
             try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+
+        def under_roots(pid: int) -> bool:
+            seen = 0
+            while pid > 1 and seen < 64:
+                if pid in self.roots:
+                    return True
+                pid, seen = parent.get(pid, 0), seen + 1
+            return False
+
+        for pid in parent:
+            if not under_roots(pid):
+                continue
+            try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                if not cmd.split(" ")[0].endswith("java"):
-                    continue
-                role = self._role(cmd)
-                tagged = self.tag in cmd or self.tag.encode() in Path(f"/proc/{pid}/environ").read_bytes()
-                if role is None or not tagged:
+                if "java" not in cmd.split(" ")[0] or "org.apache.spark.deploy.master" in cmd \
+                        or "org.apache.spark.deploy.worker.Worker" in cmd:  # the cluster's own daemons
                     continue
                 rss = next(int(ln.split()[1]) for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
                            if ln.startswith("VmRSS:"))
             except (OSError, StopIteration, ValueError):
                 continue
-            key = f"{role}" if role == "driver" else f"executor-{pid}"
-            per_role[key] = max(per_role.get(key, 0), rss)
-        for k, v in per_role.items():
-            self.peak[k] = max(self.peak.get(k, 0), v)
+            role = self._role(cmd)
+            key = role if role == "driver" else f"executor-{pid}"
+            self.peak[key] = max(self.peak.get(key, 0), rss)
 
     def __enter__(self) -> PeakRss:
         def loop() -> None:
@@ -117,12 +131,20 @@ class PeakRss:
         return max(vals) / 1024 if vals else float("nan")
 
 
-def timed(cmd: list[str], expect: int, env: dict[str, str] | None = None) -> tuple[float, str]:
+def timed(cmd: list[str], expect: int, env: dict[str, str] | None = None,
+          mem: PeakRss | None = None) -> tuple[float, str]:
     t = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if mem is not None:
+        mem.roots.add(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=3600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate(timeout=30)
     secs = time.time() - t
-    assert proc.returncode == expect, f"{cmd[:3]}: rc {proc.returncode}: {proc.stderr[-2000:]}"
-    return secs, proc.stdout
+    assert proc.returncode == expect, f"{cmd[:3]}: rc {proc.returncode}: {err[-2000:]}"
+    return secs, out
 
 
 def main() -> int:
@@ -179,8 +201,8 @@ def main() -> int:
 
             row["script"], _ = timed([sys.executable, str(BENCH / "baseline_compare.py"), src, tgt, topic], expect)
             jenv = {**os.environ, "JDK_JAVA_OPTIONS": f"-Dmsk.bench={tag}"}
-            with PeakRss(tag) as mem:
-                row["job"], out = timed([str(VENV_BIN / "msk-migrate"), "validate", *cli], expect, jenv)
+            with PeakRss() as mem:
+                row["job"], out = timed([str(VENV_BIN / "msk-migrate"), "validate", *cli], expect, jenv, mem)
             assert json.loads(out)["summary"]["source_records"] == n
             row["job_rss"] = mem.mib("driver")
 
@@ -222,9 +244,10 @@ def main() -> int:
                        "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
                        "--conf", "spark.ui.enabled=false", "--jars", jars, "--py-files", str(dist / "msk_migrate.zip"),
                        str(dist / "spark_entry.py"), *cli]
-                with PeakRss(tag) as mem:
+                roots = [p.pid for p in cluster.procs] if key == "standalone" else []
+                with PeakRss(roots) as mem:
                     row[key], _ = timed(cmd, expect, {**{k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")},
-                                                      "SPARK_HOME": str(spark_home())})
+                                                      "SPARK_HOME": str(spark_home())}, mem)
                 row[f"{key}_driver_rss"] = mem.mib("driver")
                 row[f"{key}_executor_rss"] = mem.mib("executor")
             rows.append(row)
