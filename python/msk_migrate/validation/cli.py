@@ -236,8 +236,10 @@ def _client_logs_to_stderr(spark: Any) -> None:
     """--verbose: librdkafka writes its log lines to stderr itself (no logger is installed)."""
     import logging
 
+    from . import spark_local
     from .kafka_meta import client_logger
 
+    spark_local.VERBOSE = True  # a local session started later logs Spark's WARN lines to stderr
     log = client_logger()
     log.addHandler(logging.StreamHandler(sys.stderr))
     log.setLevel(logging.DEBUG)
