@@ -20,7 +20,8 @@ def digest(bootstrap: str, topic: str, partition: int) -> tuple[int, str]:
         c.assign([TopicPartition(topic, partition, lo)])
         last = lo - 1
         while last < hi - 1:
-            for m in c.consume(10_000, timeout=10):
+            # never ask for more than is left: consume() waits its whole timeout for a batch it cannot fill
+            for m in c.consume(min(10_000, hi - 1 - last), timeout=10):
                 if m.error():
                     sys.exit(f"{bootstrap} {topic}[{partition}]: {m.error()}")
                 k, v = m.key(), m.value()

@@ -161,6 +161,18 @@ def test_wrong_bootstrap_port_prints_only_the_one_line_error(clusters, tmp_path)
     assert len(verbose.stderr.strip().splitlines()) > 1 and "Connection refused" in verbose.stderr
 
 
+def test_a_real_run_keeps_spark_log_lines_off_stderr_unless_verbose(clusters, cli_topics, tmp_path):
+    """A process of its own (its own local Spark): Spark's start-up WARN lines and PySpark's "Setting
+    default log level" notice are not printed; the verdict is on stdout."""
+    exe = Path(sys.executable).with_name("msk-migrate")
+    args = [str(exe), "validate", *cli_args(clusters, "--topics", cli_topics["same"], "--mode", "checksum",
+                                            "--no-report")]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.strip() == "", proc.stderr[-2000:]
+    assert "MATCH" in proc.stdout
+
+
 def test_unreachable_cluster_exits_2_naming_the_field(clusters, tmp_path, capsys):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

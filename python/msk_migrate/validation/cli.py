@@ -238,8 +238,10 @@ def _client_logs_to_stderr(spark: Any) -> Iterator[None]:
     """--verbose: librdkafka's lines (the one client logger of kafka.admin) on stderr for this run only."""
     import logging
 
+    from . import spark_local
     from .kafka_meta import client_logger
 
+    spark_local.VERBOSE = True  # a local session started later logs Spark's WARN lines to stderr
     log = client_logger()
     handler = logging.StreamHandler(sys.stderr)
     log.addHandler(handler)

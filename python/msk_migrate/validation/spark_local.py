@@ -78,27 +78,62 @@ def job_jars() -> list[str]:
     return [j for j in resolve_jars(spark_version, scala) if artifact_name(j) not in shipped]
 
 
+#: Spark's own log4j2 configuration for the local driver: nothing on the console unless --verbose
+#: (Spark's defaults print WARN lines — loopback hostname, native-hadoop — before ours is applied).
+#: The root stays at WARN (any other root level makes PySpark print "Setting default log level");
+#: the console appender's threshold is what silences it.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = {level}
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+#: Set by ``validate --verbose`` (cli.py) before the session starts: Spark's WARN lines on stderr.
+VERBOSE = False
+
+
+def _log4j2_file(level: str) -> Path:
+    path = LOCAL_DIR / "spark" / f"log4j2-{level}.properties"
+    if not path.exists() or path.read_text() != _LOG4J2.format(level=level):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_LOG4J2.format(level=level))
+    return path
+
+
 def local_spark(master: str = "local[*]", driver_memory: str = "2g"):
-    """The active SparkSession, or a new local one with the Kafka jars (quiet, no UI)."""
+    """The active SparkSession, or a new local one with the Kafka jars (quiet, no UI, bound to 127.0.0.1).
+
+    The jars go on the driver JVM's class path (``spark.driver.extraClassPath``), not ``spark.jars``:
+    in local mode the executor is the driver JVM, so nothing is served, fetched or copied per task."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     jars = job_jars()
+    level = "warn" if VERBOSE else "off"
+    java_opts = f"-Dderby.system.home={LOCAL_DIR / 'derby'} -Dlog4j2.configurationFile={_log4j2_file(level)}"
     spark = (
         SparkSession.builder.master(master)
         .appName("msk-migrate-validate")
-        .config("spark.jars", ",".join(jars))
+        .config("spark.driver.extraClassPath", os.pathsep.join(jars))
         .config("spark.driver.memory", driver_memory)
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.redaction.regex", REDACTION_REGEX)
         .config("spark.sql.warehouse.dir", str(LOCAL_DIR / "spark-warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={LOCAL_DIR / 'derby'}")
+        .config("spark.driver.extraJavaOptions", java_opts)
         .getOrCreate()
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel(level.upper())
     return spark
