@@ -12,7 +12,9 @@ import pytest
 from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
 from validation_helpers import make_request
 
-MODES = ["checksum", "full", "auto"]
+#: "<mode>" runs the Spark checksum pass; "<mode>-native" the confluent-kafka one (engine native; the
+#: full diff of auto mode is Spark's either way): both must find and name every difference.
+MODES = ["checksum", "full", "auto", "checksum-native", "auto-native"]
 KINDS = ["same", "missing", "unexpected", "duplicate", "value", "header_order", "timestamp",
          "swap", "swap_same_ts", "block", "swap_across_dup", "redelivered_batch"]
 
@@ -66,10 +68,12 @@ def reports(clusters, spark, diff_topics):
         if mode not in cache:
             from msk_migrate.validation import run_validation
 
-            req = make_request(clusters, topics=sorted(diff_topics.values()), mode=mode, sample_size=5)
+            base, _, engine = mode.partition("-")
+            req = make_request(clusters, topics=sorted(diff_topics.values()), mode=base, sample_size=5,
+                               engine=engine or "spark")
             # full mode explains its differences with Spark jobs (as for large differences),
             # auto mode on the driver (small differences): both paths give the same answers.
-            limit = {"full": 0}.get(mode, 20_000)
+            limit = {"full": 0}.get(base, 20_000)
             cache[mode] = run_validation(req, spark=spark, explain_limit=limit)
         return cache[mode]
 
@@ -102,7 +106,7 @@ def test_missing_records_are_detected(reports, diff_topics, mode):
     assert t.status == "mismatch"
     bad = _bad_partitions(t)
     assert sorted(p.partition for p in bad) == [0, 1]
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert all("1 fewer record" in " ".join(p.differences) for p in bad)
         assert all(p.missing is None for p in bad)  # not computed without a diff
     else:
@@ -119,7 +123,7 @@ def test_unexpected_record_is_detected(reports, diff_topics, mode):
     _rep, t = _topic(reports, diff_topics, mode, "unexpected")
     (bad,) = _bad_partitions(t)
     assert bad.partition == 1
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert "1 more record" in bad.differences[0]
     else:
         assert (bad.missing, bad.unexpected, bad.duplicates) == (0, 1, 0)
@@ -132,7 +136,7 @@ def test_duplicate_record_is_detected(reports, diff_topics, mode):
     _rep, t = _topic(reports, diff_topics, mode, "duplicate")
     (bad,) = _bad_partitions(t)
     assert bad.partition == 1
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert "1 more record" in bad.differences[0]
     else:
         assert (bad.missing, bad.unexpected, bad.duplicates) == (0, 0, 1)
@@ -157,7 +161,7 @@ def test_changed_record_is_detected_and_explained(reports, diff_topics, mode, ki
     _rep, t = _topic(reports, diff_topics, mode, kind)
     (bad,) = _bad_partitions(t)
     assert bad.partition == 0
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert bad.source.count == bad.target.count
         assert any(checksum_text in d for d in bad.differences), bad.differences
     else:
@@ -187,6 +191,23 @@ def test_report_json_follows_the_documented_schema(reports):
 
     for mode in MODES:
         jsonschema.validate(reports(mode).to_dict(), schema())
+        assert reports(mode).run["checksum_engine"] == ("native" if mode.endswith("-native") else "spark")
+
+
+@pytest.mark.parametrize("mode", ["checksum", "auto"])
+def test_native_and_spark_checksum_passes_give_the_same_digests(reports, mode):
+    """Not only the same verdicts: the same count, fingerprint and order digest for every partition."""
+    spark_rep, native_rep = reports(mode), reports(f"{mode}-native")
+    seen = 0
+    for t in spark_rep.topics:
+        other = native_rep.topic(t.topic)
+        for p, q in zip(t.partitions, other.partitions, strict=True):
+            for side in ("source", "target"):
+                a, b = getattr(p, side), getattr(q, side)
+                assert a == b, (t.topic, p.partition, side)  # count, fingerprints, timestamps, offsets, nulls
+                seen += a.count if a else 0
+            assert (p.status, p.differences) == (q.status, q.differences)
+    assert seen > 600  # 12 topics x 30 records x 2 sides (and then some)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +232,7 @@ def test_reordered_records_are_detected_and_located(reports, diff_topics, mode, 
     assert bad.source.order_fingerprint != bad.target.order_fingerprint
     text = " ".join(bad.differences)
     assert "records reordered" in text, bad.differences
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert bad.reordered is None and bad.method == "checksum"
     else:
         assert (bad.missing, bad.unexpected, bad.duplicates, bad.changed, bad.reordered) == (0, 0, 0, 0, 1)
@@ -225,7 +246,7 @@ def test_reorder_across_a_duplicate_is_both_a_duplicate_and_a_reordering(reports
     _rep, t = _topic(reports, diff_topics, mode, "swap_across_dup")
     (bad,) = _bad_partitions(t)
     assert bad.partition == 1 and bad.status == "mismatch"
-    if mode == "checksum":
+    if mode.startswith("checksum"):
         assert "1 more record" in bad.differences[0]  # order is judged only where the counts agree
     else:
         assert (bad.missing, bad.unexpected, bad.duplicates, bad.reordered) == (0, 0, 1, 1)

@@ -238,3 +238,92 @@ def test_offset_snapshot_defines_the_source_records(clusters, spark, windowed, t
     assert (behind.source.start_offset, behind.source.end_offset) == (5, 20)
     assert behind.missing == 5 and behind.target.count == 10
     assert [s["source_offset"] for s in behind.samples["missing"]] == [15, 16, 17, 18, 19]
+
+
+# ---- the native checksum pass (engine native): the Spark pass's digests, record for record ------
+
+
+def _digests_by_both_engines(clusters, spark, topics, **kw):
+    from msk_migrate.clients import SecretResolver
+    from msk_migrate.validation.checksum import checksum
+    from msk_migrate.validation.native import native_checksum
+    from msk_migrate.validation.plan import make_plan
+
+    req = make_request(clusters, topics=topics, **kw)
+    plan = make_plan(req, SecretResolver())
+    plans = {"source": plan.source, "target": plan.target}
+    out = []
+    for detail in (False, True):
+        by_spark = checksum(spark, plans, detail=detail)
+        for workers in (1, 2):  # in this process, and spread over two spawned worker processes
+            by_native = native_checksum(plans, plan.client_confs, req.isolation_level, detail=detail, workers=workers)
+            out.append((plan, by_spark, by_native))
+    return out
+
+
+def _assert_same_digests(plan, by_spark, by_native) -> int:
+    records = 0
+    for side in ("source", "target"):
+        assert set(by_spark[side]) == set(by_native[side])
+        for tp, s in by_spark[side].items():
+            n = by_native[side][tp]
+            assert (n.count, n.min_ts, n.max_ts, n.null_keys, n.tombstones, n.sums) == (
+                s.count, s.min_ts, s.max_ts, s.null_keys, s.tombstones, s.sums), (side, tp)
+            if plan.order_checked(tp):
+                assert n.order == s.order, (side, tp)
+            records += s.count
+    return records
+
+
+def test_native_checksum_pass_computes_the_spark_digests_on_every_edge_case(clusters, spark, edge):
+    """Null keys and values, tombstones, null and repeated headers, empty partitions, partition counts
+    that differ, LogAppendTime, aborted transactions: per-field sums included (detail)."""
+    until = int(time.time() * 1000) + 600_000
+    runs = _digests_by_both_engines(clusters, spark, sorted(edge.values()), until_timestamp_ms=until)
+    assert all(_assert_same_digests(*run) > 40 for run in runs)
+
+
+def test_native_checksum_pass_computes_the_spark_digests_of_windows_and_latest_per_key(clusters, spark, windowed, compacted):
+    runs = _digests_by_both_engines(
+        clusters, spark, sorted([*windowed.values(), *compacted.values()]), compacted="latest-per-key",
+        from_timestamp_ms=BASE_TS + 2, until_timestamp_ms=BASE_TS + 15,
+    )
+    for plan, by_spark, by_native in runs:
+        assert plan.latest_topics == set(compacted.values())
+        assert by_native["source"][(windowed["lag"], 0)].count == 13
+        assert by_native["source"][(compacted["same"], 0)].count == 1  # k1 (v2); k3 deleted, k2 before the window
+        _assert_same_digests(plan, by_spark, by_native)
+
+
+@pytest.mark.parametrize("engine", ["spark", "native"])
+def test_offset_snapshot_and_windows_give_the_same_verdicts_with_either_engine(clusters, spark, windowed, tmp_path, engine):
+    from msk_migrate.validation import run_validation
+    from msk_migrate.validation.request import load_snapshot
+
+    snap = tmp_path / "snapshot.json"
+    snap.write_text(json.dumps({windowed["lag"]: {"0": 15}, windowed["lag2"]: {"0": {"start": 5, "end": 20}}}))
+    rep = run_validation(make_request(clusters, offsets_snapshot=load_snapshot(snap), mode="checksum", engine=engine),
+                         spark=spark)
+    assert rep.run["checksum_engine"] == engine
+    (copied,) = rep.topic(windowed["lag"]).partitions
+    assert copied.status == "match" and copied.source.count == copied.target.count == 15
+    (behind,) = rep.topic(windowed["lag2"]).partitions
+    assert behind.status == "mismatch" and (behind.source.count, behind.target.count) == (15, 10)
+
+
+def test_a_native_checksum_that_finds_no_difference_never_starts_spark(clusters, windowed):
+    from msk_migrate.clients import SecretResolver
+    from msk_migrate.validation.job import _Spark, execute
+    from msk_migrate.validation.plan import make_plan
+
+    class NoSpark(_Spark):
+        def __call__(self):
+            raise AssertionError("Spark was started")
+
+    req = make_request(clusters, topics=[windowed["lag"]], mode="auto", until_timestamp_ms=BASE_TS + 15)
+    plan = make_plan(req, SecretResolver())
+    outcome = execute(plan, NoSpark(None, print), print, engine="native")
+    assert outcome.diffs == {} and outcome.source[(windowed["lag"], 0)].count == 15
+    req = make_request(clusters, topics=[windowed["lag"]], mode="auto")  # the target is 5 behind: a diff
+    with pytest.raises(AssertionError, match="Spark was started"):
+        execute(make_plan(req, SecretResolver()), NoSpark(None, print), print, engine="native")

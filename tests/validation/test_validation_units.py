@@ -229,7 +229,8 @@ def _report(statuses):
     return Report(
         run={"id": "x", "started_at": "a", "finished_at": "b", "duration_seconds": 1.0, "mode": "auto",
              "compacted": "records", "isolation_level": "read_committed", "allow_duplicates": False,
-             "sample_size": 10, "tool_version": "0.1.0", "spark_version": "3.5.7"},
+             "sample_size": 10, "tool_version": "0.1.0", "spark_version": "3.5.7",
+             "checksum_engine": "spark"},
         window={"kind": "timestamps", "from_timestamp_ms": None, "until_timestamp_ms": 5, "from": None,
                 "until": "u", "timestamp_slack_seconds": 300, "grace_seconds": 300},
         clusters={"source": {"bootstrap_servers": "s:1", "auth_mode": "plaintext"},

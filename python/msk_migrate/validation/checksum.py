@@ -18,55 +18,17 @@ Per partition the checksum is ``count`` plus
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from .fingerprint import COMPONENTS, plan_units
+from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest, _Chunk, explain_checksum, fold_order
+from .fingerprint import plan_units
 from .reading import TP, ReadPlan
 
-MASK64 = (1 << 64) - 1
-ORDER_PRIME = (1 << 61) - 1
 _M22 = (1 << 22) - 1
 _M16 = 0xFFFF
 
-
-@dataclass
-class Digest:
-    """Checksum aggregates of one partition on one cluster."""
-
-    count: int = 0
-    min_ts: int | None = None
-    max_ts: int | None = None
-    null_keys: int = 0
-    tombstones: int = 0
-    sums: dict[str, int] = field(default_factory=lambda: {c: 0 for c in COMPONENTS})
-    order: int = 0  #: order digest, mod ORDER_PRIME
-
-    @property
-    def fingerprint(self) -> str:
-        return f"{self.sums['fp']:016x}"
-
-    @property
-    def order_fingerprint(self) -> str:
-        return f"{self.order:016x}"
-
-    def same_records(self, other: Digest) -> bool:
-        return self.count == other.count and self.sums["fp"] == other.sums["fp"]
-
-    def same_order(self, other: Digest) -> bool:
-        return self.order == other.order
-
-
-@dataclass
-class _Chunk:
-    """One Spark task's aggregates of one partition (exact integers, before folding)."""
-
-    first_offset: int
-    count: int
-    fp_sum: int  #: exact Σ fp (unsigned)
-    fp_idx_sum: int  #: exact Σ fp · idx
+__all__ = ["MASK64", "ORDER_PRIME", "Digest", "checksum", "explain_checksum", "fold_order"]
 
 
 def _slice_sums(name: str) -> list[Column]:
@@ -90,16 +52,6 @@ def _order_sums() -> list[Column]:
 
 def _exact(row, name: str) -> int:
     return row[f"{name}__0"] + (row[f"{name}__1"] << 22) + (row[f"{name}__2"] << 44)
-
-
-def fold_order(chunks: list[_Chunk]) -> int:
-    """The order digest of a partition from its tasks' chunks (joined in offset order)."""
-    base = 0
-    total = 0
-    for c in sorted(chunks, key=lambda c: c.first_offset):
-        total += base * c.fp_sum + c.fp_idx_sum
-        base += c.count
-    return total % ORDER_PRIME
 
 
 def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = False) -> dict[str, dict[TP, Digest]]:
@@ -149,31 +101,4 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
         d = out[side][tp]
         d.sums = {comp: 0 for comp in COMPONENTS} | {comp: v & MASK64 for comp, v in sums.items()}
         d.order = fold_order(chunks[(side, tp)])
-    return out
-
-
-def explain_checksum(src: Digest, tgt: Digest, order_checked: bool = True) -> list[str]:
-    """Human explanation of a checksum mismatch from the component sums and the order digest."""
-    if src.count != tgt.count:
-        delta = tgt.count - src.count
-        word = "more" if delta > 0 else "fewer"
-        return [f"target has {abs(delta)} {word} record(s) than the source ({tgt.count} vs {src.count})"]
-    out = []
-    if src.sums["h_key"] != tgt.sums["h_key"]:
-        out.append("keys differ")
-    if src.sums["h_value"] != tgt.sums["h_value"]:
-        out.append("values differ" + (" (tombstone count differs)" if src.tombstones != tgt.tombstones else ""))
-    if src.sums["h_headers_sorted"] != tgt.sums["h_headers_sorted"]:
-        out.append("headers differ")
-    elif src.sums["h_headers"] != tgt.sums["h_headers"]:
-        out.append("header order differs (same headers, different order)")
-    if src.sums["h_ts"] != tgt.sums["h_ts"]:
-        out.append("timestamps differ")
-    if not out and src.sums["fp"] != tgt.sums["fp"]:
-        out.append("same records by field, differently combined (records were changed in several fields)")
-    if not out and order_checked and not src.same_order(tgt):
-        out.append(
-            "records reordered: the same records in a different order within the partition "
-            "(--mode auto or full shows where)"
-        )
     return out

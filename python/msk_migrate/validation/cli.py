@@ -133,6 +133,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
         "allow_duplicates": bool(kw.get("allow_duplicates")),
         "kafka_options": _pairs(kw.get("kafka_option") or (), "--kafka-option"),
         "min_partitions": kw.get("min_partitions"),
+        "engine": kw.get("engine") or "auto",
         "metadata_timeout_seconds": kw.get("metadata_timeout", 15.0),
     }
     if kw.get("exclude_regex"):
@@ -143,6 +144,11 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
             "--from-timestamp/--until-timestamp",
             f"the window [{kw['from_timestamp']}, {kw['until_timestamp']}) is empty: from is not before until",
             "give a --from-timestamp earlier than --until-timestamp (until is exclusive)",
+        )
+    if data["engine"] == "native" and (data["kafka_options"] or data["min_partitions"]):
+        raise UsageError(
+            "--engine native", "--kafka-option and --min-partitions tune Spark's Kafka source, which it does not use",
+            "drop them, or use --engine spark",
         )
     if kw.get("offsets_snapshot"):
         if frm is not None or until is not None:
@@ -202,6 +208,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 @click.option("--sample-size", type=int, default=10, show_default=True, help="Sample records per category and partition.")
 @click.option("--kafka-option", multiple=True, metavar="KEY=VALUE", help="Extra Kafka consumer tuning (not security).")
 @click.option("--min-partitions", type=int, help="Spark minPartitions: split large Kafka partitions across tasks.")
+@click.option("--engine", type=click.Choice(["auto", "spark", "native"]), default="auto", show_default=True,
+              help="Checksum pass: native = confluent-kafka processes on this machine (no JVM start; Spark only "
+              "for full diffs), spark = the PySpark job; auto = native for a local run, spark under spark-submit/Glue.")
 @click.option("--metadata-timeout", type=float, default=15.0, show_default=True, help="Seconds to wait for a cluster.")
 @click.option("--report-dir", metavar="DIR|s3://BUCKET/PREFIX",
               help="Where report.json and report.html go (default: reports/validation-<UTC time>/).")

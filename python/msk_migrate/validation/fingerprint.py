@@ -5,7 +5,7 @@ Fingerprint of one record: one call of Spark's 64-bit ``xxhash64`` (fixed seed 4
 a fixed order, each hashed into the running seed; a NULL leaves the seed unchanged, so a flag before
 each nullable field keeps null and empty apart::
 
-    fp = xxhash64(key IS NULL, key, value IS NULL, value, size(headers), headers, ts)
+    fp = xxhash64(key IS NULL, key, value IS NULL, value, size(headers) or 0, headers, ts)
          -- null key != empty key, tombstone != empty value; headers in order, repeats count, a null
          -- header value != an empty one; ts = timestamp in ms, or 0 for LogAppendTime topics
 
@@ -27,9 +27,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from .digest import COMPONENTS
 from .reading import ReadPlan, read_records
 
-COMPONENTS = ("fp", "h_key", "h_value", "h_headers", "h_headers_sorted", "h_ts")
+__all__ = ["COMPONENTS", "fingerprinted", "plan_units", "units"]
+
 KEY_SAMPLE_BYTES = 200
 IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row number below
 
@@ -37,7 +39,8 @@ IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row 
 def fingerprinted(df: DataFrame, no_ts_topics: set[str], detail: bool = True) -> DataFrame:
     """Adds ts_used, fp, chunk, idx, key_null, value_null and (with ``detail``) h_key, h_value,
     h_headers, h_headers_sorted, h_ts and a key sample; drops the raw key, value and headers."""
-    n_headers = F.coalesce(F.size("headers"), F.lit(0))
+    # no headers = 0, whatever spark.sql.ansi.enabled / legacy.sizeOfNull say size(NULL) is
+    n_headers = F.when(F.col("headers").isNull(), F.lit(0)).otherwise(F.size("headers"))
     ts_used = F.when(F.col("topic").isin(sorted(no_ts_topics)), F.lit(0).cast("long")).otherwise(F.col("ts_ms")) if no_ts_topics else F.col("ts_ms")
     mid = F.monotonically_increasing_id()
     df = (

@@ -22,7 +22,7 @@ from ..errors import UnreachableError, UsageError
 from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, DiffResult, diff
 from .plan import ValidationPlan, make_plan
-from .reading import TP
+from .reading import TP, ReadPlan
 from .report import Report, check_destination
 from .request import ValidationRequest, iso
 from .verdicts import needs_diff, topic_results
@@ -58,41 +58,86 @@ class Outcome:
     diffs: dict[TP, DiffResult]
 
 
-def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int = LOCAL_EXPLAIN_LIMIT) -> Outcome:
-    """Checksum both sides, then diff what the mode asks for (full: every partition; auto: those whose
-    checksum or order digest differs; checksum: none)."""
+class _Spark:
+    """The SparkSession, started on first use (a native checksum pass that finds no difference never
+    starts one)."""
+
+    def __init__(self, session: Any, say: Progress):
+        self.session, self.say = session, say
+
+    def __call__(self) -> Any:
+        if self.session is None:
+            self.say("starting local Spark")
+            from .spark_local import local_spark
+
+            self.session = local_spark()
+        return self.session
+
+
+def engine_for(req: ValidationRequest, spark: Any) -> str:
+    """``req.engine``, with auto resolved: native for a local run (no SparkSession given, no Spark-only
+    option), spark otherwise."""
+    if req.engine != "auto":
+        return req.engine
+    return "native" if spark is None and not req.kafka_options and req.min_partitions is None else "spark"
+
+
+def _checksums(plan: ValidationPlan, spark: _Spark, engine: str, plans: dict[str, ReadPlan], say: Progress,
+               detail: bool = False, tps: list[TP] | None = None) -> dict[str, dict[TP, Digest]]:
+    role = "/".join(plans)
+    if engine == "native":
+        from .kafka_meta import verbose_client_logs
+        from .native import NativeReadError, native_checksum
+
+        try:
+            return native_checksum(plans, plan.client_confs, plan.req.isolation_level, detail=detail, tps=tps,
+                                   verbose=verbose_client_logs(), say=say)
+        except NativeReadError as exc:
+            raise UnreachableError(f"{exc} (native checksum pass)") from None
+    if tps is not None:
+        plans = {side: p.restricted(tps) for side, p in plans.items()}
+    return _spark_step(role, lambda: checksum(spark(), plans, detail=detail))
+
+
+def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int = LOCAL_EXPLAIN_LIMIT,
+            engine: str = "spark") -> Outcome:
+    """Checksum both sides (``engine``: spark or native), then diff what the mode asks for (full: every
+    partition; auto: those whose checksum or order digest differs; checksum: none). ``spark``: a
+    SparkSession, or a callable that returns one when first needed."""
     req = plan.req
+    lazy = spark if isinstance(spark, _Spark) else _Spark(spark, say)
+    how = " (native)" if engine == "native" else ""
     assert plan.source is not None, "a plan always reads the source"
     if plan.target is None:  # offset snapshot: the target window comes from the source's records
-        say(f"checksum: source ({len(plan.src_tps)} partitions)")
-        src_dig = _spark_step("source", lambda: checksum(spark, {"source": plan.source}))["source"]
+        say(f"checksum{how}: source ({len(plan.src_tps)} partitions)")
+        src_dig = _checksums(plan, lazy, engine, {"source": plan.source}, say)["source"]
         tgt_plan = plan.snapshot_target(src_dig)
-        say(f"checksum: target ({len(plan.tgt_tps)} partitions)")
-        tgt_dig = _spark_step("target", lambda: checksum(spark, {"target": tgt_plan}))["target"]
+        say(f"checksum{how}: target ({len(plan.tgt_tps)} partitions)")
+        tgt_dig = _checksums(plan, lazy, engine, {"target": tgt_plan}, say)["target"]
     else:
-        say(f"checksum: source and target ({len(plan.src_tps)} + {len(plan.tgt_tps)} partitions)")
-        source_plan, target_plan = plan.source, plan.target
-        tgt_plan = target_plan
-        digests = _spark_step("source/target", lambda: checksum(spark, {"source": source_plan, "target": target_plan}))
+        say(f"checksum{how}: source and target ({len(plan.src_tps)} + {len(plan.tgt_tps)} partitions)")
+        tgt_plan = plan.target
+        digests = _checksums(plan, lazy, engine, {"source": plan.source, "target": plan.target}, say)
         src_dig, tgt_dig = digests["source"], digests["target"]
 
     differing = needs_diff(plan, src_dig, tgt_dig)
     assert plan.target is not None
     fields = [tp for tp in differing if src_dig[tp].count == tgt_dig[tp].count and not src_dig[tp].same_records(tgt_dig[tp])]
     if req.mode == "checksum" and fields:  # which field differs: per-field sums of those partitions only
-        say(f"checksum: per-field sums of {len(fields)} differing partition(s)")
-        plans = {"source": plan.source.restricted(fields), "target": plan.target.restricted(fields)}
-        detail = _spark_step("source/target", lambda: checksum(spark, plans, detail=True))
-        for side, digests in (("source", src_dig), ("target", tgt_dig)):
+        say(f"checksum{how}: per-field sums of {len(fields)} differing partition(s)")
+        per_field = _checksums(plan, lazy, engine, {"source": plan.source, "target": plan.target}, say,
+                               detail=True, tps=fields)
+        for side, side_dig in (("source", src_dig), ("target", tgt_dig)):
             for tp in fields:
-                digests[tp].sums = detail[side][tp].sums
+                side_dig[tp].sums = per_field[side][tp].sums
     to_diff = {"full": plan.both, "auto": differing}.get(req.mode, [])
     diffs: dict[TP, DiffResult] = {}
     if to_diff:
+        session = lazy()
         say(f"full diff of {len(to_diff)} partition(s)")
         order_tps = {tp for tp in to_diff if plan.order_checked(tp)}  # full: exact order everywhere
         diffs = _spark_step("source/target", lambda: diff(
-            spark, plan.source, tgt_plan, to_diff, req.sample_size, on_phase=say,
+            session, plan.source, tgt_plan, to_diff, req.sample_size, on_phase=say,
             order_tps=order_tps, explain_limit=explain_limit,
         ))
     return Outcome(src_dig, tgt_dig, diffs)
@@ -118,12 +163,8 @@ def run_validation(
         check_destination(req.report_dir)
     plan = make_plan(req, resolver or SecretResolver(), say)
 
-    if spark is None:
-        say("starting local Spark")
-        from .spark_local import local_spark
-
-        spark = local_spark()
-    outcome = execute(plan, spark, say, explain_limit)
+    engine = engine_for(req, spark)
+    outcome = execute(plan, _Spark(spark, say), say, explain_limit, engine)
 
     say("writing the report")
     from pyspark import __version__ as spark_version
@@ -141,6 +182,7 @@ def run_validation(
             "sample_size": req.sample_size,
             "tool_version": __version__,
             "spark_version": spark_version,
+            "checksum_engine": engine,
         },
         window={**plan.window, "timestamp_slack_seconds": req.timestamp_slack_seconds,
                 "grace_seconds": None if req.offsets_snapshot or req.until_timestamp_ms is not None else req.grace_seconds},

@@ -63,6 +63,8 @@ class ValidationPlan:
     _tgt: km.ClusterMeta | None = None
     _tgt_offsets: tuple[dict[TP, int], dict[TP, int]] | None = None
     _target_options: dict[str, str] = field(default_factory=dict)
+    #: librdkafka settings per side (secrets resolved): the native checksum pass reads with them
+    client_confs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def both(self) -> list[TP]:
@@ -165,8 +167,9 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         role: spark_kafka_options(role, getattr(req, role), resolver, req.isolation_level, req.kafka_options)
         for role in ("source", "target")
     }
-    src = km.ClusterMeta("source", admin_config("source", req.source, resolver), req.metadata_timeout_seconds)
-    tgt = km.ClusterMeta("target", admin_config("target", req.target, resolver), req.metadata_timeout_seconds)
+    client_confs = {role: admin_config(role, getattr(req, role), resolver) for role in ("source", "target")}
+    src = km.ClusterMeta("source", client_confs["source"], req.metadata_timeout_seconds)
+    tgt = km.ClusterMeta("target", client_confs["target"], req.metadata_timeout_seconds)
     src_topics, tgt_topics = src.topics(), tgt.topics()
     topics = select_topics(req, src_topics)
     say(f"reading metadata of {len(topics)} topic(s)")
@@ -187,6 +190,7 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         req, topics, src_topics, tgt_topics, src_meta, tgt_meta, tgt_name, src_tps, tgt_tps,
         source=None, target=None, window={},  # type: ignore[arg-type]
         _tgt=tgt, _tgt_offsets=(tgt_earliest, tgt_latest), _target_options=opts["target"],
+        client_confs=client_confs,
     )
     for t in topics:
         s_m, t_m = src_meta.get(t), tgt_meta.get(tgt_name[t])

@@ -18,6 +18,7 @@ from ..kafka.names import DEFAULT_TOPICS_EXCLUDE, MM2_TOPIC_PATTERNS
 Mode = Literal["auto", "checksum", "full"]
 CompactedMode = Literal["records", "latest-per-key"]
 IsolationLevel = Literal["read_committed", "read_uncommitted"]
+Engine = Literal["auto", "spark", "native"]
 
 #: Topics never validated by a regex selection (MM2's own and Kafka's internal topics).
 DEFAULT_EXCLUDES: list[str] = list(dict.fromkeys([*DEFAULT_TOPICS_EXCLUDE, *MM2_TOPIC_PATTERNS]))
@@ -127,6 +128,12 @@ class ValidationRequest(BaseModel):
     allow_duplicates: bool = Field(False, description="Duplicates alone (MM2 is at-least-once) do not fail.")
     kafka_options: dict[str, str] = Field(default_factory=dict, description="Extra Kafka consumer tuning.")
     min_partitions: int | None = Field(None, ge=1, description="Spark minPartitions (split big partitions).")
+    engine: Engine = Field(
+        "auto",
+        description="Who computes the checksum pass: spark (the PySpark job), native (confluent-kafka worker "
+        "processes on this machine, same digests; Spark only for full diffs), auto (native when no SparkSession "
+        "is given and no Spark-only option is set, i.e. a local `msk-migrate validate`; spark under spark-submit/Glue).",
+    )
     metadata_timeout_seconds: float = Field(15.0, gt=0)
     report_dir: str | None = Field(None, description="Directory or s3://bucket/prefix for report.json/.html.")
 
@@ -149,6 +156,8 @@ class ValidationRequest(BaseModel):
     def _check(self) -> ValidationRequest:
         if not self.topics and not self.topic_regex and not self.offsets_snapshot:
             raise ValueError("give --topics, --topic-regex or --offsets-snapshot")
+        if self.engine == "native" and (self.kafka_options or self.min_partitions):
+            raise ValueError("--kafka-option and --min-partitions tune Spark's Kafka source; use --engine spark or auto")
         if self.offsets_snapshot and (self.from_timestamp_ms is not None or self.until_timestamp_ms is not None):
             raise ValueError("an offsets snapshot replaces --from-timestamp/--until-timestamp; give one or the other")
         if (

@@ -1,0 +1,354 @@
+"""The checksum pass without Spark: the same per-partition :class:`~.digest.Digest` as
+:mod:`.checksum`, computed by confluent-kafka consumers in worker processes of this machine.
+
+Why: on a laptop or a bastion host a PySpark job pays a JVM start and a cold JIT (≈ 7 s + ≈ 30 s,
+docs/PERFORMANCE.md) before it compares a single record, and Spark's Kafka source reads slower than
+librdkafka. For ``msk-migrate validate`` run locally (no SparkSession given) the checksum pass is
+done here instead; Spark is started only when a partition needs the full diff. Under spark-submit,
+EMR and Glue the job stays a PySpark job (:mod:`.checksum`).
+
+Same numbers, not just the same verdict: every record's fingerprint is Spark's ``xxhash64`` chain of
+:mod:`.fingerprint` (XXH64, seed 42; a boolean hashes as the 4-byte int 1/0, an int as 4 bytes
+little-endian, a long as 8, a string or binary as its bytes, an array or struct element by element,
+NULL leaves the running hash unchanged), so a partition's digest here equals the Spark pass's
+(tests/validation/test_validation_native.py compares them on every edge case). The order digest is
+``Σ fp_i · i mod 2^61 - 1`` over the compared records in offset order, which is what
+:func:`.digest.fold_order` joins from Spark's tasks.
+
+Work is split by partition into at most one process per core (greedy by record count), each with
+one consumer per cluster; small runs stay in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import struct
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import xxhash
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
+
+if TYPE_CHECKING:
+    from .reading import ReadPlan
+
+TP = tuple[str, int]
+SEED = 42
+#: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
+IN_PROCESS_BELOW = 200_000
+MAX_WORKERS = 8
+#: Records per ``consume()`` call.
+BATCH = 10_000
+#: Consumer settings of a bulk read (librdkafka names; the Spark pass uses reading.FETCH_DEFAULTS).
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "enable.partition.eof": True,
+    "auto.offset.reset": "error",  # a start offset deleted by retention fails, as failOnDataLoss does in Spark
+    "fetch.max.bytes": 64 << 20,
+    "max.partition.fetch.bytes": 8 << 20,
+    "queued.max.messages.kbytes": 256 << 10,
+    "socket.receive.buffer.bytes": 1 << 20,
+}
+#: No record and no end of partition for this long = the read is stuck (cluster gone, ACLs, ...).
+STALL_SECONDS = 60.0
+
+_h = xxhash.xxh64_intdigest
+_int = struct.Struct("<i").pack
+_long = struct.Struct("<q").pack
+_TRUE, _FALSE = _int(1), _int(0)
+#: xxhash64(flag IS NULL, field) for a NULL field, and the seed a present field is hashed with.
+_NULL_FIELD = _h(_TRUE, SEED)
+_PRESENT = _h(_FALSE, SEED)
+
+
+class NativeReadError(Exception):
+    """A cluster could not be read (the message names the side, the partition and the cause)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One partition range to read: ``name`` is the topic's name on that cluster, ``topic`` the source name."""
+
+    side: str
+    topic: str
+    name: str
+    partition: int
+    start: int
+    end: int
+    lo: int  #: compared timestamps [lo, hi)
+    hi: int
+    no_ts: bool
+    latest: bool
+
+
+def _headers_hash(headers: list[tuple[str, bytes | None]] | None, seed: int) -> int:
+    """``xxhash64(size(headers), headers)`` chained from ``seed`` (no headers: size 0)."""
+    if not headers:
+        return _h(_FALSE, seed)
+    s = _h(_int(len(headers)), seed)
+    for hk, hv in headers:
+        s = _h(hk.encode(), s)
+        if hv is not None:
+            s = _h(hv, s)
+    return s
+
+
+def _sorted_headers(headers: list[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:
+    """Spark's ``array_sort`` of ``struct<key string, value binary>``: by key bytes, then value, NULL first."""
+    return sorted(headers, key=lambda kv: (kv[0].encode(), kv[1] is not None, kv[1] or b""))
+
+
+def fingerprint(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]] | None, ts_used: int) -> int:
+    """One record's ``fp`` (unsigned 64-bit), as :func:`.fingerprint.fingerprinted` computes it in Spark."""
+    s = _NULL_FIELD if key is None else _h(key, _PRESENT)
+    s = _h(_TRUE, s) if value is None else _h(value, _h(_FALSE, s))
+    return _h(_long(ts_used), _headers_hash(headers, s))
+
+
+def field_hashes(key, value, headers, ts_used) -> dict[str, int]:
+    """The per-field hashes of ``detail`` (h_key, h_value, h_headers, h_headers_sorted, h_ts)."""
+    return {
+        "h_key": _NULL_FIELD if key is None else _h(key, _PRESENT),
+        "h_value": _NULL_FIELD if value is None else _h(value, _PRESENT),
+        "h_headers": _headers_hash(headers, SEED),
+        "h_headers_sorted": _headers_hash(_sorted_headers(headers) if headers else headers, SEED),
+        "h_ts": _h(_long(ts_used), SEED),
+    }
+
+
+class _Acc:
+    """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
+
+    __slots__ = ("done", "fp", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task", "tombstones", "units")
+
+    def __init__(self, task: Task, detail: bool):
+        self.task = task
+        self.done = False
+        self.n = self.fp = self.order = self.null_keys = self.tombstones = 0
+        self.min_ts: int | None = None
+        self.max_ts: int | None = None
+        self.sums = {c: 0 for c in COMPONENTS[1:]} if detail else None
+        self.units: dict[int, tuple] | None = {} if task.latest else None
+
+    def add(self, key, value, headers, ts: int, offset: int) -> None:
+        t = self.task
+        ts_used = 0 if t.no_ts else ts
+        fp = fingerprint(key, value, headers, ts_used)
+        if self.units is not None:  # latest record per key: decided at the end
+            if key is not None:
+                self.units[_h(key, _PRESENT)] = (fp, ts, value is None, key, value, headers, ts_used)
+            return
+        self._count(fp, ts, key is None, value is None, key, value, headers, ts_used)
+
+    def _count(self, fp, ts, key_null, value_null, key, value, headers, ts_used) -> None:
+        self.order += fp * self.n
+        self.n += 1
+        self.fp += fp
+        if self.min_ts is None or ts < self.min_ts:
+            self.min_ts = ts
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+        self.null_keys += key_null
+        self.tombstones += value_null
+        if self.sums is not None:
+            for name, h in field_hashes(key, value, headers, ts_used).items():
+                self.sums[name] += h
+
+    def digest(self) -> Digest:
+        if self.units is not None:
+            for fp, ts, value_null, key, value, headers, ts_used in self.units.values():
+                if not value_null:  # a key whose latest record is a tombstone is deleted
+                    self._count(fp, ts, False, False, key, value, headers, ts_used)
+            self.order = 0  # order is not checked for latest-per-key topics
+        sums = {c: 0 for c in COMPONENTS}
+        sums["fp"] = self.fp & MASK64
+        for name, v in (self.sums or {}).items():
+            sums[name] = v & MASK64
+        return Digest(self.n, self.min_ts, self.max_ts, self.null_keys, self.tombstones, sums, self.order % ORDER_PRIME)
+
+
+_FATAL = {
+    KafkaError._AUTO_OFFSET_RESET,
+    KafkaError.OFFSET_OUT_OF_RANGE,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError._AUTHENTICATION,
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._UNKNOWN_PARTITION,
+    KafkaError._SSL,
+}
+
+
+def consumer_config(conf: dict[str, Any], side: str, isolation_level: str, verbose: bool) -> dict[str, Any]:
+    """A bulk-read consumer's settings from the plan's librdkafka ``conf`` (see :func:`portable`)."""
+    out = {k: v for k, v in conf.items() if k != "_iam_region"}
+    out.update(CONSUMER_DEFAULTS)
+    out.update({"group.id": f"msk-migrate-validate-{side}", "isolation.level": isolation_level})
+    if "_iam_region" in conf:
+        from ..clients import msk_iam_token
+
+        region = conf["_iam_region"]
+        out["oauth_cb"] = lambda _config: msk_iam_token(region)
+    if not verbose:
+        out["log_level"] = 0
+    return out
+
+
+def portable(conf: dict[str, Any]) -> dict[str, Any]:
+    """``conf`` without callables, so a spawned worker can receive it (the IAM token callback is
+    rebuilt there from the region)."""
+    out = {k: v for k, v in conf.items() if not callable(v) and k not in ("logger", "log_level")}
+    if "oauth_cb" in conf:
+        from ..clients import msk_region
+
+        out["_iam_region"] = msk_region(conf["bootstrap.servers"])
+    return out
+
+
+def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_level: str,
+              verbose: bool = False, stall_seconds: float = STALL_SECONDS) -> list[tuple[Task, Digest]]:
+    """Read ``tasks`` (all of one cluster) with one consumer; a Digest per task."""
+    if not tasks:
+        return []
+    side = tasks[0].side
+    consumer = Consumer(consumer_config(conf, side, isolation_level, verbose))
+    accs = {(t.name, t.partition): _Acc(t, detail) for t in tasks}
+    live = len(accs)
+
+    def finish(acc: _Acc) -> None:
+        nonlocal live
+        acc.done = True
+        live -= 1
+        consumer.pause([TopicPartition(acc.task.name, acc.task.partition)])
+
+    try:
+        consumer.assign([TopicPartition(t.name, t.partition, t.start) for t in tasks])
+        last = time.monotonic()
+        while live:
+            msgs = consumer.consume(BATCH, timeout=0.5)
+            if not msgs:
+                if time.monotonic() - last > stall_seconds:
+                    stuck = sorted(f"{a.task.name}[{a.task.partition}]" for a in accs.values() if not a.done)
+                    raise NativeReadError(f"{side}: no record for {stall_seconds:.0f} s from {', '.join(stuck[:5])}")
+                continue
+            last = time.monotonic()
+            for m in msgs:
+                err = m.error()
+                acc = accs.get((m.topic(), m.partition()))
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        if acc is not None and not acc.done and m.offset() >= acc.task.end:
+                            finish(acc)
+                        continue
+                    if err.fatal() or err.code() in _FATAL:
+                        where = f" {m.topic()}[{m.partition()}]" if m.topic() else ""
+                        raise NativeReadError(f"{side}{where}: {err.str()}")
+                    continue  # transient (a broker restarting): librdkafka retries; the stall timer decides
+                if acc is None or acc.done:
+                    continue
+                off = m.offset()
+                t = acc.task
+                if off >= t.end:
+                    finish(acc)
+                    continue
+                ts = m.timestamp()[1]
+                if t.lo <= ts < t.hi:
+                    acc.add(m.key(), m.value(), m.headers(), ts, off)
+                if off >= t.end - 1:
+                    finish(acc)
+    finally:
+        consumer.close()
+    return [(a.task, a.digest()) for a in accs.values()]
+
+
+def _run_bin(confs: dict[str, dict[str, Any]], tasks: list[Task], detail: bool, isolation_level: str,
+             verbose: bool) -> list[tuple[Task, Digest]]:
+    out: list[tuple[Task, Digest]] = []
+    for side in sorted({t.side for t in tasks}):
+        out += read_side(confs[side], [t for t in tasks if t.side == side], detail, isolation_level, verbose)
+    return out
+
+
+_NO_LIMIT = (-(1 << 63), 1 << 63)
+
+
+def tasks_of(side: str, plan: ReadPlan, tps: list[TP] | None = None) -> list[Task]:
+    """The non-empty ranges of one side's :class:`ReadPlan` with their timestamp windows."""
+    out = []
+    for tp, (start, end) in sorted(plan.ranges.items()):
+        if end <= start or (tps is not None and tp not in tps):
+            continue
+        if plan.partition_windows is not None:
+            lo, hi = plan.partition_windows.get(tp, (0, 0))
+        elif plan.window is not None:
+            lo = _NO_LIMIT[0] if plan.window[0] is None else plan.window[0]
+            hi = _NO_LIMIT[1] if plan.window[1] is None else plan.window[1]
+        else:
+            lo, hi = _NO_LIMIT
+        topic, part = tp
+        out.append(Task(side, topic, plan.topic_names.get(topic, topic), part, start, end, lo, hi,
+                        topic in plan.no_ts_topics, topic in plan.latest_per_key_topics))
+    return out
+
+
+def bins(tasks: list[Task], n: int) -> list[list[Task]]:
+    """Greedy split by record count (largest first into the lightest bin)."""
+    out: list[list[Task]] = [[] for _ in range(n)]
+    load = [0] * n
+    for t in sorted(tasks, key=lambda t: t.end - t.start, reverse=True):
+        i = load.index(min(load))
+        out[i].append(t)
+        load[i] += t.end - t.start
+    return [b for b in out if b]
+
+
+def worker_count(tasks: list[Task], requested: int | None = None) -> int:
+    if requested:
+        return max(1, min(requested, len(tasks)))
+    records = sum(t.end - t.start for t in tasks)
+    if records < IN_PROCESS_BELOW:
+        return 1
+    return max(1, min(os.cpu_count() or 1, len(tasks), MAX_WORKERS))
+
+
+def native_checksum(
+    plans: dict[str, ReadPlan],
+    confs: dict[str, dict[str, Any]],
+    isolation_level: str,
+    detail: bool = False,
+    tps: list[TP] | None = None,
+    workers: int | None = None,
+    verbose: bool = False,
+    say: Callable[[str], None] = lambda _m: None,
+) -> dict[str, dict[TP, Digest]]:
+    """Per-partition digests of each plan ("source", "target"), like :func:`.checksum.checksum`.
+    ``confs``: librdkafka settings per side (:func:`portable` is applied here). ``tps``: only these
+    partitions. Raises :class:`NativeReadError` when a cluster cannot be read."""
+    out = {side: {tp: Digest() for tp in plan.ranges if tps is None or tp in tps} for side, plan in plans.items()}
+    tasks = [t for side, plan in plans.items() for t in tasks_of(side, plan, tps)]
+    if not tasks:
+        return out
+    portable_confs = {side: portable(confs[side]) for side in plans}
+    n = worker_count(tasks, workers)
+    if n == 1:
+        results = _run_bin(portable_confs, tasks, detail, isolation_level, verbose)
+    else:
+        say(f"checksum: {len(tasks)} partition range(s) in {n} worker processes")
+        results = []
+        ctx = multiprocessing.get_context("spawn")  # never fork a process that holds librdkafka threads
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+            futures = [pool.submit(_run_bin, portable_confs, b, detail, isolation_level, verbose) for b in bins(tasks, n)]
+            for f in futures:
+                results += f.result()
+    for task, digest in results:
+        out[task.side][(task.topic, task.partition)] = digest
+    return out
