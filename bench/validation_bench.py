@@ -1,9 +1,11 @@
 """Validation job benchmarks, side by side in one run on the same data (issue 12):
 
-- the job (``msk-migrate validate --mode checksum``, a process of its own, Spark start included) vs the
-  40-line script a user would write instead (bench/baseline_compare.py), at each record count;
+- the job (``msk-migrate validate --mode checksum``, a process of its own, start-up included; its native
+  checksum pass, and the same job with ``--engine spark``) vs the 40-line script a user would write
+  instead (bench/baseline_compare.py), at each record count;
 - checksum ÷ a bare Spark read of the same fields of both clusters (same session, same options);
-- ``auto`` on a data set where one partition of many differs ÷ ``full`` (smallest record count);
+- ``auto`` on a data set where one partition of many differs ÷ ``full`` (smallest record count), with
+  the Spark and the native checksum pass;
 - the packaged job on a Spark standalone cluster (master + 2 workers × 1 core, executors in their own
   JVMs) vs the same spark-submit on ``local[2]``;
 - peak RSS of the driver and of the executor JVMs vs record count (standalone run).
@@ -101,15 +103,17 @@ class PeakRss:
                 continue
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                if "java" not in cmd.split(" ")[0] or "org.apache.spark.deploy.master" in cmd \
+                exe = cmd.split(" ")[0]
+                native = "python" in exe and "java" not in exe  # msk-migrate and its native checksum workers
+                if (not native and "java" not in exe) or "org.apache.spark.deploy.master" in cmd \
                         or "org.apache.spark.deploy.worker.Worker" in cmd:  # the cluster's own daemons
                     continue
                 rss = next(int(ln.split()[1]) for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
                            if ln.startswith("VmRSS:"))
             except (OSError, StopIteration, ValueError):
                 continue
-            role = self._role(cmd)
-            key = role if role == "driver" else f"executor-{pid}"
+            role = "native" if native else self._role(cmd)
+            key = role if role == "driver" else f"{role}-{pid}"
             self.peak[key] = max(self.peak.get(key, 0), rss)
 
     def __enter__(self) -> PeakRss:
@@ -203,8 +207,15 @@ def main() -> int:
             row["load"] = os.getloadavg()[0]  # at the start of the row
             row["script"], _ = timed([sys.executable, str(BENCH / "baseline_compare.py"), src, tgt, topic], expect)
             jenv = {**os.environ, "JDK_JAVA_OPTIONS": f"-Dmsk.bench={tag}"}
+            # the job as a user runs it locally: engine auto = the native checksum pass (no JVM unless a diff)
             with PeakRss() as mem:
                 row["job"], out = timed([str(VENV_BIN / "msk-migrate"), "validate", *cli], expect, jenv, mem)
+            assert json.loads(out)["summary"]["source_records"] == n
+            assert json.loads(out)["run"]["checksum_engine"] == "native"
+            row["job_native_rss"] = mem.mib("native")
+            with PeakRss() as mem:  # the same job with the Spark checksum pass (local[*])
+                row["job_spark"], out = timed([str(VENV_BIN / "msk-migrate"), "validate", "--engine", "spark", *cli],
+                                              expect, jenv, mem)
             assert json.loads(out)["summary"]["source_records"] == n
             row["job_rss"] = mem.mib("driver")
 
@@ -236,10 +247,11 @@ def main() -> int:
             row["checksum"] = time.time() - t
             assert rep.exit_code == expect
             if change is not None:
-                for mode in ("auto", "full"):
+                for key, update in (("auto", {"mode": "auto"}), ("full", {"mode": "full"}),
+                                    ("auto_native", {"mode": "auto", "engine": "native"})):
                     t = time.time()
-                    rep = run_validation(req.model_copy(update={"mode": mode}), spark=spark)
-                    row[mode] = time.time() - t
+                    rep = run_validation(req.model_copy(update=update), spark=spark)
+                    row[key] = time.time() - t
                     bad = [p.partition for t_ in rep.topics for p in t_.partitions if p.status != "match"]
                     assert bad == [3], bad
 
@@ -287,18 +299,20 @@ def render(rows: list[dict], partitions: int, spark_version: str, load0: float, 
         f"Spark {spark_version}. All figures of a row come from one run on the same data; the smallest N has "
         "one changed record in partition 3 (every tool must find it), the others are identical.",
         "",
-        "**The job vs the script a user would write** (both processes of their own, start-up included; "
+        "**The job vs the script a user would write** (all processes of their own, start-up included; "
         "script: [bench/baseline_compare.py](../bench/baseline_compare.py), single process, confluent-kafka, "
-        "order-sensitive digest per partition; job: `msk-migrate validate --mode checksum`, local[*] = 2 task "
-        "slots):",
+        "order-sensitive digest per partition; job: `msk-migrate validate --mode checksum` as a user runs it "
+        "locally (engine auto = the native checksum pass: confluent-kafka worker processes, one per core, "
+        "Spark's digests); Spark job: the same with `--engine spark`, local[*] = 2 task slots):",
         "",
-        "| records | script | job (checksum) | job ÷ script | job records/s (both clusters) | bare Spark read ÷ script "
-        "| load (1 min) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| records | script | job | **job ÷ script** | job records/s (both clusters) | job peak RSS (largest process) "
+        "| Spark job | Spark job ÷ script | bare Spark read ÷ script | load (1 min) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for x in rows:
         out.append(f"| {x['n']:,} | {x['script']:.1f} s | {x['job']:.1f} s | **{r(x['job'], x['script'])}** | "
-                   f"{2 * x['n'] / x['job']:,.0f} | {r(x['bare'], x['script'])} | {x.get('load', float('nan')):.1f} |")
+                   f"{2 * x['n'] / x['job']:,.0f} | {x['job_native_rss']:.0f} MiB | {x['job_spark']:.1f} s | "
+                   f"{r(x['job_spark'], x['script'])} | {r(x['bare'], x['script'])} | {x.get('load', float('nan')):.1f} |")
     out += [
         "",
         "(bare Spark read ÷ script: the warm in-session read of the same fields below, no start-up, "
@@ -325,9 +339,10 @@ def render(rows: list[dict], partitions: int, spark_version: str, load0: float, 
             f"**auto vs full** ({d['n']:,} records, one of {partitions} partitions differs; same session) — "
             "goal ≤ 0.5:",
             "",
-            "| full | auto | auto ÷ full |",
-            "| ---: | ---: | ---: |",
-            f"| {d['full']:.1f} s | {d['auto']:.1f} s | **{r(d['auto'], d['full'])}** |",
+            "| full | auto (Spark checksum pass) | auto ÷ full | auto (native checksum pass) | **native auto ÷ full** |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+            f"| {d['full']:.1f} s | {d['auto']:.1f} s | {r(d['auto'], d['full'])} | {d['auto_native']:.1f} s | "
+            f"**{r(d['auto_native'], d['full'])}** |",
         ]
     out += [
         "",

@@ -15,8 +15,8 @@ NULL leaves the running hash unchanged), so a partition's digest here equals the
 ``Σ fp_i · i mod 2^61 - 1`` over the compared records in offset order, which is what
 :func:`.digest.fold_order` joins from Spark's tasks.
 
-Work is split by partition into at most one process per core (greedy by record count), each with
-one consumer per cluster; small runs stay in this process.
+Work is split by partition into parts (greedy by record count), read by at most one worker process
+per core, each part with one consumer per cluster; small runs stay in this process.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import os
 import struct
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ SEED = 42
 #: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
+#: Parts per worker process (each part: one consumer per cluster over a set of partition ranges).
+PARTS_PER_WORKER = 3
 #: Records per ``consume()`` call.
 BATCH = 10_000
 #: Consumer settings of a bulk read (librdkafka names; the Spark pass uses reading.FETCH_DEFAULTS).
@@ -342,13 +344,22 @@ def native_checksum(
     if n == 1:
         results = _run_bin(portable_confs, tasks, detail, isolation_level, verbose)
     else:
-        say(f"checksum: {len(tasks)} partition range(s) in {n} worker processes")
+        # a few parts per worker: the pool balances them, and each finished part is progress to show
+        parts = bins(tasks, n * PARTS_PER_WORKER)
+        total = sum(t.end - t.start for t in tasks)
+        say(f"checksum: {len(tasks)} partition range(s), {total:,} offsets, in {n} worker processes")
         results = []
         ctx = multiprocessing.get_context("spawn")  # never fork a process that holds librdkafka threads
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-            futures = [pool.submit(_run_bin, portable_confs, b, detail, isolation_level, verbose) for b in bins(tasks, n)]
-            for f in futures:
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+        try:
+            futures = {pool.submit(_run_bin, portable_confs, b, detail, isolation_level, verbose): b for b in parts}
+            read = 0
+            for i, f in enumerate(as_completed(futures), 1):
                 results += f.result()
+                read += sum(t.end - t.start for t in futures[f])
+                say(f"checksum: {i}/{len(parts)} parts read ({read:,} of {total:,} offsets)")
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
     for task, digest in results:
         out[task.side][(task.topic, task.partition)] = digest
     return out
