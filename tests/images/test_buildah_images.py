@@ -253,8 +253,9 @@ def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_promet
     try:
         res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="image")
         assert json.loads((base / "connect" / "image.json").read_text())["image"].startswith("localhost/msk-migrate/kafka-connect:")
+        failed = [s.to_dict() for s in res.steps if not s.ok]
+        assert res.ok and not failed, failed or res.to_dict()
         assert res.validation.get("verdict") == "match", res.to_dict()
-        assert res.ok, res.to_dict()
         metrics_port = LocalEnvironment(base).worker_spec().metrics_port
         metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
         assert "kafka_connect" in metrics  # the image's JMX agent and rules

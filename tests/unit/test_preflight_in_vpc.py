@@ -117,11 +117,13 @@ def finish(aws: dict, exit_code: int, lines: list[str], delay: float = 0.5) -> t
         now = int(time.time() * 1000)
         aws["logs"].put_log_events(logGroupName=LOG_GROUP, logStreamName=stream,
                                    logEvents=[{"timestamp": now + i, "message": m} for i, m in enumerate(lines)])
-        aws["ecs"].stop_task(cluster=CLUSTER, task=arn, reason="Essential container in task exited")
+        # The container's exit code is in place before the task reads STOPPED, as on ECS: a poller that sees
+        # STOPPED always sees the exit code too.
         backend = get_backend("ecs")["123456789012"][REGION]
         for task in backend.tasks[CLUSTER].values():
             if task.task_arn == arn:
                 task.containers = [{"name": "preflight", "exitCode": exit_code, "lastStatus": "STOPPED"}]
+        aws["ecs"].stop_task(cluster=CLUSTER, task=arn, reason="Essential container in task exited")
 
     t = threading.Thread(target=run, daemon=True)
     t.start()

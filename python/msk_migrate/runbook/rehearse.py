@@ -16,10 +16,11 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..config.flow import REHEARSAL_MIGRATION
@@ -85,11 +86,60 @@ class RehearsalResult:
                 "reverse_validation": self.reverse_validation, "seconds": self.seconds}
 
 
+def _retrying(what: str, call: Callable[[], Any], attempts: int = 15) -> Any:
+    """``call()``, again after a second while a fresh cluster answers with a retriable error (a coordinator
+    still loading, a leader still being elected); any other error, or the last one, fails the step naming ``what``."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except KafkaException as exc:
+            err = exc.args[0]
+            if attempt == attempts - 1 or not (err.retriable() or "coordinator" in err.str().lower()):
+                raise StepFailed(f"{what}: {err.str()}") from exc
+            time.sleep(1)
+    raise AssertionError("unreachable")
+
+
+def _create_demo_topics(admin: AdminClient) -> None:
+    def create() -> None:
+        futs = admin.create_topics([NewTopic(t, p, 1, config=c) for t, (p, _, c) in DEMO_TOPICS.items()])
+        for f in futs.values():
+            try:
+                f.result(timeout=30)
+            except KafkaException as exc:  # created by an earlier attempt whose answer was an error
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+
+    _retrying("create the demo topics", create)
+
+
+def _transactional_batch(tp: Producer, batch: int, records: int, abort: bool) -> None:
+    """One transaction of ``records`` records to shop.payments, committed (or aborted); confluent-kafka's
+    error handling for transactions: retriable -> commit again, abortable -> abort and write the batch again."""
+    for _attempt in range(5):
+        tp.begin_transaction()
+        for i in range(records):
+            tp.produce("shop.payments", key=f"pay-{batch}-{i}".encode(), value=f"{batch}:{i}".encode())
+        try:
+            _retrying(f"{'abort' if abort else 'commit'} transaction {batch}",
+                      lambda: tp.abort_transaction(30) if abort else tp.commit_transaction(30), attempts=5)
+            return
+        except StepFailed as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, KafkaException) and cause.args[0].txn_requires_abort()):
+                raise
+            tp.abort_transaction(30)
+    raise StepFailed(f"transaction {batch} to shop.payments failed 5 times")
+
+
 def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
-    admin = AdminClient(quiet({"bootstrap.servers": bootstrap}))
-    futs = admin.create_topics([NewTopic(t, p, 1, config=c) for t, (p, _, c) in DEMO_TOPICS.items()])
-    for f in futs.values():
-        f.result(timeout=30)
+    _create_demo_topics(AdminClient(quiet({"bootstrap.servers": bootstrap})))
+    failed: list[str] = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            failed.append(err.str())
+
     p = Producer(quiet({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "lz4"}))
     for topic, (_parts, n, cfg) in DEMO_TOPICS.items():
         if topic == "shop.payments":
@@ -106,26 +156,23 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
                 key = None if i % 13 == 0 else f"{topic}-key-{i % 5000}".encode()
                 value = f'{{"id":{i},"amount":{i * 7 % 1000}}}'.encode() + b"x" * (i % 64)
             headers = [("source", b"rehearsal"), ("seq", str(i).encode())] if i % 4 == 0 else None
-            _produce(p, topic, key, value, headers)
-        p.flush(60)
+            _produce(p, topic, key, value, headers, delivered)
+        left = p.flush(60)
+        if failed or left:
+            raise StepFailed(f"{topic}: {len(failed) + left} record(s) not delivered"
+                             + (f" ({failed[0]})" if failed else " within 60 s"))
     say("producing transactional records to shop.payments (one transaction aborted)")
     tp = Producer(quiet({"bootstrap.servers": bootstrap, "transactional.id": f"rehearsal-{time.time_ns()}"}))
-    tp.init_transactions(30)
+    _retrying("init transactions", lambda: tp.init_transactions(30))
     total = DEMO_TOPICS["shop.payments"][1]
     for batch in range(10):
-        tp.begin_transaction()
-        for i in range(total // 10):
-            tp.produce("shop.payments", key=f"pay-{batch}-{i}".encode(), value=f"{batch}:{i}".encode())
-        if batch == 4:
-            tp.abort_transaction(30)
-        else:
-            tp.commit_transaction(30)
+        _transactional_batch(tp, batch, total // 10, abort=batch == 4)
 
 
-def _produce(p: Producer, topic: str, key, value, headers) -> None:
+def _produce(p: Producer, topic: str, key, value, headers, on_delivery=None) -> None:
     while True:
         try:
-            p.produce(topic, key=key, value=value, headers=headers)
+            p.produce(topic, key=key, value=value, headers=headers, on_delivery=on_delivery)
             return
         except BufferError:  # local queue full: let librdkafka drain it
             p.poll(0.2)
@@ -137,7 +184,7 @@ def _commit_groups(bootstrap: str) -> None:
         parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         offsets = []
         for p in parts:
-            _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            _lo, hi = _retrying(f"{topic} end offsets", partial(c.get_watermark_offsets, TopicPartition(topic, p), timeout=10))
             offsets.append(TopicPartition(topic, p, int(hi * fraction)))
         _commit(c, offsets)
         c.close()
