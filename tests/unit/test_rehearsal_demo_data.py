@@ -43,3 +43,65 @@ def test_retriable_errors_give_up_after_the_stated_attempts(monkeypatch) -> None
     with pytest.raises(StepFailed, match=r"shop\.orders end offsets: Broker: Leader not available"):
         _retrying("shop.orders end offsets", call, attempts=4)
     assert calls["n"] == 4
+
+
+class _FakeTxnProducer:
+    """Records the calls a transactional producer receives; ``end_errors`` are raised by commit/abort in turn."""
+
+    def __init__(self, log: list[str], end_errors: list[KafkaError]) -> None:
+        self.log, self.end_errors = log, end_errors
+
+    def init_transactions(self, _timeout) -> None:
+        self.log.append("init")
+
+    def begin_transaction(self) -> None:
+        self.log.append("begin")
+
+    def produce(self, _topic, key=None, value=None, headers=None, on_delivery=None) -> None:
+        self.log.append("produce")
+
+    def flush(self, _timeout) -> int:
+        self.log.append("flush")
+        return 0
+
+    def _end(self, name: str) -> None:
+        self.log.append(name)
+        if self.end_errors:
+            raise KafkaException(self.end_errors.pop(0))
+
+    def abort_transaction(self, _timeout) -> None:
+        self._end("abort")
+
+    def commit_transaction(self, _timeout) -> None:
+        self._end("commit")
+
+
+def test_each_transaction_is_flushed_before_it_ends_so_the_abort_finds_its_partitions() -> None:
+    log: list[str] = []
+    writer = rehearse._PaymentsWriter(lambda: _FakeTxnProducer(log, []))
+    writer.batch(4, 2, abort=True)
+    writer.batch(5, 1, abort=False)
+    assert log == ["init", "begin", "produce", "produce", "flush", "abort", "begin", "produce", "flush", "commit"]
+
+
+def test_an_abort_refused_as_invalid_state_restarts_the_producer_and_writes_the_batch_again() -> None:
+    log: list[str] = []
+    errors = [KafkaError(KafkaError.INVALID_TXN_STATE, "Failed to end transaction: Broker: Producer attempted a "
+                         "transactional operation in an invalid state", fatal=True)]
+    made = []
+
+    def make() -> _FakeTxnProducer:
+        made.append(1)
+        return _FakeTxnProducer(log, errors)
+
+    rehearse._PaymentsWriter(make).batch(4, 1, abort=True)
+    assert len(made) == 2
+    assert log == ["init", "begin", "produce", "flush", "abort", "init", "begin", "produce", "flush", "abort"]
+
+
+def test_a_transaction_refused_every_time_fails_the_step_naming_the_batch() -> None:
+    log: list[str] = []
+    err = KafkaError(KafkaError.INVALID_TXN_STATE, "invalid state", fatal=True)
+    writer = rehearse._PaymentsWriter(lambda: _FakeTxnProducer(log, [err] * 10))
+    with pytest.raises(StepFailed, match=r"^transaction 7 to shop\.payments failed 5 times"):
+        writer.batch(7, 1, abort=False)

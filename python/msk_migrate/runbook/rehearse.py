@@ -113,23 +113,73 @@ def _create_demo_topics(admin: AdminClient) -> None:
     _retrying("create the demo topics", create)
 
 
-def _transactional_batch(tp: Producer, batch: int, records: int, abort: bool) -> None:
-    """One transaction of ``records`` records to shop.payments, committed (or aborted); confluent-kafka's
-    error handling for transactions: retriable -> commit again, abortable -> abort and write the batch again."""
-    for _attempt in range(5):
-        tp.begin_transaction()
-        for i in range(records):
-            tp.produce("shop.payments", key=f"pay-{batch}-{i}".encode(), value=f"{batch}:{i}".encode())
-        try:
-            _retrying(f"{'abort' if abort else 'commit'} transaction {batch}",
-                      lambda: tp.abort_transaction(30) if abort else tp.commit_transaction(30), attempts=5)
-            return
-        except StepFailed as exc:
-            cause = exc.__cause__
-            if not (isinstance(cause, KafkaException) and cause.args[0].txn_requires_abort()):
-                raise
-            tp.abort_transaction(30)
-    raise StepFailed(f"transaction {batch} to shop.payments failed 5 times")
+class _PaymentsWriter:
+    """Writes shop.payments in transactions of one producer (a fixed transactional.id), one of them aborted.
+
+    Each batch is flushed before its transaction ends, so its partitions are in the transaction and its records
+    are in the log before EndTxn: librdkafka can send an abort ahead of the AddPartitionsToTxn it waits on, and
+    the broker then answers INVALID_TXN_STATE (confluentinc/librdkafka#4849). The aborted batch must occupy
+    source offsets, since that is what the rehearsal proves MM2 does not copy. An abortable error aborts and
+    writes the batch again; a fatal one (the producer is unusable) starts a new producer on the same
+    transactional.id, whose init fences the old one and aborts what it left open, and writes the batch again.
+    """
+
+    ATTEMPTS = 5
+
+    def __init__(self, make_producer: Callable[[], Producer]) -> None:
+        self._make = make_producer
+        self._failed: list[str] = []
+        self._tp = self._start()
+
+    def _start(self) -> Producer:
+        tp = self._make()
+        _retrying("init transactions", lambda: tp.init_transactions(30))
+        return tp
+
+    def _delivered(self, err, _msg) -> None:
+        if err is not None:
+            self._failed.append(err.str())
+
+    def batch(self, batch: int, records: int, abort: bool) -> None:
+        what = f"{'abort' if abort else 'commit'} transaction {batch}"
+        for _attempt in range(self.ATTEMPTS):
+            self._failed.clear()
+            try:
+                self._tp.begin_transaction()
+                for i in range(records):
+                    _produce(self._tp, "shop.payments", f"pay-{batch}-{i}".encode(), f"{batch}:{i}".encode(), None,
+                             self._delivered)
+                left = self._tp.flush(30)
+                if left or self._failed:  # the transaction cannot commit; aborting it is the recovery
+                    self._end(what, abort=True)
+                    continue
+                self._end(what, abort=abort)
+                return
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.fatal() or err.code() == KafkaError.INVALID_TXN_STATE:
+                    self._tp = self._start()
+                elif err.txn_requires_abort():
+                    try:
+                        self._end(what, abort=True)
+                    except KafkaException:  # the abort itself failed: only a new producer recovers
+                        self._tp = self._start()
+                else:
+                    raise StepFailed(f"{what}: {err.str()}") from exc
+        reason = self._failed[0] if self._failed else "the broker refused it each time"
+        raise StepFailed(f"transaction {batch} to shop.payments failed {self.ATTEMPTS} times ({reason})")
+
+    def _end(self, what: str, abort: bool) -> None:
+        """Commit or abort, asking again while the answer is retriable; other errors reach ``batch``."""
+        for attempt in range(15):
+            try:
+                self._tp.abort_transaction(30) if abort else self._tp.commit_transaction(30)
+                return
+            except KafkaException as exc:
+                err = exc.args[0]
+                if attempt == 14 or not err.retriable() or err.fatal() or err.txn_requires_abort():
+                    raise
+                time.sleep(1)
 
 
 def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
@@ -162,11 +212,11 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
             raise StepFailed(f"{topic}: {len(failed) + left} record(s) not delivered"
                              + (f" ({failed[0]})" if failed else " within 60 s"))
     say("producing transactional records to shop.payments (one transaction aborted)")
-    tp = Producer(quiet({"bootstrap.servers": bootstrap, "transactional.id": f"rehearsal-{time.time_ns()}"}))
-    _retrying("init transactions", lambda: tp.init_transactions(30))
+    txn_id = f"rehearsal-{time.time_ns()}"
+    writer = _PaymentsWriter(lambda: Producer(quiet({"bootstrap.servers": bootstrap, "transactional.id": txn_id})))
     total = DEMO_TOPICS["shop.payments"][1]
     for batch in range(10):
-        _transactional_batch(tp, batch, total // 10, abort=batch == 4)
+        writer.batch(batch, total // 10, abort=batch == 4)
 
 
 def _produce(p: Producer, topic: str, key, value, headers, on_delivery=None) -> None:
