@@ -47,6 +47,9 @@ MAX_WORKERS = 8
 PARTS_PER_WORKER = 3
 #: Records per ``consume()`` call.
 BATCH = 10_000
+#: How long one ``consume()`` waits for a full batch. It returns early only when BATCH records are queued, so
+#: the last call of every consumer waits this long: short, since the loop polls again anyway.
+POLL_SECONDS = 0.05
 #: Consumer settings of a bulk read (librdkafka names; the Spark pass uses reading.FETCH_DEFAULTS).
 CONSUMER_DEFAULTS: dict[str, Any] = {
     "enable.auto.commit": False,
@@ -57,6 +60,9 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "max.partition.fetch.bytes": 8 << 20,
     "queued.max.messages.kbytes": 256 << 10,
     "socket.receive.buffer.bytes": 1 << 20,
+    # a caught-up partition's fetch is held this long before it answers "nothing new" (the end-of-partition
+    # event that finishes a range ending in transaction markers); librdkafka's default is 500 ms
+    "fetch.wait.max.ms": 100,
 }
 #: No record and no end of partition for this long = the read is stuck (cluster gone, ACLs, ...).
 STALL_SECONDS = 60.0
@@ -236,7 +242,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
         consumer.assign([TopicPartition(t.name, t.partition, t.start) for t in tasks])
         last = time.monotonic()
         while live:
-            msgs = consumer.consume(BATCH, timeout=0.5)
+            msgs = consumer.consume(BATCH, timeout=POLL_SECONDS)
             if not msgs:
                 if time.monotonic() - last > stall_seconds:
                     stuck = sorted(f"{a.task.name}[{a.task.partition}]" for a in accs.values() if not a.done)
