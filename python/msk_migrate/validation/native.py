@@ -57,7 +57,9 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "enable.partition.eof": True,
     "auto.offset.reset": "error",  # a start offset deleted by retention fails, as failOnDataLoss does in Spark
     "fetch.max.bytes": 64 << 20,
-    "max.partition.fetch.bytes": 8 << 20,
+    # a compressed fetch is held decompressed while its records are handed out, per assigned partition:
+    # measured on 6 partitions x 5 M lz4 records, 8 MiB -> 1.4 GiB peak RSS, 2 MiB -> 0.45 GiB, same speed
+    "max.partition.fetch.bytes": 2 << 20,
     "queued.max.messages.kbytes": 256 << 10,
     "socket.receive.buffer.bytes": 1 << 20,
     # a caught-up partition's fetch is held this long before it answers "nothing new" (the end-of-partition
