@@ -22,11 +22,12 @@ per core, each part with one consumer per cluster; small runs stay in this proce
 from __future__ import annotations
 
 import multiprocessing
+import operator
 import os
 import struct
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +44,12 @@ SEED = 42
 #: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
-#: Parts per worker process (each part: one consumer per cluster over a set of partition ranges).
-PARTS_PER_WORKER = 3
+#: Parts per worker process (each part: one consumer per cluster over a set of partition ranges). One:
+#: every further part costs a consumer start and a read tail per cluster (3 parts per worker took 8.4-9.6 s
+#: where 1 took 6.2-6.5 s for 2 x 3 M records, 12 partitions); progress comes from a shared counter.
+PARTS_PER_WORKER = 1
+#: How often the parent reports the shared count of records read while workers run.
+PROGRESS_SECONDS = 1.0
 #: Records per ``consume()`` call.
 BATCH = 10_000
 #: How long one ``consume()`` waits for a full batch. It returns early only when BATCH records are queued, so
@@ -57,9 +62,10 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "enable.partition.eof": True,
     "auto.offset.reset": "error",  # a start offset deleted by retention fails, as failOnDataLoss does in Spark
     "fetch.max.bytes": 64 << 20,
-    # a compressed fetch is held decompressed while its records are handed out, per assigned partition:
-    # measured on 6 partitions x 5 M lz4 records, 8 MiB -> 1.4 GiB peak RSS, 2 MiB -> 0.45 GiB, same speed
-    "max.partition.fetch.bytes": 2 << 20,
+    # a compressed fetch is held decompressed while its records are handed out, per assigned partition.
+    # Measured (lz4): 6 partitions x 5 M records peaked at 1.4 GiB RSS with 8 MiB, 0.84 GiB with 4 MiB; and
+    # reading 6 x 250 k records took 1.21 s with 8 MiB, 1.24 s with 4, 1.83 s with 2, 3.6 s with 1 MiB
+    "max.partition.fetch.bytes": 4 << 20,
     "queued.max.messages.kbytes": 256 << 10,
     "socket.receive.buffer.bytes": 1 << 20,
     # a caught-up partition's fetch is held this long before it answers "nothing new" (the end-of-partition
@@ -76,6 +82,10 @@ _TRUE, _FALSE = _int(1), _int(0)
 #: xxhash64(flag IS NULL, field) for a NULL field, and the seed a present field is hashed with.
 _NULL_FIELD = _h(_TRUE, SEED)
 _PRESENT = _h(_FALSE, SEED)
+
+
+def _no_append(__x: int, /) -> None:  # a placeholder the read loop replaces before use
+    raise AssertionError("no partition selected")
 
 
 class NativeReadError(Exception):
@@ -136,7 +146,8 @@ def field_hashes(key, value, headers, ts_used) -> dict[str, int]:
 class _Acc:
     """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
 
-    __slots__ = ("done", "fp", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task", "tombstones", "units")
+    __slots__ = ("done", "fast", "fp", "fps", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task", "tombstones",
+                 "tss", "units")
 
     def __init__(self, task: Task, detail: bool):
         self.task = task
@@ -146,6 +157,28 @@ class _Acc:
         self.max_ts: int | None = None
         self.sums = {c: 0 for c in COMPONENTS[1:]} if detail else None
         self.units: dict[int, tuple] | None = {} if task.latest else None
+        #: Fast path (no per-field sums, every record counted in offset order): the read loop appends each
+        #: compared record's fp and timestamp here and :meth:`fold` adds a batch at once.
+        self.fast = not detail and not task.latest
+        self.fps: list[int] = []
+        self.tss: list[int] = []
+
+    def fold(self) -> None:
+        """Add the pending fast-path records: ``order += Σ fp_i · (n + i)`` in offset order."""
+        fps, tss = self.fps, self.tss
+        if not fps:
+            return
+        n = self.n
+        self.order += sum(map(operator.mul, fps, range(n, n + len(fps))))
+        self.fp += sum(fps)
+        self.n = n + len(fps)
+        lo, hi = min(tss), max(tss)
+        if self.min_ts is None or lo < self.min_ts:
+            self.min_ts = lo
+        if self.max_ts is None or hi > self.max_ts:
+            self.max_ts = hi
+        fps.clear()
+        tss.clear()
 
     def add(self, key, value, headers, ts: int, offset: int) -> None:
         t = self.task
@@ -172,6 +205,7 @@ class _Acc:
                 self.sums[name] += h
 
     def digest(self) -> Digest:
+        self.fold()
         if self.units is not None:
             for fp, ts, value_null, key, value, headers, ts_used in self.units.values():
                 if not value_null:  # a key whose latest record is a tombstone is deleted
@@ -233,9 +267,16 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
     consumer = Consumer(consumer_config(conf, side, isolation_level, verbose))
     accs = {(t.name, t.partition): _Acc(t, detail) for t in tasks}
     live = len(accs)
+    one_topic = len({t.name for t in tasks}) == 1
+    by_tp: dict[Any, _Acc] = {(k[1] if one_topic else k): a for k, a in accs.items()}
+    xxh, pack_long, null_field, present, true, false = _h, _long, _NULL_FIELD, _PRESENT, _TRUE, _FALSE
+    end = last_off = lo = hi = 0
+    no_ts = fast = False
+    add_fp = add_ts = _no_append  # the current partition's state in the read loop
 
     def finish(acc: _Acc) -> None:
         nonlocal live
+        acc.fold()
         acc.done = True
         live -= 1
         consumer.pause([TopicPartition(acc.task.name, acc.task.partition)])
@@ -251,33 +292,80 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                     raise NativeReadError(f"{side}: no record for {stall_seconds:.0f} s from {', '.join(stuck[:5])}")
                 continue
             last = time.monotonic()
+            # The per-record work is inlined (fingerprint() is the readable form of the same hash chain, and
+            # acc.add the path with per-field sums or latest-per-key), and a run of records of one partition
+            # reuses that partition's state: calls and lookups were half the per-record cost.
+            cur: object = None
+            acc = None
             for m in msgs:
                 err = m.error()
-                acc = accs.get((m.topic(), m.partition()))
                 if err is not None:
+                    cur = None
+                    e_acc = accs.get((m.topic(), m.partition()))
                     if err.code() == KafkaError._PARTITION_EOF:
-                        if acc is not None and not acc.done and m.offset() >= acc.task.end:
-                            finish(acc)
+                        if e_acc is not None and not e_acc.done and m.offset() >= e_acc.task.end:
+                            finish(e_acc)
                         continue
                     if err.fatal() or err.code() in _FATAL:
                         where = f" {m.topic()}[{m.partition()}]" if m.topic() else ""
                         raise NativeReadError(f"{side}{where}: {err.str()}")
                     continue  # transient (a broker restarting): librdkafka retries; the stall timer decides
-                if acc is None or acc.done:
+                tp = m.partition() if one_topic else (m.topic(), m.partition())
+                if tp != cur:
+                    cur = tp
+                    acc = by_tp.get(tp)
+                    if acc is not None:
+                        if acc.done:
+                            acc = None
+                        else:
+                            t = acc.task
+                            end, last_off, lo, hi, no_ts, fast = t.end, t.end - 1, t.lo, t.hi, t.no_ts, acc.fast
+                            add_fp, add_ts = acc.fps.append, acc.tss.append
+                if acc is None:
                     continue
                 off = m.offset()
-                t = acc.task
-                if off >= t.end:
+                if off >= end:
                     finish(acc)
+                    cur = acc = None
                     continue
                 ts = m.timestamp()[1]
-                if t.lo <= ts < t.hi:
-                    acc.add(m.key(), m.value(), m.headers(), ts, off)
-                if off >= t.end - 1:
+                if lo <= ts < hi:
+                    if fast:
+                        key, value, headers = m.key(), m.value(), m.headers()
+                        if key is None:
+                            h = null_field
+                            acc.null_keys += 1
+                        else:
+                            h = xxh(key, present)
+                        if value is None:
+                            h = xxh(true, h)
+                            acc.tombstones += 1
+                        else:
+                            h = xxh(value, xxh(false, h))
+                        add_fp(xxh(pack_long(0 if no_ts else ts), xxh(false, h) if not headers else _headers_hash(headers, h)))
+                        add_ts(ts)
+                    else:
+                        acc.add(m.key(), m.value(), m.headers(), ts, off)
+                if off >= last_off:
                     finish(acc)
+                    cur = acc = None
+            for acc in accs.values():
+                acc.fold()
+            if _read_counter is not None:
+                with _read_counter.get_lock():
+                    _read_counter.value += len(msgs)
     finally:
         consumer.close()
     return [(a.task, a.digest()) for a in accs.values()]
+
+
+#: In a worker process: the parent's shared count of messages read (progress), set by :func:`_init_worker`.
+_read_counter: Any = None
+
+
+def _init_worker(counter: Any) -> None:
+    global _read_counter
+    _read_counter = counter
 
 
 def _run_bin(confs: dict[str, dict[str, Any]], tasks: list[Task], detail: bool, isolation_level: str,
@@ -358,14 +446,19 @@ def native_checksum(
         say(f"checksum: {len(tasks)} partition range(s), {total:,} offsets, in {n} worker processes")
         results = []
         ctx = multiprocessing.get_context("spawn")  # never fork a process that holds librdkafka threads
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+        counter = ctx.Value("q", 0)
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(counter,))
         try:
-            futures = {pool.submit(_run_bin, portable_confs, b, detail, isolation_level, verbose): b for b in parts}
-            read = 0
-            for i, f in enumerate(as_completed(futures), 1):
-                results += f.result()
-                read += sum(t.end - t.start for t in futures[f])
-                say(f"checksum: {i}/{len(parts)} parts read ({read:,} of {total:,} offsets)")
+            pending = {pool.submit(_run_bin, portable_confs, b, detail, isolation_level, verbose) for b in parts}
+            shown = -1
+            while pending:
+                done, pending = wait(pending, timeout=PROGRESS_SECONDS, return_when=FIRST_COMPLETED)
+                for f in done:
+                    results += f.result()
+                read = min(counter.value, total)
+                if read != shown:
+                    say(f"checksum: {read:,} of {total:,} offsets read ({n} worker processes)")
+                    shown = read
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     for task, digest in results:
