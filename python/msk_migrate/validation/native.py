@@ -45,8 +45,8 @@ SEED = 42
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
 #: Parts per worker process (each part: one consumer per cluster over a set of partition ranges). One:
-#: every further part costs a consumer start and a read tail per cluster (3 parts per worker took 8.4-9.6 s
-#: where 1 took 6.2-6.5 s for 2 x 3 M records, 12 partitions); progress comes from a shared counter.
+#: every further part costs a consumer start and a read tail per cluster (measured in docs/validation.md,
+#: Performance); progress comes from a shared count of records read instead.
 PARTS_PER_WORKER = 1
 #: How often the parent reports the shared count of records read while workers run.
 PROGRESS_SECONDS = 1.0
@@ -62,9 +62,8 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "enable.partition.eof": True,
     "auto.offset.reset": "error",  # a start offset deleted by retention fails, as failOnDataLoss does in Spark
     "fetch.max.bytes": 64 << 20,
-    # a compressed fetch is held decompressed while its records are handed out, per assigned partition.
-    # Measured (lz4): 6 partitions x 5 M records peaked at 1.4 GiB RSS with 8 MiB, 0.84 GiB with 4 MiB; and
-    # reading 6 x 250 k records took 1.21 s with 8 MiB, 1.24 s with 4, 1.83 s with 2, 3.6 s with 1 MiB
+    # memory against speed: each assigned partition's fetch is held decompressed; smaller fetches read
+    # slower (measured in docs/validation.md, Performance)
     "max.partition.fetch.bytes": 4 << 20,
     "queued.max.messages.kbytes": 256 << 10,
     "socket.receive.buffer.bytes": 1 << 20,
@@ -82,10 +81,6 @@ _TRUE, _FALSE = _int(1), _int(0)
 #: xxhash64(flag IS NULL, field) for a NULL field, and the seed a present field is hashed with.
 _NULL_FIELD = _h(_TRUE, SEED)
 _PRESENT = _h(_FALSE, SEED)
-
-
-def _no_append(__x: int, /) -> None:  # a placeholder the read loop replaces before use
-    raise AssertionError("no partition selected")
 
 
 class NativeReadError(Exception):
@@ -269,10 +264,15 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
     live = len(accs)
     one_topic = len({t.name for t in tasks}) == 1
     by_tp: dict[Any, _Acc] = {(k[1] if one_topic else k): a for k, a in accs.items()}
-    xxh, pack_long, null_field, present, true, false = _h, _long, _NULL_FIELD, _PRESENT, _TRUE, _FALSE
-    end = last_off = lo = hi = 0
-    no_ts = fast = False
-    add_fp = add_ts = _no_append  # the current partition's state in the read loop
+    # the current partition's state in the read loop (set when a run of its records begins)
+    end: int
+    last_off: int
+    lo: int
+    hi: int
+    no_ts: bool
+    fast: bool
+    add_fp: Callable[[int], None]
+    add_ts: Callable[[int], None]
 
     def finish(acc: _Acc) -> None:
         nonlocal live
@@ -292,9 +292,9 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                     raise NativeReadError(f"{side}: no record for {stall_seconds:.0f} s from {', '.join(stuck[:5])}")
                 continue
             last = time.monotonic()
-            # The per-record work is inlined (fingerprint() is the readable form of the same hash chain, and
-            # acc.add the path with per-field sums or latest-per-key), and a run of records of one partition
-            # reuses that partition's state: calls and lookups were half the per-record cost.
+            # A run of records of one partition reuses that partition's state, and the fast path appends
+            # fingerprints for _Acc.fold (acc.add is the path with per-field sums or latest-per-key):
+            # per-record calls, lookups and attribute updates were half the per-record cost.
             cur: object = None
             acc = None
             for m in msgs:
@@ -331,18 +331,12 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                 ts = m.timestamp()[1]
                 if lo <= ts < hi:
                     if fast:
-                        key, value, headers = m.key(), m.value(), m.headers()
+                        key, value = m.key(), m.value()
                         if key is None:
-                            h = null_field
                             acc.null_keys += 1
-                        else:
-                            h = xxh(key, present)
                         if value is None:
-                            h = xxh(true, h)
                             acc.tombstones += 1
-                        else:
-                            h = xxh(value, xxh(false, h))
-                        add_fp(xxh(pack_long(0 if no_ts else ts), xxh(false, h) if not headers else _headers_hash(headers, h)))
+                        add_fp(fingerprint(key, value, m.headers(), 0 if no_ts else ts))
                         add_ts(ts)
                     else:
                         acc.add(m.key(), m.value(), m.headers(), ts, off)
