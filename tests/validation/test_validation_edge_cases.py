@@ -256,7 +256,12 @@ def _digests_by_both_engines(clusters, spark, topics, **kw):
     for detail in (False, True):
         by_spark = checksum(spark, plans, detail=detail)
         for workers in (1, 2):  # in this process, and spread over two spawned worker processes
-            by_native = native_checksum(plans, plan.client_confs, req.isolation_level, detail=detail, workers=workers)
+            said: list[str] = []
+            by_native = native_checksum(plans, plan.client_confs, req.isolation_level, detail=detail, workers=workers,
+                                        say=said.append)
+            if workers == 2:  # the workers' shared count reaches every offset of the ranges, aborted ones included
+                total = sum(end - start for p in plans.values() for start, end in p.ranges.values() if end > start)
+                assert said[-1] == f"checksum: {total:,} of {total:,} offsets read (2 worker processes)", said
             out.append((plan, by_spark, by_native))
     return out
 

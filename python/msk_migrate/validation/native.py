@@ -26,7 +26,7 @@ import operator
 import os
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -281,6 +281,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
         live -= 1
         consumer.pause([TopicPartition(acc.task.name, acc.task.partition)])
 
+    reported = 0  # offsets of these ranges already added to the parent's progress count
     try:
         consumer.assign([TopicPartition(t.name, t.partition, t.start) for t in tasks])
         last = time.monotonic()
@@ -346,15 +347,34 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
             for acc in accs.values():
                 acc.fold()
             if _read_counter is not None:
+                now = _offsets_covered(consumer, accs.values())
                 with _read_counter.get_lock():
-                    _read_counter.value += len(msgs)
+                    _read_counter.value += now - reported
+                reported = now
     finally:
         consumer.close()
     return [(a.task, a.digest()) for a in accs.values()]
 
 
-#: In a worker process: the parent's shared count of messages read (progress), set by :func:`_init_worker`.
+#: In a worker process: the parent's shared count of offsets read (progress), set by :func:`_init_worker`.
 _read_counter: Any = None
+
+
+def _offsets_covered(consumer: Consumer, accs: Iterable[_Acc]) -> int:
+    """Offsets of the ranges behind the consumer's positions (a finished range counts whole; transaction
+    markers and aborted records count as read, so a finished read reaches the ranges' total)."""
+    live, n = [], 0
+    for a in accs:
+        if a.done:
+            n += a.task.end - a.task.start
+        else:
+            live.append(a)
+    if live:
+        positions = consumer.position([TopicPartition(a.task.name, a.task.partition) for a in live])
+        for a, pos in zip(live, positions, strict=True):
+            if pos.offset >= 0:
+                n += min(max(pos.offset - a.task.start, 0), a.task.end - a.task.start)
+    return n
 
 
 def _init_worker(counter: Any) -> None:
