@@ -114,11 +114,15 @@ def local_state(base_dir: Path | None = None) -> dict[str, Any]:
 
 
 def local_flow(base_dir: Path | None = None) -> Flow:
+    from ..local.harness import LocalEnvironment
+
     state = local_state(base_dir)
+    env = LocalEnvironment(Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR))
+    env.export_secrets()  # a secured local source: the MM2 user's credentials, as an operator's shell holds them
     return Flow(
         origin="local rehearsal environment",
-        source=ClusterEndpoint(alias="source", bootstrap_servers=f"127.0.0.1:{state['ports']['source']}"),
-        target=ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{state['ports']['target']}"),
+        source=env.source(state),
+        target=env.target(state),
         migration=REHEARSAL_MIGRATION,
         worker=WorkerSpec(**state["worker"]),
         connect_url=f"http://127.0.0.1:{state['worker']['rest_port']}",
