@@ -2,7 +2,8 @@
 
 Two ways, the first that answers:
 
-1. DescribeAcls for the user's principal (needs Describe on the cluster, which an MM2 user rarely has):
+1. DescribeAcls for the user's principal and ``User:*`` (needs Describe on the cluster, which an MM2 user
+   rarely has; an unauthorized request is an error or, on Kafka 2.8, an empty answer):
    every forward need must be covered by an ALLOW binding (same resource, the name or ``*`` or a prefix of it,
    the operation or ALL, or one that implies it: Read/Write imply Describe, AlterConfigs implies
    DescribeConfigs).
@@ -68,6 +69,8 @@ def _from_acls(src: AdminSession, principal: str) -> list[AclNeed] | None:
             bindings += src.admin.describe_acls(flt, request_timeout=src.timeout).result(timeout=src.timeout + 5)
         except KafkaException:
             return None
+    if not bindings:  # Kafka 2.8 answers an unauthorized DescribeAcls with no binding: that tells nothing
+        return None
     return [n for n in forward_source_acls() if not _covered(n, bindings)]
 
 
