@@ -45,8 +45,10 @@ def zk_rehearsal():
             print(f"| {s.name} | {'ok' if s.ok else 'FAILED'} | {s.seconds} | {s.result} |")
         yield SimpleNamespace(res=res, env=LocalEnvironment(base), peak=mem.peak)
     finally:
-        LocalEnvironment(base).down(wipe=True)
-        shutil.rmtree(base.parent, ignore_errors=True)
+        keep = os.environ.get("MSK_MIGRATE_KEEP_TEST_ENV") == "1"  # logs kept for a look after a failure
+        LocalEnvironment(base).down(wipe=not keep)
+        if not keep:
+            shutil.rmtree(base.parent, ignore_errors=True)
 
 
 def test_rehearsal_on_a_zookeeper_scram_source_walks_every_step_to_a_match_both_ways(zk_rehearsal):

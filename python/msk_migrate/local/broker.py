@@ -15,6 +15,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from ..kafka.admin import quiet
 from .procs import ProcRecord, free_port, launch, port_open, wait_ready
 
 LOG4J1 = """log4j.rootLogger=INFO, stdout
@@ -256,7 +257,7 @@ def wait_broker_ready(rec: ProcRecord, port: int, timeout: float = 120.0, client
     def probe() -> bool:
         if not port_open(port):
             return False
-        conf = {**(client or {}), "bootstrap.servers": f"127.0.0.1:{port}"}
+        conf = quiet({**(client or {}), "bootstrap.servers": f"127.0.0.1:{port}"})
         brokers = AdminClient(conf).list_topics(timeout=5).brokers
         return bool(brokers) and (node_id is None or node_id in brokers)
 

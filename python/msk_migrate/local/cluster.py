@@ -18,6 +18,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
+from ..kafka.admin import quiet
 from ..kafka.mm2_acls import forward_source_acls
 from .acl import grant, mtls_client, scram_client
 from .broker import AclSecurity, BrokerSpec, new_cluster_id, start_broker, wait_broker_ready
@@ -149,12 +150,25 @@ class ClusterOps:
         what = "ZooKeeper" if self.shape.mode == "zookeeper" else "KRaft"
         self.progress(f"starting {self.shape.role} cluster (Kafka {self.shape.kafka_version}, {what}, "
                       f"broker(s) {', '.join(str(n['id']) for n in todo)} of {self.shape.brokers})")
-        started = []
-        for n in todo:
-            rec, _port = start_broker(self._spec(n))
-            self.record(n["name"], rec)
-            started.append((n, rec))
+        specs = [(n, self._spec(n)) for n in todo]  # classpaths resolved once, before the parallel starts
+        started: list[tuple[dict[str, Any], ProcRecord]] = []
         errors: list[BaseException] = []
+
+        def launch(n: dict[str, Any], spec: BrokerSpec) -> None:  # KRaft storage format is a JVM run per node
+            try:
+                rec, _port = start_broker(spec)
+                self.record(n["name"], rec)
+                started.append((n, rec))
+            except BaseException as exc:
+                errors.append(exc)
+
+        launchers = [threading.Thread(target=launch, args=pair) for pair in specs]
+        for t in launchers:
+            t.start()
+        for t in launchers:
+            t.join()
+        if errors:
+            raise errors[0]
         conf = {k: v for k, v in self.admin_client_conf().items() if k != "bootstrap.servers"}
 
         def wait(n: dict[str, Any], rec: ProcRecord) -> None:
@@ -177,7 +191,7 @@ class ClusterOps:
         if self.shape.security != "scram-tls" or self.layout.get("secured"):
             return
         self.progress(f"creating SCRAM users and MirrorMaker 2's ACLs on the {self.shape.role} cluster")
-        admin = AdminClient(self.admin_client_conf())
+        admin = AdminClient(quiet(self.admin_client_conf()))
         create_users(admin, scram_users(self.dir))
         grant(admin, f"User:{MM2_USER}", forward_source_acls())
         self.layout["secured"] = True

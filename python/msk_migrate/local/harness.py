@@ -168,13 +168,14 @@ class LocalEnvironment:
         (e.g. the reverse flow's ACLs when a rehearsal rolls back); no-op on an unsecured side."""
         from confluent_kafka.admin import AdminClient
 
+        from ..kafka.admin import quiet
         from .acl import grant
 
         state = self._load()
         ops = self._ops(state, role)
         if ops.shape.security != "scram-tls":
             return []
-        return grant(AdminClient(ops.admin_client_conf()), principal, needs)
+        return grant(AdminClient(quiet(ops.admin_client_conf())), principal, needs)
 
     def broker_ports(self, role: str) -> list[dict[str, Any]]:
         """Per broker of ``role``: id, process name and ports by listener (PLAINTEXT or SASL_SSL for clients,
