@@ -265,7 +265,9 @@ class LocalEnvironment:
 
     def _ensure_workers(self, state: dict[str, Any]) -> None:
         """Start every missing or dead worker (same group, own ports and config dir), then wait for all."""
-        settings = {k: v for k, v in self.worker_settings.items() if k != "group_id"}
+        # the worker's internal topics replicated like the target's (3 on a 3-broker target with min ISR 2)
+        settings = {"replication_factor": self.shape(state).target.replication_factor,
+                    **{k: v for k, v in self.worker_settings.items() if k != "group_id"}}
         group = self.worker_settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
         if "worker" not in state:
             state["worker"] = local_worker_spec(group_id=group).model_copy(update=settings).model_dump()

@@ -363,7 +363,8 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         if not ok:
             raise StepFailed(f"{name}: {result}")
 
-    m = REHEARSAL_MIGRATION
+    rf = env.shape().target.replication_factor  # 3 on a 3-broker target (min.insync.replicas 2, like MSK)
+    m = REHEARSAL_MIGRATION.model_copy(update={"replication_factor": rf, "internal_replication_factor": rf})
     topics = list(DEMO_TOPICS)
     ctx: dict[str, Any] = {}
 
