@@ -38,7 +38,7 @@ if [[ "$(cat "$STAMPS/jvm" 2>/dev/null)" != "$JVM_HASH" || ! -f .local/classpath
   .venv/bin/python - <<'PY'
 from msk_migrate.local.classpath import classpath
 from msk_migrate import versions
-for name in ("kafka-source", "kafka-target", "connect", "spark-kafka"):
+for name in ("kafka-source", "kafka-target", "kafka-zk", "connect", "spark-kafka"):
     classpath(name)
     print(f"  classpath {name}: ok")
 classpath("connect", versions.kafka_target_version())

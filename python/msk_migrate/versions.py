@@ -60,6 +60,16 @@ def kafka_target_version() -> str:
     return _pom("kafka.target.version")
 
 
+def kafka_zk_version() -> str:
+    """Local source cluster of the ZooKeeper era (2.8.x; jvm/classpaths/kafka-zk)."""
+    return _pom("kafka.zk.version")
+
+
+def zookeeper_version() -> str:
+    """The ZooKeeper ensemble the ZooKeeper-era source registers in."""
+    return _pom("zookeeper.version")
+
+
 def spark_version() -> str:
     return _pom("spark.version")
 

@@ -19,6 +19,7 @@ MODULES = {
     "connect": "classpaths/connect",
     "kafka-source": "classpaths/kafka-source",
     "kafka-target": "classpaths/kafka-target",
+    "kafka-zk": "classpaths/kafka-zk",
     "spark-kafka": "classpaths/spark-kafka",
 }
 

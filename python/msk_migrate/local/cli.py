@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..cliutil import emit_json, human, output_option
 from .harness import DEFAULT_DIR, LocalEnvironment
+from .shape import DEFAULT_HEAP, make_shape
 
 dir_option = click.option(
     "--dir", "base_dir", type=click.Path(path_type=Path), default=DEFAULT_DIR, show_default=True,
@@ -32,9 +33,31 @@ def _table(status: dict) -> Table:
     ]
     for label, part, key in rows:
         if part:
+            if "brokers" in part and label.endswith("cluster"):
+                label += f" ({part['mode']}, {part['brokers']} broker(s), {part['security']})"
             t.add_row(label, part[key], str(part.get("kafka_version") or ""), str(part["pid"]),
                       "[green]running[/]" if part["running"] else "[red]stopped[/]")
+    for b in status.get("brokers", []):
+        what = f"  {b['name']}" + (f" (id {b['id']})" if b["id"] is not None else "")
+        t.add_row(what, b["endpoint"], "", str(b["pid"]), "[green]running[/]" if b["running"] else "[red]stopped[/]")
     return t
+
+
+def shape_options(f):
+    """The clusters' shape: ``local up`` and ``rehearse`` take the same options."""
+    for opt in reversed([
+        click.option("--source-kafka", default=None, metavar="VERSION",
+                     help="Kafka version of the source: 3.9.2 (KRaft, default) or 2.8.2 (ZooKeeper 3.5.9); pinned in jvm/pom.xml."),
+        click.option("--source-brokers", type=int, default=1, show_default=True, help="Brokers in the source cluster."),
+        click.option("--target-brokers", type=int, default=1, show_default=True,
+                     help="Brokers in the target cluster (3 = MSK's shape: replication factor 3, min.insync.replicas 2)."),
+        click.option("--source-security", type=click.Choice(["auto", "plaintext", "scram-tls"]), default="auto",
+                     show_default=True, help="scram-tls: SCRAM-SHA-512 over TLS with the ACL authorizer on "
+                     "(auto: scram-tls for a ZooKeeper-era source, plaintext for the default KRaft pair)."),
+        click.option("--broker-heap", default=DEFAULT_HEAP, show_default=True, help="JVM heap of each broker."),
+    ]):
+        f = opt(f)
+    return f
 
 
 @click.group("local")
@@ -45,12 +68,18 @@ def local() -> None:
 @local.command("up")
 @dir_option
 @click.option("--with-monitoring", is_flag=True, help="Also start Prometheus scraping the Connect worker.")
+@shape_options
 @output_option
-def up(base_dir: Path, with_monitoring: bool, output: str) -> None:
-    """Start (or keep) the local environment. Idempotent."""
+def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
+       source_security: str, broker_heap: str, output: str) -> None:
+    """Start (or keep) the local environment. Idempotent. The shape options apply to a new environment."""
+    chosen = (source_kafka, source_brokers, target_brokers, source_security, broker_heap) != (None, 1, 1, "auto", DEFAULT_HEAP)
+    # checked before anything starts; without shape options an existing environment keeps its recorded shape
+    shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)
     con = human(output)
     with con.status("starting local environment") as spinner:
-        env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=lambda m: spinner.update(m))
+        env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=lambda m: spinner.update(m),
+                               shape=shape if chosen else None)
         status = env.up()
     if output == "json":
         emit_json(status)

@@ -1,0 +1,128 @@
+"""The shape of the local clusters: which Kafka the source runs (3.9 KRaft or 2.8 on ZooKeeper), how many
+brokers each side has, whether the source listens SCRAM-SHA-512 over TLS with its ACL authorizer on, and the
+broker heap. Checked before anything starts: a wrong value is one line naming the option and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from .. import versions
+from ..errors import UsageError
+
+Security = Literal["plaintext", "scram-tls"]
+#: What a broker JVM costs beyond its heap (metaspace, threads, direct buffers, page tables), measured on the
+#: harness's brokers (RSS minus -Xmx after a rehearsal); with the Connect worker and the Spark validation
+#: job on top (RESERVE_MIB) it decides how many brokers this machine can hold.
+BROKER_OVERHEAD_MIB = 256
+RESERVE_MIB = 2560
+DEFAULT_HEAP = "384m"
+
+
+def source_versions() -> dict[str, str]:
+    """Kafka versions the harness can start as the source -> metadata mode ("kraft" or "zookeeper")."""
+    return {versions.kafka_version(): "kraft", versions.kafka_zk_version(): "zookeeper"}
+
+
+def heap_mib(heap: str) -> int:
+    m = re.fullmatch(r"(\d+)([mMgG])", heap.strip())
+    if not m:
+        raise UsageError("--broker-heap", f"{heap!r} is not a JVM heap size", "give e.g. 384m or 1g")
+    n = int(m.group(1)) * (1024 if m.group(2) in "gG" else 1)
+    if n < 192:
+        raise UsageError("--broker-heap", f"{heap} is too small for a Kafka broker", "give at least 192m")
+    return n
+
+
+def available_mib() -> int:
+    """MemAvailable of this machine (what new processes can use without swapping)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 4096
+
+
+def max_brokers(heap: str, available: int | None = None) -> int:
+    """Brokers (both sides together) that fit in this machine's free memory next to Connect and Spark."""
+    free = available_mib() if available is None else available
+    return max(0, (free - RESERVE_MIB) // (heap_mib(heap) + BROKER_OVERHEAD_MIB))
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """One side: Kafka version, metadata mode, broker count, client security and heap per broker."""
+
+    role: str  #: "source" | "target"
+    kafka_version: str
+    mode: str  #: "kraft" | "zookeeper"
+    brokers: int
+    security: Security
+    heap: str
+
+    @property
+    def replication_factor(self) -> int:
+        """Like MSK: 3 replicas when there are 3 brokers (fewer on a smaller cluster)."""
+        return min(3, self.brokers)
+
+    @property
+    def min_insync_replicas(self) -> int:
+        """Like MSK: 2 with 3 replicas, 1 on a 1- or 2-broker cluster."""
+        return 2 if self.brokers >= 3 else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EnvironmentShape:
+    source: ClusterShape
+    target: ClusterShape
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source.to_dict(), "target": self.target.to_dict()}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> EnvironmentShape:
+        return cls(ClusterShape(**raw["source"]), ClusterShape(**raw["target"]))
+
+    def describe(self, role: str) -> str:
+        s = self.source if role == "source" else self.target
+        sec = ", SCRAM-SHA-512/TLS + ACLs" if s.security == "scram-tls" else ""
+        return f"Kafka {s.kafka_version} ({'ZooKeeper' if s.mode == 'zookeeper' else 'KRaft'}), {s.brokers} broker(s){sec}"
+
+
+def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_brokers: int = 1,
+               source_security: str = "auto", heap: str = DEFAULT_HEAP, available: int | None = None) -> EnvironmentShape:
+    """Check every field and build the shape; raises :class:`UsageError` naming the option at fault."""
+    known = source_versions()
+    version = source_kafka or versions.kafka_version()
+    if version not in known:
+        raise UsageError("--source-kafka", f"the harness cannot start Kafka {version}",
+                         f"use one of {', '.join(sorted(known))} (pinned in jvm/pom.xml)")
+    mode = known[version]
+    if source_security == "auto":
+        source_security = "scram-tls" if mode == "zookeeper" else "plaintext"
+    if source_security not in ("plaintext", "scram-tls"):
+        raise UsageError("--source-security", f"{source_security!r} is not a harness security mode",
+                         "use plaintext, scram-tls or auto")
+    mib = heap_mib(heap)
+    for option, n in (("--source-brokers", source_brokers), ("--target-brokers", target_brokers)):
+        if n < 1:
+            raise UsageError(option, f"{n} brokers cannot make a cluster", "give 1 or more (3 is MSK's shape)")
+    fit = max_brokers(heap, available)
+    if source_brokers + target_brokers > fit:
+        free = available_mib() if available is None else available
+        option = "--source-brokers" if source_brokers >= target_brokers else "--target-brokers"
+        raise UsageError(option, f"{source_brokers} + {target_brokers} brokers of {mib} MiB heap do not fit in "
+                         f"{free} MiB of free memory (at most {fit} next to Connect and Spark)",
+                         "give fewer brokers or a smaller --broker-heap")
+    return EnvironmentShape(
+        ClusterShape("source", version, mode, source_brokers, source_security, heap),  # type: ignore[arg-type]
+        ClusterShape("target", versions.kafka_target_version(), "kraft", target_brokers, "plaintext", heap),
+    )
