@@ -24,11 +24,11 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from msk_migrate import versions
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.apply import apply
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
-from msk_migrate import versions
 from msk_migrate.local import connect_worker
 from msk_migrate.local.harness import LocalEnvironment, wait_for
 from msk_migrate.local.procs import stop
