@@ -114,15 +114,17 @@ def local_state(base_dir: Path | None = None) -> dict[str, Any]:
 
 
 def local_flow(base_dir: Path | None = None) -> Flow:
-    from ..local.harness import LocalEnvironment
-
     state = local_state(base_dir)
-    env = LocalEnvironment(Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR))
-    env.export_secrets()  # a secured local source: the MM2 user's credentials, as an operator's shell holds them
+    eps = state.get("endpoints", {})  # every broker and the auth of a secured source (local/harness.py)
+    if state.get("secret_env_file"):  # its MM2 user's credentials, as an operator's shell would hold them
+        for name, value in json.loads(Path(state["secret_env_file"]).read_text()).items():
+            os.environ.setdefault(name, value)
     return Flow(
         origin="local rehearsal environment",
-        source=env.source(state),
-        target=env.target(state),
+        source=ClusterEndpoint(**eps["source"]) if "source" in eps else
+        ClusterEndpoint(alias="source", bootstrap_servers=f"127.0.0.1:{state['ports']['source']}"),
+        target=ClusterEndpoint(**eps["target"]) if "target" in eps else
+        ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{state['ports']['target']}"),
         migration=REHEARSAL_MIGRATION,
         worker=WorkerSpec(**state["worker"]),
         connect_url=f"http://127.0.0.1:{state['worker']['rest_port']}",

@@ -15,7 +15,9 @@ previous ports), ``down`` stops only processes recorded by ``up`` (pid + kernel 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -149,8 +151,6 @@ class LocalEnvironment:
 
     def export_secrets(self) -> None:
         """Put :meth:`secret_env` into this process's environment (what an operator's shell would hold)."""
-        import os
-
         os.environ.update(self.secret_env("source"))
 
     def client_config(self, role: str, user: str | None = None) -> dict[str, Any]:
@@ -223,6 +223,19 @@ class LocalEnvironment:
             t.join()
         if errors:
             raise errors[0]
+
+        # `--local` commands read these as data (config/flow.py): endpoints, and the MM2 user's secret variables
+        state["endpoints"] = {r: self._endpoint(r, state).model_dump(exclude_none=True) for r in ("source", "target")}
+        secrets = self.secret_env("source", state)
+        if secrets:
+            path = self.base_dir / "source" / "mm2-secret-env.json"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(secrets, fh)
+            state["secret_env_file"] = str(path)
+        self._save(state)
 
         if self.with_connect:
             self._ensure_workers(state)
@@ -320,9 +333,6 @@ class LocalEnvironment:
     def stop_broker(self, role: str, node_id: int, kill: bool = False) -> ProcRecord:
         """Stop broker ``node_id`` (1-based) of ``role``: SIGTERM (a controlled shutdown, as MSK patching
         does) or, with ``kill``, SIGKILL. Its ports and data stay; :meth:`start_broker` brings it back."""
-        import os
-        import signal
-
         state = self._load()
         self._ops(state, role).node(node_id)  # refuses an unknown node
         rec = self._rec(state, broker_name(role, node_id))
@@ -355,9 +365,6 @@ class LocalEnvironment:
         if rec is None:
             raise RuntimeError(f"the {role} cluster has no ZooKeeper (KRaft)")
         if kill:
-            import os
-            import signal
-
             os.kill(rec.pid, signal.SIGKILL)
         else:
             stop(rec)

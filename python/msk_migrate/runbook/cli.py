@@ -19,6 +19,7 @@ from ..cliutil import emit_json, human, output_option
 from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
 from ..errors import UsageError
 from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, offset_syncs_topic
+from ..local.cli import shape_options  # the rehearsal takes `local up`'s shape options
 from ..tables import colour, table
 
 
@@ -384,15 +385,20 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
 @click.option("--no-validate", is_flag=True, help="Skip the Spark validation steps.")
 @click.option("--worker", type=click.Choice(["local", "image"]), default="local", show_default=True,
               help="image: run the Connect worker from the kafka-connect image built with buildah (docs/images.md).")
+@shape_options
 @output_option
-def rehearse(no_monitoring: bool, no_validate: bool, worker: str, output: str) -> None:
+def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: str | None, source_brokers: int,
+             target_brokers: int, source_security: str, broker_heap: str, output: str) -> None:
     """Walk the whole runbook on local clusters: preflight, apply, lag, validate, cutover check, move a
-    group, move producers, reverse replication, roll a group back, validate in reverse, cleanup."""
+    group, move producers, reverse replication, roll a group back, validate in reverse, cleanup.
+    The shape options choose the clusters (e.g. --source-kafka 2.8.2 --source-brokers 3 --target-brokers 3)."""
+    from ..local.shape import make_shape
     from .rehearse import rehearse as run
 
+    shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)  # before anything starts
     con = human(output)
     with con.status("rehearsal") as sp:
-        res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker)
+        res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker, shape=shape)
     if output == "json":
         emit_json(res.to_dict())
         sys.exit(0 if res.ok else 1)

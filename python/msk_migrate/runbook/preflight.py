@@ -158,9 +158,17 @@ def check_target_auto_create(p: Preflight) -> None:
         p.report.add("target auto.create.topics.enable", "ok", "false")
 
 
+def check_source_acls(p: Preflight) -> None:
+    """MM2's user holds the source ACLs it needs (runbook/preflight_acls.py); a missing one is named."""
+    from .preflight_acls import acl_rows
+
+    for row in acl_rows(p.source, p.source.conf.get("sasl.username"), p.selected):
+        p.report.add(*row)
+
+
 CheckFn = Callable[[Preflight], None]
 SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, check_topics_selected, check_tasks_max,
-                                check_groups]
+                                check_groups, check_source_acls]
 
 
 def check_mm2_limits(p: Preflight) -> None:

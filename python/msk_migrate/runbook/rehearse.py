@@ -31,6 +31,7 @@ from ..kafka.admin import AdminSession, quiet
 from ..kafka.offsets import end_offsets, partitions
 from ..kafka.selection import topic_selection
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
+from ..local.shape import EnvironmentShape
 from .offsets import apply_offset_sync, plan_offset_sync, verify_offsets
 
 #: topic -> (partitions, records, config)
@@ -46,6 +47,9 @@ DEMO_GROUPS = {"shop-billing": ("shop.orders", 1.0), "shop-analytics": ("shop.ev
 
 #: The group moved to the target (no gap), and the group rolled back to the source with its topic.
 MOVED_GROUP, ROLLBACK_GROUP, ROLLBACK_TOPIC = "shop-analytics", "shop-billing", "shop.orders"
+#: How long the demo producer may take to have every record acknowledged (acks=all: with 3 replicas on a busy
+#: 2-core machine, several times the single-broker figure).
+FLUSH_SECONDS = 180
 #: Records the moved producers write on the target.
 MOVED_PRODUCER_RECORDS = 3_000
 
@@ -86,6 +90,16 @@ class RehearsalResult:
                 "reverse_validation": self.reverse_validation, "seconds": self.seconds}
 
 
+#: bootstrap servers -> librdkafka security settings of the demo applications on that cluster (the harness
+#: admin's SCRAM user on a secured source); filled when the environment is up, empty for plaintext clusters.
+_APP_SECURITY: dict[str, dict[str, Any]] = {}
+
+
+def _app(bootstrap: str, **conf: Any) -> dict[str, Any]:
+    """Client settings of a demo application on the cluster ``bootstrap`` (quiet, secured when it is)."""
+    return quiet({**_APP_SECURITY.get(bootstrap, {}), "bootstrap.servers": bootstrap, **conf})
+
+
 def _retrying(what: str, call: Callable[[], Any], attempts: int = 15) -> Any:
     """``call()``, again after a second while a fresh cluster answers with a retriable error (a coordinator
     still loading, a leader still being elected); any other error, or the last one, fails the step naming ``what``."""
@@ -100,9 +114,9 @@ def _retrying(what: str, call: Callable[[], Any], attempts: int = 15) -> Any:
     raise AssertionError("unreachable")
 
 
-def _create_demo_topics(admin: AdminClient) -> None:
+def _create_demo_topics(admin: AdminClient, replication_factor: int = 1) -> None:
     def create() -> None:
-        futs = admin.create_topics([NewTopic(t, p, 1, config=c) for t, (p, _, c) in DEMO_TOPICS.items()])
+        futs = admin.create_topics([NewTopic(t, p, replication_factor, config=c) for t, (p, _, c) in DEMO_TOPICS.items()])
         for f in futs.values():
             try:
                 f.result(timeout=30)
@@ -182,15 +196,15 @@ class _PaymentsWriter:
                 time.sleep(1)
 
 
-def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
-    _create_demo_topics(AdminClient(quiet({"bootstrap.servers": bootstrap})))
+def _produce_demo(bootstrap: str, say: Callable[[str], None], replication_factor: int = 1) -> None:
+    _create_demo_topics(AdminClient(_app(bootstrap)), replication_factor)
     failed: list[str] = []
 
     def delivered(err, _msg) -> None:
         if err is not None:
             failed.append(err.str())
 
-    p = Producer(quiet({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "lz4"}))
+    p = Producer(_app(bootstrap, **{"linger.ms": 20, "compression.type": "lz4"}))
     for topic, (_parts, n, cfg) in DEMO_TOPICS.items():
         if topic == "shop.payments":
             continue
@@ -207,13 +221,13 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None]) -> None:
                 value = f'{{"id":{i},"amount":{i * 7 % 1000}}}'.encode() + b"x" * (i % 64)
             headers = [("source", b"rehearsal"), ("seq", str(i).encode())] if i % 4 == 0 else None
             _produce(p, topic, key, value, headers, delivered)
-        left = p.flush(60)
+        left = p.flush(FLUSH_SECONDS)
         if failed or left:
             raise StepFailed(f"{topic}: {len(failed) + left} record(s) not delivered"
-                             + (f" ({failed[0]})" if failed else " within 60 s"))
+                             + (f" ({failed[0]})" if failed else f" within {FLUSH_SECONDS} s"))
     say("producing transactional records to shop.payments (one transaction aborted)")
     txn_id = f"rehearsal-{time.time_ns()}"
-    writer = _PaymentsWriter(lambda: Producer(quiet({"bootstrap.servers": bootstrap, "transactional.id": txn_id})))
+    writer = _PaymentsWriter(lambda: Producer(_app(bootstrap, **{"transactional.id": txn_id})))
     total = DEMO_TOPICS["shop.payments"][1]
     for batch in range(10):
         writer.batch(batch, total // 10, abort=batch == 4)
@@ -230,7 +244,7 @@ def _produce(p: Producer, topic: str, key, value, headers, on_delivery=None) -> 
 
 def _commit_groups(bootstrap: str) -> None:
     for group, (topic, fraction) in DEMO_GROUPS.items():
-        c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
+        c = Consumer(_app(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
         parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         offsets = []
         for p in parts:
@@ -264,8 +278,8 @@ def _wait(predicate: Callable[[], Any], timeout: float, interval: float = 1.0) -
 
 def _read_from(bootstrap: str, group: str, topic: str, timeout: float = 30.0) -> list[bytes]:
     """Values a consumer of ``group`` reads from its committed offsets to the current end (no commit)."""
-    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-                        "auto.offset.reset": "earliest", "isolation.level": "read_committed"}))
+    c = Consumer(_app(bootstrap, **{"group.id": group, "enable.auto.commit": False,
+                                    "auto.offset.reset": "earliest", "isolation.level": "read_committed"}))
     parts = c.list_topics(topic, timeout=10).topics[topic].partitions
     ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
     committed = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in parts], timeout=10)}
@@ -286,10 +300,25 @@ def _read_from(bootstrap: str, group: str, topic: str, timeout: float = 30.0) ->
 def _values_after(bootstrap: str, topic: str, offsets: dict[int, int]) -> list[bytes]:
     """Values of ``topic`` from ``offsets`` (partition -> first offset) to the current end."""
     g = f"rehearsal-reader-{time.time_ns()}"
-    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": g, "enable.auto.commit": False}))
+    c = Consumer(_app(bootstrap, **{"group.id": g, "enable.auto.commit": False}))
     _commit(c, [TopicPartition(topic, p, o) for p, o in offsets.items()])
     c.close()
     return _read_from(bootstrap, g, topic)
+
+
+@contextlib.contextmanager
+def _environ(extra: dict[str, str]) -> Iterator[None]:
+    """``extra`` in os.environ for a while (the previous values back afterwards)."""
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @contextlib.contextmanager
@@ -307,12 +336,17 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 
 def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool = True,
-             validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local") -> RehearsalResult:
+             validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local",
+             shape: EnvironmentShape | None = None) -> RehearsalResult:
+    """``shape``: the clusters (:func:`msk_migrate.local.shape.make_shape`); None = the fast default pair,
+    one 3.9 KRaft broker -> one 4.1 broker. On a secured source (SCRAM/TLS, ACLs) MirrorMaker 2 and the operator
+    steps act as the MM2 user, which holds only its read-only ACLs until the rollback step grants the reverse
+    flow's (what an operator does before `rollback apply`); the demo applications are the harness admin."""
     t0 = time.time()
     base_dir = Path(base_dir)
     if worker == "image":  # the Connect worker runs from the built image (local/image_worker.py)
         os.environ["MSK_MIGRATE_WORKER"] = "image"
-    env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=say)
+    env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=say, shape=shape)
     res = RehearsalResult(status={})
     logs = base_dir.parent / "rehearsal-logs" / "stderr.log"
 
@@ -337,12 +371,18 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         say("wiping the previous rehearsal (a rehearsal starts from empty clusters)")
         env.down(wipe=True)
         res.status = env.up()
+        env.export_secrets()  # the operator steps act as the MM2 user on a secured source
         ctx["src"], ctx["tgt"] = env.source(), env.target()
+        for role in ("source", "target"):
+            conf = env.client_config(role)
+            _APP_SECURITY[conf.pop("bootstrap.servers")] = conf
         ctx["client"] = ConnectClient(res.status["connect"]["url"])
-        return f"source {ctx['src'].bootstrap_servers}, target {ctx['tgt'].bootstrap_servers}, worker {ctx['client'].url}"
+        sh = env.shape()
+        return (f"source {sh.describe('source')} at {ctx['src'].bootstrap_servers}, target {sh.describe('target')} "
+                f"at {ctx['tgt'].bootstrap_servers}, worker {ctx['client'].url}")
 
     def produce() -> str:
-        _produce_demo(ctx["src"].bootstrap_servers, say)
+        _produce_demo(ctx["src"].bootstrap_servers, say, env.shape().source.replication_factor)
         _commit_groups(ctx["src"].bootstrap_servers)
         ctx["S"] = AdminSession.for_endpoint("source", ctx["src"])
         ctx["T"] = AdminSession.for_endpoint("target", ctx["tgt"])
@@ -404,7 +444,9 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         report_dir = base_dir.parent / ("rehearsal-reverse-validation" if reverse else "rehearsal-validation")
         req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else topics, mode="auto",
                                 until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
-        with _stderr_to(logs):
+        # In reverse the source cluster is validation's "target": its secrets under that role's variable names.
+        swapped = {k.replace("MM2_SOURCE_", "MM2_TARGET_"): v for k, v in env.secret_env("source").items()} if reverse else {}
+        with _stderr_to(logs), _environ(swapped):
             report = run_validation(req, progress=say)
         out = {"verdict": report.verdict, "exit_code": report.exit_code,
                "locations": list(getattr(report, "locations", []) or []), "records_compared": _records_compared(report)}
@@ -459,14 +501,13 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         T = ctx["T"]
         tps = partitions(T, [ROLLBACK_TOPIC])
         before = end_offsets(T, tps)
-        p = Producer(quiet({"bootstrap.servers": ctx["tgt"].bootstrap_servers, "linger.ms": 5}))
+        p = Producer(_app(ctx["tgt"].bootstrap_servers, **{"linger.ms": 5}))
         for i in range(MOVED_PRODUCER_RECORDS):
             _produce(p, ROLLBACK_TOPIC, f"moved-{i % 500}".encode(), f'{{"moved":{i}}}'.encode(), None)
         p.flush(30)
         ctx["moved_values"] = {f'{{"moved":{i}}}'.encode() for i in range(MOVED_PRODUCER_RECORDS)}
         # the rolled-back group consumes part of the new records on the target, then stops
-        c = Consumer(quiet({"bootstrap.servers": ctx["tgt"].bootstrap_servers, "group.id": ROLLBACK_GROUP,
-                            "enable.auto.commit": False}))
+        c = Consumer(_app(ctx["tgt"].bootstrap_servers, **{"group.id": ROLLBACK_GROUP, "enable.auto.commit": False}))
         half = {tp: before[tp] + (end - before[tp]) // 2 for tp, end in end_offsets(T, tps).items()}
         _commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
         c.close()
@@ -474,8 +515,13 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         return f"{MOVED_PRODUCER_RECORDS:,} records produced on the target {ROLLBACK_TOPIC}; {ROLLBACK_GROUP} read half and stopped"
 
     def reverse() -> str:
+        from ..kafka.mm2_acls import reverse_source_acls
+        from ..local.scram import MM2_USER
         from .rollback import apply_rollback, plan
 
+        # On a secured source the operator first grants the reverse flow's ACLs, for the rolled-back topic and group.
+        env.grant_acls("source", f"User:{MM2_USER}", reverse_source_acls(
+            ctx["tgt"].alias, [ROLLBACK_TOPIC], [ROLLBACK_GROUP], env.worker_spec().offset_storage_topic))
         pl = plan(ctx["src"], ctx["tgt"], m, [ROLLBACK_TOPIC], ctx["S"], ctx["T"])
         apply_rollback(ctx["client"], pl, m, ctx["S"], ctx["T"], "source", "target", 120, say)
         S = ctx["S"]
