@@ -129,7 +129,8 @@ def run_part(part: str, args, records: int) -> tuple[list, list[str]]:
         catalogue, faults, eos_faults = FAULTS, args.faults, args.eos_faults
     else:
         rig = FaultRig(REPO / ".local" / "faults-production", records=records, partitions=args.partitions,
-                       tasks=args.tasks, shape=production_shape(), netcut=True, cut_seconds=args.cut_seconds)
+                       tasks=args.tasks, shape=production_shape(), netcut=True, cut_seconds=args.cut_seconds,
+                       long_fault_seconds=args.long_fault_seconds)
         catalogue, faults, eos_faults = PRODUCTION_FAULTS, args.production_faults, args.production_eos_faults
     rig.env.down(wipe=True)
     results = []
@@ -162,6 +163,8 @@ def main() -> None:
     ap.add_argument("--production-eos-faults", default=None,
                     help="Production faults of the exactly-once pass (default: --production-faults).")
     ap.add_argument("--cut-seconds", type=float, default=60.0, help="How long a cut or a broker outage lasts.")
+    ap.add_argument("--long-fault-seconds", type=float, default=300.0,
+                    help="Producing time of a rolling restart (a third of it for a leader change / broker restart).")
     args = ap.parse_args()
     parts = args.parts.split(",")
     if "production" in parts:
