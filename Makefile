@@ -56,7 +56,7 @@ images: setup     ## build the 3 images with buildah (stand-in bases), push to a
 test-images: setup  ## the image tier alone (real buildah builds, registry push, the worker run from the image)
 	$(VENV)/pytest tests/images -q
 
-faults: setup     ## fault suite at full size (kill -9, broker restarts, SIGSTOP, task failure; ALO + EOS) -> docs/RELIABILITY.md
+faults: setup     ## fault suite at full size (kill -9, SIGSTOP, task failure; 3-broker rolling restarts, leader change, network cuts (root); ALO + EOS) -> docs/RELIABILITY.md
 	$(VENV)/python tests/faults/run_faults.py
 
 bench-validation-full: setup   ## validation benchmark at 1 M, 3 M and 10 M records (long; make bench runs 1 M and 3 M)

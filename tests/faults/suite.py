@@ -1,5 +1,10 @@
-"""The fault suite: faults injected mid-copy into a real MM2 (2 Connect workers in one group, KRaft
-source 3.9 and target 4.1), then the validation job in ``full`` mode counts missing and duplicate records.
+"""The fault suite: faults injected mid-copy into a real MM2 (2 Connect workers in one group), then the
+validation job in ``full`` mode counts missing and duplicate records.
+
+Two rigs: the single-broker pair (KRaft source 3.9 -> target 4.1: worker and single-broker faults,
+:data:`FAULTS`) and the production shape (:func:`production_shape`: Kafka 2.8 on ZooKeeper with
+SCRAM/TLS and ACLs, 3 brokers per side, RF 3, ``min.insync.replicas=2``: rolling restarts, leader changes,
+a broker down, network cuts, :data:`PRODUCTION_FAULTS`).
 
 Used by ``tests/faults/test_faults.py`` (CI size, inside ``make test``) and ``tests/faults/run_faults.py``
 (``make faults``: full size, writes docs/RELIABILITY.md). Every wait is bounded.
@@ -19,12 +24,17 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from msk_migrate import versions
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.apply import apply
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
+from msk_migrate.local import connect_worker
 from msk_migrate.local.harness import LocalEnvironment, wait_for
 from msk_migrate.local.procs import stop
+from msk_migrate.local.shape import EnvironmentShape, make_shape
+
+from .netcut import NetCut
 
 #: Kafka Connect's default session.timeout.ms is 10 s; SIGSTOP lasts longer so the group evicts the worker.
 SIGSTOP_SECONDS = 20
@@ -43,7 +53,7 @@ class FaultResult:
     produced: int
     missing: int | None = None
     duplicates: int | None = None
-    stalled_s: float = 0.0  #: longest time without target progress after the fault (time to recover)
+    stalled_s: float = 0.0  #: longest time without target progress after the fault while records waited
     caught_up_s: float = 0.0  #: fault injected -> every record on the target
     verdict: str = ""
     notes: list[str] = field(default_factory=list)
@@ -56,17 +66,42 @@ class FaultRig:
     """One environment for a whole suite run: brokers stay up, worker groups are swapped per mode."""
 
     def __init__(self, base_dir: Path, records: int, partitions: int = 4, tasks: int = 2,
-                 progress: Callable[[str], None] = print):
+                 progress: Callable[[str], None] = print, shape: EnvironmentShape | None = None,
+                 netcut: bool = False, cut_seconds: float = 60.0, long_fault_seconds: float = 300.0):
+        """``shape``: the clusters (None: one 3.9 KRaft broker -> one 4.1 broker). ``netcut``: start the
+        workers in a cgroup of their own so :data:`PRODUCTION_FAULTS`' network cuts can isolate them
+        (root only: fails at once with one line otherwise). ``cut_seconds``: how long a cut or a broker
+        outage lasts. ``long_fault_seconds``: producing time of a rolling restart (it must not end first)."""
         self.base_dir = Path(base_dir)
         self.records = records
         self.partitions = partitions
         self.tasks = tasks
         self.say = progress
         self.mode = "at-least-once"
-        self.env = LocalEnvironment(self.base_dir, workers=2, worker_settings=WORKER_SETTINGS)
+        self.shape = shape
+        self.cut_seconds = cut_seconds
+        self.long_fault_seconds = long_fault_seconds
+        self.netcut = NetCut() if netcut else None
+        self._launch = connect_worker.launch
+        if self.netcut is not None:  # every worker this process starts joins the cgroup before it execs
+            nc = self.netcut
+            connect_worker.launch = lambda name, cmd, *a, **kw: self._launch(name, nc.wrap(cmd), *a, **kw)  # type: ignore[assignment]
+        self.env = LocalEnvironment(self.base_dir, workers=2, worker_settings=self._worker_settings(), shape=shape)
         self.marker_dir = self.base_dir / "markers"
         #: records are produced over this long, so every fault lands while MM2 is copying
         self.produce_seconds = max(10.0, records / 2000)
+
+    def _worker_settings(self, group: str | None = None) -> dict:
+        rf = self.shape.target.replication_factor if self.shape else 1
+        return {**WORKER_SETTINGS, "replication_factor": rf, **({"group_id": group} if group else {})}
+
+    @property
+    def source_rf(self) -> int:
+        return self.shape.source.replication_factor if self.shape else 1
+
+    @property
+    def target_rf(self) -> int:
+        return self.shape.target.replication_factor if self.shape else 1
 
     # ---- lifecycle ------------------------------------------------------------------------
     def up(self, exactly_once: bool = False) -> None:
@@ -78,12 +113,27 @@ class FaultRig:
             self.env.stop_workers()
         group = WORKER_SETTINGS["group_id"] + ("-eos" if exactly_once else "")
         self.env = LocalEnvironment(self.base_dir, workers=2, exactly_once=exactly_once,
-                                    worker_settings={**WORKER_SETTINGS, "group_id": group})
+                                    worker_settings=self._worker_settings(group), shape=self.shape)
         self.env.up()
+        self.env.export_secrets()  # the validation job reads a secured source as MM2's user, like an operator
+        if self.netcut is not None:
+            want = {self.env.proc(self.env.worker_name(i)).pid for i in range(2)}  # type: ignore[union-attr]
+            if not want <= set(self.netcut.members()):
+                raise RuntimeError(f"workers {sorted(want)} are not in cgroup {self.netcut.rel}: a network cut "
+                                   "would not isolate them (were they started before this rig?)")
         self.marker_dir.mkdir(parents=True, exist_ok=True)
 
     def down(self) -> None:
-        self.env.down(wipe=os.environ.get("MSK_MIGRATE_KEEP_FAULT_ENV") != "1")
+        try:
+            self.env.down(wipe=os.environ.get("MSK_MIGRATE_KEEP_FAULT_ENV") != "1")
+        finally:
+            connect_worker.launch = self._launch  # type: ignore[assignment]
+            if self.netcut is not None:
+                self.netcut.close()
+
+    def conf(self, role: str) -> dict:
+        """librdkafka settings (bootstrap included) of the test's own clients on ``role`` (admin user)."""
+        return self.env.client_config(role)
 
     @property
     def src(self) -> str:
@@ -106,13 +156,21 @@ class FaultRig:
 
     # ---- data -----------------------------------------------------------------------------
     def create_topic(self, topic: str) -> None:
-        admin = AdminClient({"bootstrap.servers": self.src})  # keep a reference: futures die with their client
-        admin.create_topics([NewTopic(topic, self.partitions, 1)])[topic].result(60)
+        admin = AdminClient(self.env.admin_config("source"))  # keep a reference: futures die with their client
+        admin.create_topics([NewTopic(topic, self.partitions, self.source_rf)])[topic].result(60)
 
-    def produce(self, topic: str, seconds: float, progress: list[int]) -> None:
+    def produce(self, topic: str, seconds: float, progress: list[int], delivered: list[int] | None = None) -> None:
         """Produce ``self.records`` records spread evenly over ``seconds`` (so MM2 is copying while the
-        fault hits); ``progress[0]`` counts records handed to the producer. Idempotent: no source duplicates."""
-        p = Producer({"bootstrap.servers": self.src, "linger.ms": 20, "enable.idempotence": True})
+        fault hits); ``progress[0]`` counts records handed to the producer, ``delivered[0]`` those the
+        source acknowledged. Idempotent, acks=all: no source duplicates, nothing lost on a broker restart."""
+        done = delivered if delivered is not None else [0]
+
+        def on_delivery(err, _msg) -> None:
+            if err is None:
+                done[0] += 1
+
+        p = Producer({**self.conf("source"), "linger.ms": 20, "enable.idempotence": True, "acks": "all",
+                      "on_delivery": on_delivery})
         t0 = time.time()
         for i in range(self.records):
             # Values that do not compress to nothing: a sequence number and random bytes.
@@ -132,7 +190,8 @@ class FaultRig:
             raise RuntimeError(f"{topic}: producer did not deliver every record")
 
     def ends(self, bootstrap: str, topic: str) -> dict[int, int]:
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"faults-{uuid.uuid4().hex[:6]}"})
+        conf = self.conf("source") if bootstrap == self.src else self.conf("target")
+        c = Consumer({**conf, "group.id": f"faults-{uuid.uuid4().hex[:6]}"})
         try:
             md = c.list_topics(topic, timeout=10).topics.get(topic)
             if md is None or md.error is not None:
@@ -155,8 +214,8 @@ class FaultRig:
         name = f"f{tag}"
         self.create_topic(topic)
         produced = self.records
-        spec = MigrationSpec(name=name, topics=[topic], tasks_max=self.tasks, replication_factor=1,
-                             internal_replication_factor=1, refresh_topics_interval_seconds=2,
+        spec = MigrationSpec(name=name, topics=[topic], tasks_max=self.tasks, replication_factor=self.target_rf,
+                             internal_replication_factor=self.target_rf, refresh_topics_interval_seconds=2,
                              emit_checkpoints=True, emit_heartbeats_interval_seconds=1,
                              exactly_once=self.mode == "exactly-once")
         configs = render_connectors(self.env.source(), self.env.target(), spec)
@@ -172,16 +231,18 @@ class FaultRig:
         client = self._client()
         apply(client, {src_name: configs[src_name]}, wait=True, timeout=180)
         result = FaultResult(fault=fault, mode=self.mode, topic=topic, produced=produced)
-        progress = [0]
+        progress, delivered = [0], [0]
         errors: list[BaseException] = []
+        # Long faults (a rolling restart, a 60 s cut) must not outlast the producing: records keep arriving.
+        seconds = max(self.produce_seconds, PRODUCE_SECONDS.get(fault, lambda rig: 0.0)(self))
 
         def produce() -> None:
             try:
-                self.produce(topic, self.produce_seconds, progress)
+                self.produce(topic, seconds, progress, delivered)
             except BaseException as exc:
                 errors.append(exc)
 
-        self.say(f"[{self.mode}] {fault}: producing {produced:,} records to {topic} over {self.produce_seconds:.0f} s")
+        self.say(f"[{self.mode}] {fault}: producing {produced:,} records to {topic} over {seconds:.0f} s")
         producer = threading.Thread(target=produce, daemon=True)
         producer.start()
         try:
@@ -192,7 +253,9 @@ class FaultRig:
 
             def sample() -> None:  # target progress during AND after the fault, every 0.25 s
                 while not stop_sampling.is_set():
-                    samples.append((time.time(), self._safe_total(topic)))
+                    total = self._safe_total(topic)
+                    if total >= 0:  # a reading that failed (a broker down) is no reading, not "no progress"
+                        samples.append((time.time(), total))
                     stop_sampling.wait(0.25)
 
             sampler = threading.Thread(target=sample, daemon=True)
@@ -242,6 +305,7 @@ class FaultRig:
         """One validation run (full mode) over every scenario topic; fills missing/duplicates."""
         from msk_migrate.validation import ValidationRequest, run_validation
 
+        self.env.export_secrets()
         time.sleep(3)  # let in-flight transactions (EOS) commit before the snapshot
         req = ValidationRequest(source=self.env.source(), target=self.env.target(),
                                 topics=[r.topic for r in results], mode="full", grace_seconds=0,
@@ -257,7 +321,10 @@ class FaultRig:
 
 
 def longest_stall(samples: list[tuple[float, int]], t0: float) -> float:
-    """Longest interval after ``t0`` in which the target's end offsets did not grow (time to recover)."""
+    """Longest interval after ``t0`` in which the target's end offsets did not grow (time to recover).
+    The producer writes without pause until the fault is over and sampling stops once the target has
+    caught up, so every flat interval is one in which records were waiting. Failed readings (a broker
+    down) are left out of ``samples`` by the sampler: they are no evidence of either."""
     last_total, last_change, stall = None, t0, 0.0
     for t, total in samples:
         if last_total is None:
@@ -327,4 +394,195 @@ FAULTS: dict[str, Callable[[FaultRig, str, str], list[str]]] = {
     "sigstop-worker": sigstop_worker,
     "restart-source-broker": restart_source_broker,
     "task-fails-once": task_fails_once,
+}
+
+
+# ---- faults that production brings (the 3-broker shape) ------------------------------------------
+def production_shape() -> EnvironmentShape:
+    """What SREs migrate from and to: Kafka 2.8 on ZooKeeper with SCRAM-SHA-512/TLS and ACLs, 3 brokers
+    (RF 3, min.insync.replicas=2) -> 3 brokers of the target Kafka (MSK's shape)."""
+    return make_shape(source_kafka=versions.kafka_zk_version(), source_brokers=3, target_brokers=3)
+
+
+def _leaders(rig: FaultRig, role: str, topic: str) -> dict[int, int]:
+    """partition -> leader broker id of ``topic`` on ``role``."""
+    admin = AdminClient(rig.env.admin_config(role))
+    md = admin.list_topics(topic, timeout=20).topics[topic]
+    return {p: pm.leader for p, pm in md.partitions.items()}
+
+
+def _wait_fully_replicated(rig: FaultRig, role: str, timeout: float = 300) -> float:
+    """Wait until every partition of ``role`` has its whole replica set in sync (what MSK waits for before
+    it patches the next broker); seconds it took."""
+    admin = AdminClient(rig.env.admin_config(role))
+    t0 = time.time()
+
+    def in_sync() -> bool:
+        try:
+            md = admin.list_topics(timeout=10)
+        except Exception:
+            return False
+        return all(len(pm.isrs) == len(pm.replicas) and pm.leader >= 0
+                   for t in md.topics.values() for pm in t.partitions.values())
+
+    wait_for(in_sync, timeout, what=f"every {role} partition back in sync", interval=1.0)
+    return round(time.time() - t0, 1)
+
+
+def _busiest_broker(rig: FaultRig, role: str, topic: str) -> int:
+    """The broker leading most of ``topic``'s partitions on ``role`` (the one whose loss hurts most)."""
+    leaders = list(_leaders(rig, role, topic).values())
+    return max(set(leaders), key=leaders.count)
+
+
+def _wait_topic_on_target(rig: FaultRig, topic: str) -> None:
+    wait_for(lambda: bool(rig.ends(rig.tgt, topic)), 120, what=f"{topic} on the target", interval=1.0)
+
+
+def rolling_restart_target(rig: FaultRig, connector: str, topic: str) -> list[str]:
+    """What MSK patching does: every target broker in turn, a controlled shutdown (SIGTERM), start, and
+    the next one only once every partition is fully in sync again."""
+    notes = []
+    for node in (n["id"] for n in rig.env.broker_ports("target")):
+        t0 = time.time()
+        rig.env.stop_broker("target", node)
+        down = time.time() - t0
+        rig.env.start_broker("target", node)
+        back = time.time() - t0
+        sync = _wait_fully_replicated(rig, "target")
+        notes.append(f"broker {node}: stopped in {down:.0f} s, serving again after {back:.0f} s, in sync {sync:.0f} s later")
+    return ["target brokers restarted one by one (SIGTERM = controlled shutdown, next after full ISR): "
+            + "; ".join(notes)]
+
+
+def target_broker_down(rig: FaultRig, connector: str, topic: str) -> list[str]:
+    """One target broker (the one leading most of the topic's partitions) gone for ``cut_seconds``."""
+    _wait_topic_on_target(rig, topic)
+    node = _busiest_broker(rig, "target", topic)
+    rig.env.stop_broker("target", node, kill=True)
+    time.sleep(rig.cut_seconds)
+    rig.env.start_broker("target", node)
+    sync = _wait_fully_replicated(rig, "target")
+    return [f"target broker {node} (leader of most of the topic's partitions) killed (SIGKILL), down "
+            f"{rig.cut_seconds:.0f} s, started again; every partition in sync {sync:.0f} s after its start"]
+
+
+def source_broker_restart(rig: FaultRig, connector: str, topic: str) -> list[str]:
+    """Restart the source broker leading most of the topic (Kafka 2.8 on ZooKeeper: the controller in
+    ZooKeeper moves its leaderships, then the preferred leaders return)."""
+    node = _busiest_broker(rig, "source", topic)
+    before = _leaders(rig, "source", topic)
+    rig.env.stop_broker("source", node)
+    time.sleep(3)
+    rig.env.start_broker("source", node)
+    sync = _wait_fully_replicated(rig, "source")
+    return [f"source broker {node} (led partitions {sorted(p for p, b in before.items() if b == node)}) stopped "
+            f"(SIGTERM) and started again on its ports; every partition in sync {sync:.0f} s after its start"]
+
+
+def _java_admin_properties(rig: FaultRig, path: Path) -> Path:
+    """Kafka's own tools' client settings for the source's admin (SCRAM over TLS when secured); 0600."""
+    conf = rig.conf("source")
+    lines = [f"bootstrap.servers={conf['bootstrap.servers']}"]
+    if conf.get("sasl.username"):
+        lines += ["security.protocol=SASL_SSL", f"sasl.mechanism={conf.get('sasl.mechanism', 'SCRAM-SHA-512')}",
+                  "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                  f"username=\"{conf['sasl.username']}\" password=\"{conf['sasl.password']}\";",
+                  "ssl.truststore.type=PEM", f"ssl.truststore.location={conf['ssl.ca.location']}"]
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+def source_leader_change(rig: FaultRig, connector: str, topic: str) -> list[str]:
+    """Move every leader of the topic to another in-sync replica while all brokers stay up (what a
+    partition reassignment or ``kafka-leader-election`` after a rebalance does): the replica lists are
+    rotated with Kafka's own ReassignPartitionsCommand (same replicas, new preferred leader), then a
+    preferred leader election (ElectLeaders) makes the new first replica the leader."""
+    import json
+    import subprocess
+
+    from confluent_kafka import ElectionType
+
+    from msk_migrate.local.classpath import classpath
+
+    admin = AdminClient(rig.env.admin_config("source"))
+    md = admin.list_topics(topic, timeout=20).topics[topic]
+    before = {p: pm.leader for p, pm in md.partitions.items()}
+    plan = {"version": 1, "partitions": [
+        {"topic": topic, "partition": p, "replicas": pm.replicas[1:] + pm.replicas[:1]}
+        for p, pm in md.partitions.items()]}
+    work = rig.base_dir / "leader-change"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "plan.json").write_text(json.dumps(plan))
+    props = _java_admin_properties(rig, work / "admin.properties")
+    cp = classpath("kafka-zk" if rig.shape and rig.shape.source.mode == "zookeeper" else "kafka-source")
+    try:
+        done = subprocess.run(["java", "-Xmx256m", "-cp", cp, "kafka.admin.ReassignPartitionsCommand",
+                               "--bootstrap-server", rig.conf("source")["bootstrap.servers"],
+                               "--command-config", str(props), "--reassignment-json-file",
+                               str(work / "plan.json"), "--execute"], capture_output=True, text=True, timeout=180)
+    finally:
+        props.unlink(missing_ok=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"reassignment failed: {done.stdout[-500:]} {done.stderr[-500:]}")
+    want = {p["partition"]: p["replicas"][0] for p in plan["partitions"]}
+
+    def reordered() -> bool:
+        m = admin.list_topics(topic, timeout=10).topics[topic]
+        return all(m.partitions[p].replicas[0] == want[p] for p in want)
+
+    wait_for(reordered, 120, what="the rotated replica lists", interval=1.0)
+    tps = [TopicPartition(topic, p) for p in want]
+    for tp, err in admin.elect_leaders(ElectionType.PREFERRED, tps).result(timeout=60).items():
+        if err is not None:
+            raise RuntimeError(f"preferred election of {tp.topic}-{tp.partition} failed: {err}")
+    wait_for(lambda: _leaders(rig, "source", topic) == want, 120, what="the new leaders", interval=1.0)
+    moved = sum(1 for p in want if want[p] != before[p])
+    return [f"all brokers up; {moved} of {len(want)} partition leaders moved (replica lists rotated by "
+            f"ReassignPartitionsCommand, then a preferred leader election): {before} -> {want}"]
+
+
+def _cluster_ports(rig: FaultRig, role: str) -> list[int]:
+    ports = [p for n in rig.env.broker_ports(role) for p in n["ports"].values()]
+    if not ports:
+        raise RuntimeError(f"no {role} broker ports recorded")
+    return ports
+
+
+def _cut_from(role: str) -> Callable[[FaultRig, str, str], list[str]]:
+    def cut(rig: FaultRig, connector: str, topic: str) -> list[str]:
+        if rig.netcut is None:
+            raise RuntimeError("this rig was built without netcut=True: its workers cannot be cut off")
+        ports = _cluster_ports(rig, role)
+        members = rig.netcut.members()
+        with rig.netcut.cutting(ports):
+            time.sleep(rig.cut_seconds)
+        return [f"both workers (cgroup {rig.netcut.rel}: {len(members)} processes) cut off from every {role} "
+                f"broker port ({len(ports)} ports, packets dropped both ways by iptables) for "
+                f"{rig.cut_seconds:.0f} s, then healed; the test's clients and the other cluster kept their network"]
+
+    cut.__name__ = f"netcut_{role}"
+    cut.__doc__ = f"The workers' TCP to every {role} broker blackholed for ``cut_seconds``, then restored."
+    return cut
+
+
+PRODUCTION_FAULTS: dict[str, Callable[[FaultRig, str, str], list[str]]] = {
+    "rolling-restart-target": rolling_restart_target,
+    "source-leader-change": source_leader_change,
+    "target-broker-down": target_broker_down,
+    "restart-source-broker-zk": source_broker_restart,
+    "netcut-worker-target": _cut_from("target"),
+    "netcut-worker-source": _cut_from("source"),
+}
+
+#: How long a fault takes at least, so the records are produced over a longer time (never idle mid-fault).
+PRODUCE_SECONDS: dict[str, Callable[[FaultRig], float]] = {
+    "rolling-restart-target": lambda rig: rig.long_fault_seconds,
+    "target-broker-down": lambda rig: rig.cut_seconds + 90,
+    "netcut-worker-target": lambda rig: rig.cut_seconds + 60,
+    "netcut-worker-source": lambda rig: rig.cut_seconds + 60,
+    "restart-source-broker-zk": lambda rig: rig.long_fault_seconds / 3,
+    "source-leader-change": lambda rig: rig.long_fault_seconds / 3,
 }

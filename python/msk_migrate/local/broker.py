@@ -159,6 +159,9 @@ def _properties(spec: BrokerSpec, port: int, cport: int) -> str:
         "transaction.state.log.min.isr": isr,
         "transaction.state.log.num.partitions": "4",
         "group.initial.rebalance.delay.ms": "0",
+        # A KRaft broker waits this long for the controllers to see it caught up (60 s default): a loaded
+        # machine starting 3 voters at once needs longer, or the broker exits at start-up.
+        "initial.broker.registration.timeout.ms": "300000",
         "auto.create.topics.enable": "true" if spec.auto_create_topics else "false",
         "unclean.leader.election.enable": "false",
         "log.cleaner.backoff.ms": "1000",
@@ -171,7 +174,7 @@ def _properties(spec: BrokerSpec, port: int, cport: int) -> str:
         "share.coordinator.state.topic.min.isr": isr,
     }
     if spec.zookeeper is not None:  # Kafka 2.8 on ZooKeeper: no KRaft keys, no share groups
-        for key in ("process.roles", "node.id", "controller.quorum.voters", "controller.listener.names",
+        for key in ("process.roles", "node.id", "initial.broker.registration.timeout.ms", "controller.quorum.voters", "controller.listener.names",
                     "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr"):
             props.pop(key)
         props.update({"broker.id": str(spec.node_id), "zookeeper.connect": spec.zookeeper,
