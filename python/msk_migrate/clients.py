@@ -100,10 +100,39 @@ class SecretResolver:
 
     def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
         """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
-        out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
+        refs = secret_refs(role, auth)
+        out = {purpose: self.value(role, ref) for purpose, ref in refs.items()}
         if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
             out["ca"] = self.environ[ca_env(role)]
+        for purpose in ("certificate_chain", "private_key", "ca"):
+            if purpose in out:
+                ref = refs.get(purpose)
+                if ref is None:
+                    where = ca_env(role)
+                elif self.environ.get(ref.env):
+                    where = ref.env
+                else:
+                    where = f"{ref.secret_arn} key {ref.json_key!r}"
+                check_pem(purpose, out[purpose], where)
         return out
+
+
+def check_pem(purpose: str, value: str, where: str) -> None:
+    """PEM material a TLS client will load: certificates (chain, CA) or an unencrypted private key.
+    Garbage is bad input (exit 2, naming the variable or secret key) before any client starts."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    what = "an unencrypted PEM private key" if purpose == "private_key" else "PEM certificate(s)"
+    try:
+        if purpose == "private_key":
+            load_pem_private_key(value.encode(), password=None)
+        elif not x509.load_pem_x509_certificates(value.encode()):
+            raise ValueError("no certificate")
+    except Exception:
+        raise UsageError(where, f"is not {what}",
+                         f"put the {'key' if purpose == 'private_key' else 'certificate'} PEM "
+                         "(-----BEGIN ...----- block) there") from None
 
 
 def java_client_properties(role: str, auth: AuthConfig, resolver: SecretResolver) -> dict[str, str]:

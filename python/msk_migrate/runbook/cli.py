@@ -28,13 +28,16 @@ def _sessions(flow: Flow, need_target: bool = True):
     target = flow.require_target("this command") if need_target else None  # before any connection
     src = AdminSession.for_endpoint("source", flow.source)
     tgt = AdminSession.for_endpoint("target", target) if target is not None else None
+    flow.verify_clusters(src, tgt)  # the environment's recorded target, the worker's cluster (exit 2)
     return src, tgt
 
 
-def _connect(flow: Flow):
+def _connect(flow: Flow, allow_absent: bool = False):
     from ..connect.rest import ConnectClient
 
-    return ConnectClient(flow.require_connect())
+    client = ConnectClient(flow.require_connect())
+    flow.verify_worker(client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
+    return client
 
 
 # ---- preflight -------------------------------------------------------------------------------------
@@ -64,7 +67,7 @@ def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
     if output == "json":
-        emit_json(rep.to_dict())
+        emit_json({"talked_to": talked_to(flow), **rep.to_dict()})
     else:
         t = table("preflight", ("check", "status", "detail"))
         tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
@@ -93,7 +96,8 @@ def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
     src, tgt = _sessions(flow)
     rows = [r.to_dict() for r in verify_offsets(src, tgt, flow.migration, list(groups) or None)]
     if output == "json":
-        emit_json(rows)
+        emit_json({"talked_to": talked_to(flow), "in_sync": bool(rows) and all(r["status"] == "ok" for r in rows),
+                   "rows": rows})
     else:
         human(output).print(offsets_table(rows))
     sys.exit(0 if rows and all(r["status"] == "ok" for r in rows) else 1)
@@ -299,9 +303,9 @@ def _rollback_plan(topics, kw, output):
     return flow, src, tgt, plan(flow.source, target, flow.migration, list(topics), src, tgt)
 
 
-def _print_plan(p, output: str, applied: bool) -> None:
+def _print_plan(p, output: str, applied: bool, flow: Flow | None = None) -> None:
     if output == "json":
-        emit_json({"applied": applied, **p.to_dict()})
+        emit_json({"talked_to": talked_to(flow) if flow else None, "applied": applied, **p.to_dict()})
         return
     con = human(output)
     con.print(f"forward flow: topics_exclude += {', '.join(p.forward_exclude_added)}")
@@ -323,8 +327,8 @@ def _print_plan(p, output: str, applied: bool) -> None:
 @output_option
 def rollback_plan(topics, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
-    _, _, _, p = _rollback_plan(topics, kw, output)
-    _print_plan(p, output, applied=False)
+    flow, _, _, p = _rollback_plan(topics, kw, output)
+    _print_plan(p, output, applied=False, flow=flow)
 
 
 @rollback.command("apply")
@@ -343,7 +347,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
     with con.status("rolling back") as sp:
         apply_rollback(client, p, flow.migration, src, tgt, flow.source.alias, flow.require_target("rollback").alias,
                        timeout, sp.update)
-    _print_plan(p, output, applied=True)
+    _print_plan(p, output, applied=True, flow=flow)
 
 
 # ---- cleanup ---------------------------------------------------------------------------------------
@@ -354,17 +358,17 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
 @output_option
 def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
-    from .cleanup import delete, leftovers
+    from .cleanup import delete, leftovers, require_no_connectors
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
     target = flow.require_target("cleanup")
+    if yes and not flow.connect_url:
+        raise UsageError("--connect-url", "cleanup --yes deletes only after the worker shows none of the "
+                         "migration's connectors (forward or reverse) exists, and no worker was given",
+                         "pass --connect-url https://HOST:8083 (or --local); without --yes cleanup only lists")
     if flow.connect_url:
-        live = set(_connect(flow).connectors())
-        mine = [n for n in flow.migration.connector_names().values() if n in live]
-        if mine:
-            raise UsageError("cleanup", f"connector {mine[0]} still exists on {flow.connect_url}",
-                             "delete the flow's connectors first (msk-migrate connectors delete ...)")
+        require_no_connectors(_connect(flow, allow_absent=True), flow.migration)
     _, tgt = _sessions(flow)
     items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics)
     if yes:
