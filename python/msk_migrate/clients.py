@@ -100,21 +100,26 @@ class SecretResolver:
 
     def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
         """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
-        refs = secret_refs(role, auth)
-        out = {purpose: self.value(role, ref) for purpose, ref in refs.items()}
+        out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
         if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
             out["ca"] = self.environ[ca_env(role)]
-        for purpose in ("certificate_chain", "private_key", "ca"):
-            if purpose in out:
-                ref = refs.get(purpose)
-                if ref is None:
-                    where = ca_env(role)
-                elif self.environ.get(ref.env):
-                    where = ref.env
-                else:
-                    where = f"{ref.secret_arn} key {ref.json_key!r}"
-                check_pem(purpose, out[purpose], where)
         return out
+
+    def check_tls_material(self, role: str, auth: AuthConfig, secrets: dict[str, str]) -> None:
+        """The PEM a librdkafka client will load, checked first: garbage is one line naming the variable
+        (or the secret's key) and the fix, exit 2 -- not librdkafka's KafkaException at client start."""
+        refs = secret_refs(role, auth)
+        for purpose in ("certificate_chain", "private_key", "ca"):
+            if purpose not in secrets:
+                continue
+            ref = refs.get(purpose)
+            if ref is None:
+                where = ca_env(role)
+            elif self.environ.get(ref.env):
+                where = ref.env
+            else:
+                where = f"{ref.secret_arn} key {ref.json_key!r}"
+            check_pem(purpose, secrets[purpose], where)
 
 
 def check_pem(purpose: str, value: str, where: str) -> None:
@@ -219,6 +224,8 @@ def admin_config(role: str, endpoint: ClusterEndpoint, resolver: SecretResolver)
     auth = endpoint.auth
     conf: dict[str, Any] = {"bootstrap.servers": endpoint.bootstrap_servers, "client.id": f"msk-migrate-validate-{role}"}
     secrets = resolver.resolve(role, auth)
+    if auth.uses_tls or auth.mode == "mtls":
+        resolver.check_tls_material(role, auth, secrets)
     if auth.mode == "plaintext":
         conf["security.protocol"] = "PLAINTEXT"
     elif auth.mode == "scram":
