@@ -333,12 +333,6 @@ def check_worker(client: ConnectClient, flow: FlowIdentity, creating: bool = Fal
     A worker without any MM2 connector (before the first apply) passes. Returns what was found (for
     ``talked_to``): the worker's Kafka cluster id and its MM2 connectors. ``creating`` (``connectors apply``, ``cleanup``):
     a worker shared with other migrations may hold none of this one's connectors."""
-    info = client.info() or {}
-    worker_cluster = info.get("kafka_cluster_id")
-    if flow.target_cluster_id and worker_cluster and worker_cluster != flow.target_cluster_id:
-        raise UsageError("--connect-url", f"worker {client.url} keeps its state on Kafka cluster {worker_cluster}, "
-                         f"not on this flow's target {flow.target_cluster_id} ({flow.target_bootstrap})",
-                         "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
     ours = (f"{flow.migration}-",)
     mm2: dict[str, dict[str, str]] = {}
     for name in client.connectors():
@@ -361,6 +355,12 @@ def check_worker(client: ConnectClient, flow: FlowIdentity, creating: bool = Fal
                 raise UsageError("--connect-url", f"worker {client.url} runs {name} with {side} {got}, "
                                  f"this flow's {side} is {want}",
                                  "point --connect-url at this environment's worker, or check --env/--target-bootstrap")
+    info = client.info() or {}
+    worker_cluster = info.get("kafka_cluster_id")
+    if flow.target_cluster_id and worker_cluster and worker_cluster != flow.target_cluster_id:
+        raise UsageError("--connect-url", f"worker {client.url} keeps its state on Kafka cluster {worker_cluster}, "
+                         f"not on this flow's target {flow.target_cluster_id} ({flow.target_bootstrap})",
+                         "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
     return {"url": client.url, "kafka_cluster_id": worker_cluster, "connectors": sorted(mine)}
 
 

@@ -45,10 +45,34 @@ def require_no_connectors(client: ConnectClient, migration: MigrationSpec) -> No
                          f"delete the migration's connectors first (msk-migrate connectors delete {' '.join(mine)} ...)")
 
 
+def shared_topics(client: ConnectClient | None, migration: MigrationSpec) -> dict[str, str]:
+    """MM2 topics that another migration's live connectors on the worker also use (``heartbeats``, or the
+    same aliases): topic -> the connector that uses it. Never deleted while it is there."""
+    if client is None:
+        return {}
+    mine = set(migration_connectors(migration))
+    out: dict[str, str] = {}
+    for name in client.connectors():
+        if name in mine:
+            continue
+        cfg = client.config(name) or {}
+        if not str(cfg.get("connector.class", "")).startswith(names.MIRROR_PACKAGE):
+            continue
+        src, tgt = cfg.get("source.cluster.alias"), cfg.get("target.cluster.alias")
+        if src and tgt:
+            for t in names.flow_internal_topics(src, tgt):
+                out.setdefault(t, name)
+    return out
+
+
 def leftovers(target: AdminSession, migration: MigrationSpec, worker: WorkerSpec, source_alias: str, target_alias: str,
-              include_worker: bool) -> list[Leftover]:
+              include_worker: bool, shared: dict[str, str] | None = None) -> list[Leftover]:
+    """What the migration left on the target. A topic another live migration uses too (``shared``) is
+    listed as ``kept``, never deleted."""
     topics = set(target.topics(refresh=True))
-    out = [Leftover("topic", t, "MM2 bookkeeping of the forward flow")
+    shared = shared or {}
+    out = [Leftover("kept", t, f"shared: connector {shared[t]} of another migration uses it") if t in shared
+           else Leftover("topic", t, "MM2 bookkeeping of the forward flow")
            for t in names.flow_internal_topics(source_alias, target_alias) if t in topics]
     groups = set(target.groups())
     for c in migration_connectors(migration):

@@ -358,7 +358,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
 @output_option
 def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
-    from .cleanup import delete, leftovers, require_no_connectors
+    from .cleanup import delete, leftovers, require_no_connectors, shared_topics
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -367,10 +367,12 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
         raise UsageError("--connect-url", "cleanup --yes deletes only after the worker shows none of the "
                          "migration's connectors (forward or reverse) exists, and no worker was given",
                          "pass --connect-url https://HOST:8083 (or --local); without --yes cleanup only lists")
-    if flow.connect_url:
-        require_no_connectors(_connect(flow, allow_absent=True), flow.migration)
+    client = _connect(flow, allow_absent=True) if flow.connect_url else None
+    if client is not None:
+        require_no_connectors(client, flow.migration)
     _, tgt = _sessions(flow)
-    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics)
+    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics,
+                      shared_topics(client, flow.migration))
     if yes:
         delete(tgt, items)
     if output == "json":
@@ -381,7 +383,8 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     for i in items:
         t.add_row(i.kind, i.name, i.why)
     con.print(t)
-    con.print(f"deleted {len(items)} item(s)" if yes else f"{len(items)} item(s); nothing deleted (pass --yes to delete)")
+    n = sum(i.kind != "kept" for i in items)
+    con.print(f"deleted {n} item(s)" if yes else f"{n} item(s); nothing deleted (pass --yes to delete)")
 # ---- rehearse --------------------------------------------------------------------------------------
 @click.command("rehearse")
 @click.option("--no-monitoring", is_flag=True, help="Do not start Prometheus.")
