@@ -4,9 +4,10 @@ on the session's real local clusters and Connect worker, through the real CLI.""
 from __future__ import annotations
 
 import json
-import os
 import time
+from dataclasses import dataclass
 
+import pytest
 import yaml
 
 from msk_migrate.config.flow import Flow, check_variables
@@ -16,11 +17,33 @@ from msk_migrate.kafka.admin import AdminSession
 
 from .conftest import TEST_MIGRATION
 from .kafka_util import admin, commit_group, create_topic, end_offsets, produce, wait_until
-from .test_cli import _migration_file, run
+from .test_cli import _migration_file
 from .test_runbook_commands import _one_line_exit_2
 
 
-def _validate(local_env, tmp_path, name: str, *args: str, source: str | None = None):
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(capfd):
+    """The CLI in this process (its one error boundary, stdout/stderr captured): no interpreter start per call."""
+    from msk_migrate.cli import cli
+    from msk_migrate.cliutil import run_cli
+
+    def _run(*args: str) -> Ran:
+        capfd.readouterr()
+        code = run_cli(cli, list(args), "msk-migrate")
+        out, err = capfd.readouterr()
+        return Ran(code, out, err)
+
+    return _run
+
+
+def _validate(run, local_env, tmp_path, name: str, *args: str, source: str | None = None):
     out = tmp_path / name
     r = run("validate", "--engine", "native", "--source-bootstrap-servers", source or local_env.source().bootstrap_servers,
             "--target-bootstrap-servers", local_env.target().bootstrap_servers, "--report-dir", str(out), *args)
@@ -33,7 +56,7 @@ def _replicated(local_env, topic: str, n: int) -> None:
                90, what=f"{topic} replicated")
 
 
-def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its_evidence(tmp_path, local_env, mm2, connect, unique):
+def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its_evidence(run, tmp_path, local_env, mm2, connect, unique):
     src = local_env.source().bootstrap_servers
     topic, other, group = f"it-{unique}-gate", f"it-{unique}-else", f"it-{unique}-gater"
     create_topic(src, topic, partitions=2)
@@ -45,25 +68,25 @@ def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its
     _replicated(local_env, other, 5)
 
     # 1. the default window ends now minus --grace-seconds (300 s): the records are newer, nothing compared
-    r, rep = _validate(local_env, tmp_path, "recent", "--topics", topic)
+    r, rep = _validate(run, local_env, tmp_path, "recent", "--topics", topic)
     assert r.returncode == 1, r.stdout + r.stderr
     assert rep["verdict"] == "no-evidence" and rep["summary"]["source_records"] == 0
     assert "--grace-seconds 300" in rep["verdict_reason"] and "NO EVIDENCE" in r.stdout
     assert rep["summary"]["partitions_without_evidence"] == 2
     # 2. an explicit window that holds none of the records
-    r, empty = _validate(local_env, tmp_path, "empty", "--topics", topic,
+    r, empty = _validate(run, local_env, tmp_path, "empty", "--topics", topic,
                          "--from-timestamp", "2020-01-01T00:00:00Z", "--until-timestamp", "2020-01-02T00:00:00Z")
     assert r.returncode == 1 and empty["verdict"] == "no-evidence", r.stdout + r.stderr
     assert "window ends at 2020-01-02" in empty["verdict_reason"]
     # 3. a window that holds them: match, with the clusters it read (ids) and the topics it covered
-    r, good = _validate(local_env, tmp_path, "good", "--topics", topic, "--grace-seconds", "0")
+    r, good = _validate(run, local_env, tmp_path, "good", "--topics", topic, "--grace-seconds", "0")
     assert r.returncode == 0 and good["verdict"] == "match", r.stdout + r.stderr
     ids = {role: AdminSession.for_endpoint(role, getattr(local_env, role)()).cluster_id() for role in ("source", "target")}
     assert good["source"]["cluster_id"] == ids["source"] and good["target"]["cluster_id"] == ids["target"]
     assert good["topics_covered"] == [topic] and good["run"]["engine"] == "native"
     # 4. a report of other topics, and one read from other clusters (the target compared with itself)
-    _, others = _validate(local_env, tmp_path, "others", "--topics", other, "--grace-seconds", "0")
-    _, elsewhere = _validate(local_env, tmp_path, "elsewhere", "--topics", topic, "--grace-seconds", "0",
+    _, others = _validate(run, local_env, tmp_path, "others", "--topics", other, "--grace-seconds", "0")
+    _, elsewhere = _validate(run, local_env, tmp_path, "elsewhere", "--topics", topic, "--grace-seconds", "0",
                              source=local_env.target().bootstrap_servers)
     assert others["verdict"] == "match" and elsewhere["verdict"] == "match"
 
@@ -94,7 +117,7 @@ def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its
     assert res.returncode == 1 and "window ends" in row["evidence"] and "before the group's last commit" in row["evidence"]
 
 
-def test_cleanup_yes_needs_the_worker_and_refuses_while_a_reverse_connector_exists(tmp_path, local_env, mm2, connect, unique):
+def test_cleanup_yes_needs_the_worker_and_refuses_while_a_reverse_connector_exists(run, tmp_path, local_env, mm2, connect, unique):
     from msk_migrate.connectors.render import render_reverse_connectors
 
     name = f"rv{unique}"
@@ -104,7 +127,7 @@ def test_cleanup_yes_needs_the_worker_and_refuses_while_a_reverse_connector_exis
     _one_line_exit_2(r)
     assert "--connect-url" in r.stderr and "cleanup --yes" in r.stderr
 
-    spec = TEST_MIGRATION.model_copy(update={"name": name, "topics": [f"rv{unique}-.*"]})
+    spec = TEST_MIGRATION.model_copy(update={"name": name, "topics": [f"rv{unique}-.*"], "topics_exclude": [f"rv{unique}-a"]})
     reverse = render_reverse_connectors(local_env.source(), local_env.target(), spec, [f"rv{unique}-a"])
     rev_name = f"{name}-reverse-source"
     connect.create_stopped(rev_name, {k: v for k, v in reverse[rev_name].items() if k != "name"})
@@ -117,7 +140,7 @@ def test_cleanup_yes_needs_the_worker_and_refuses_while_a_reverse_connector_exis
     assert before <= set(admin(local_env.target().bootstrap_servers).list_topics(timeout=10).topics)  # nothing deleted
 
 
-def test_commands_refuse_a_worker_of_another_migration_or_other_clusters(tmp_path, local_env, mm2, connect, unique):
+def test_commands_refuse_a_worker_of_another_migration_or_other_clusters(run, tmp_path, local_env, mm2, connect, unique):
     other = _migration_file(tmp_path, local_env, name=f"other{unique}")
     before = {n: connect.config(n) for n in connect.connectors()}
     for args in (["lag"], ["connectors", "pause"], ["cutover", "check", "--group", "g"]):
@@ -136,26 +159,28 @@ def test_commands_refuse_a_worker_of_another_migration_or_other_clusters(tmp_pat
     assert {n: connect.config(n) for n in connect.connectors()} == before  # nothing changed on the worker
 
 
-def test_an_exported_variable_that_contradicts_env_is_refused(tmp_path, local_env, monkeypatch):
+def test_an_exported_variable_that_contradicts_env_is_refused(run, tmp_path, local_env, monkeypatch):
     records = tmp_path / "recorded"
     records.mkdir()
     (records / "prod.json").write_text(json.dumps({"environment": "prod", "connect_url": "https://connect.prod.example:8083",
                                                    "target_bootstrap": "b-1.prod.kafka.eu-west-1.amazonaws.com:9098"}))
     (records / "dev.json").write_text(json.dumps({"environment": "dev", "connect_url": "https://connect.dev.example:8083"}))
-    env = {**os.environ, RECORD_DIR_ENV: str(records)}
-    env.pop("MSK_MIGRATE_TARGET_BOOTSTRAP", None)
-    r = run("lag", "--env", "dev", env={**env, "MSK_MIGRATE_CONNECT_URL": "https://connect.prod.example:8083"})
+    monkeypatch.setenv(RECORD_DIR_ENV, str(records))
+    monkeypatch.delenv("MSK_MIGRATE_TARGET_BOOTSTRAP", raising=False)
+    monkeypatch.setenv("MSK_MIGRATE_CONNECT_URL", "https://connect.prod.example:8083")
+    r = run("lag", "--env", "dev")
     _one_line_exit_2(r)
     assert "MSK_MIGRATE_CONNECT_URL" in r.stderr and "environment prod's connect url, not dev's" in r.stderr
-    r = run("lag", "--env", "dev", env={**env, "MSK_MIGRATE_CONNECT_URL": "https://connect.qa.example:8083"})
+    monkeypatch.setenv("MSK_MIGRATE_CONNECT_URL", "https://connect.qa.example:8083")
+    r = run("lag", "--env", "dev")
     _one_line_exit_2(r)
     assert "contradicts --env dev, whose recorded connect url is https://connect.dev.example:8083" in r.stderr
-    r = run("offsets", "--env", "dev",
-            env={**env, "MSK_MIGRATE_TARGET_BOOTSTRAP": "b-1.x.c2.kafka.us-east-1.amazonaws.com:9098"})
+    monkeypatch.delenv("MSK_MIGRATE_CONNECT_URL")
+    monkeypatch.setenv("MSK_MIGRATE_TARGET_BOOTSTRAP", "b-1.x.c2.kafka.us-east-1.amazonaws.com:9098")
+    r = run("offsets", "--env", "dev")
     _one_line_exit_2(r)
     assert "MSK_MIGRATE_TARGET_BOOTSTRAP" in r.stderr and "us-east-1; --env dev is in eu-west-1" in r.stderr
     # the same value given as an option is the operator's explicit choice for this command, not a leftover
-    monkeypatch.setenv(RECORD_DIR_ENV, str(records))
     check_variables("dev", "eu-west-1", {"connect_url": "https://connect.prod.example:8083"}, set())
     try:
         check_variables("dev", "eu-west-1", {"connect_url": "https://connect.prod.example:8083"}, {"connect_url"})
@@ -176,7 +201,7 @@ def test_an_exported_variable_that_contradicts_env_is_refused(tmp_path, local_en
         assert flow.verified["target_cluster_id"] in str(exc)
 
 
-def test_preflight_names_a_topic_the_excludes_drop_and_a_group_left_out(tmp_path, local_env, unique):
+def test_preflight_names_a_topic_the_excludes_drop_and_a_group_left_out(run, tmp_path, local_env, unique):
     src = local_env.source().bootstrap_servers
     kept, dropped, group = f"it-{unique}-kept", f"it-{unique}.ledger-internal", f"billing-{unique}"
     create_topic(src, kept, partitions=1)
@@ -190,7 +215,7 @@ def test_preflight_names_a_topic_the_excludes_drop_and_a_group_left_out(tmp_path
     checks = {c["name"]: c for c in doc["checks"]}
     assert dropped in doc["dropped_topics"] and kept not in doc["dropped_topics"]
     assert checks["topics dropped by excludes"]["status"] == "warn"
-    assert dropped in checks["topics dropped by excludes"]["detail"] and r"'.*[\-\.]internal'" in checks["topics dropped by excludes"]["detail"]
+    assert dropped in checks["topics dropped by excludes"]["detail"] and r"(by exclude .*[\-\.]internal)" in checks["topics dropped by excludes"]["detail"]
     assert group in doc["dropped_groups"] and checks["groups not checkpointed"]["status"] == "warn"
     assert f"{group} (reads {kept})" in checks["groups not checkpointed"]["detail"]
     assert doc["talked_to"]["source"] == src

@@ -117,7 +117,7 @@ def check_topics_dropped(p: Preflight) -> None:
                 dropped[t] = hit
     p.report.dropped_topics = sorted(dropped)
     if dropped:
-        shown = ", ".join(f"{t} (by {x!r})" for t, x in list(dropped.items())[:10]) + (" ..." if len(dropped) > 10 else "")
+        shown = ", ".join(f"{t} (by exclude {x})" for t, x in list(dropped.items())[:10]) + (" ..." if len(dropped) > 10 else "")
         p.report.add("topics dropped by excludes", "warn",
                      f"{len(dropped)} topic(s) match topics but topics_exclude removes them: {shown} "
                      "(replicate one: list it in topics and drop the exclude that catches it)")
