@@ -67,14 +67,18 @@ def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[s
 
 
 def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:
-    chosen = [x for x in (flow and flow.migration, directory, s3) if x]
-    if len(chosen) != 1:
+    files = [x for x in (directory, s3) if x]
+    if len(files) > 1 or not (files or (flow and flow.migration)):
         raise UsageError("--env/--config/--dir/--from-s3", "give exactly one source of connector configs",
                          "e.g. --from-s3 s3://BUCKET/connectors/ (the stack output connector_config_s3_uris)")
-    if directory:
-        return from_dir(directory)
-    if s3:
-        return from_s3(s3, endpoint_url=s3_endpoint)
+    if files:  # with --env/--config too: the files are applied, the flow names the environment they belong to
+        configs = from_dir(directory) if directory else from_s3(str(s3), endpoint_url=s3_endpoint)
+        if flow is not None and flow.migration is not None:
+            from .rest import configs_of_flow
+
+            configs_of_flow(configs, flow.migration.name, flow.source.bootstrap_servers,
+                            flow.target.bootstrap_servers if flow.target else None)
+        return configs
     from ..connectors.render import render_connectors
 
     assert flow is not None

@@ -364,5 +364,21 @@ def check_worker(client: ConnectClient, flow: FlowIdentity, creating: bool = Fal
     return {"url": client.url, "kafka_cluster_id": worker_cluster, "connectors": sorted(mine)}
 
 
+def configs_of_flow(configs: dict[str, dict[str, str]], migration: str, source: str, target: str | None) -> None:
+    """Connector configs (from S3 or a directory) applied with ``--env``: each must be this migration's
+    and connect this flow's clusters, else exit 2 naming both sides (nothing applied)."""
+    for name, cfg in sorted(configs.items()):
+        if not (name.startswith(f"{migration}-") and name[len(migration) + 1:] in _ROLES):
+            raise UsageError("--from-s3/--dir", f"connector {name} is not one of migration {migration!r}'s",
+                             "give the configs this environment's stack uploaded (stack output connector_config_s3_uris)")
+        reverse = name[len(migration) + 1:].startswith("reverse-")
+        want = {"source": target if reverse else source, "target": source if reverse else target}
+        for side, value in want.items():
+            got = cfg.get(f"{side}.cluster.bootstrap.servers")
+            if value is not None and not _same_servers(value, got):
+                raise UsageError("--from-s3/--dir", f"connector {name} has {side} {got}, this flow's {side} is {value}",
+                                 "give the configs this environment's stack uploaded, or check --env/--target-bootstrap")
+
+
 #: Connector name suffixes of a migration (forward and reverse).
 _ROLES = frozenset({"source", "checkpoint", "heartbeat", "reverse-source", "reverse-checkpoint"})
