@@ -79,9 +79,10 @@ def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its
     assert r.returncode == 1 and empty["verdict"] == "no-evidence", r.stdout + r.stderr
     assert "window ends at 2020-01-02" in empty["verdict_reason"]
     # 3. a window that holds them: match, with the clusters it read (ids) and the topics it covered
-    r, good = _validate(run, local_env, tmp_path, "good", "--topics", topic, "--grace-seconds", "0")
+    r, good = _validate(run, local_env, tmp_path, "good", "--topics", topic, "--grace-seconds", "0", "--output", "json")
     assert r.returncode == 0 and good["verdict"] == "match", r.stdout + r.stderr
     ids = {role: AdminSession.for_endpoint(role, getattr(local_env, role)()).cluster_id() for role in ("source", "target")}
+    assert json.loads(r.stdout)["talked_to"]["target_cluster_id"] == ids["target"]
     assert good["source"]["cluster_id"] == ids["source"] and good["target"]["cluster_id"] == ids["target"]
     assert good["topics_covered"] == [topic] and good["run"]["engine"] == "native"
     # 4. a report of other topics, and one read from other clusters (the target compared with itself)

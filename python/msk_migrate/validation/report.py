@@ -282,6 +282,13 @@ class Report:
             "topics": [t.to_dict() for t in self.topics],
         }
 
+    def talked_to(self) -> dict[str, Any]:
+        """The clusters this run read (bootstrap servers and cluster ids), as every command's JSON says it."""
+        d = self.to_dict()
+        return {"environment": self.environment,
+                **{role: d[role]["bootstrap_servers"] for role in ("source", "target")},
+                **{f"{role}_cluster_id": d[role]["cluster_id"] for role in ("source", "target")}}
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
 
