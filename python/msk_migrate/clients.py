@@ -105,6 +105,40 @@ class SecretResolver:
             out["ca"] = self.environ[ca_env(role)]
         return out
 
+    def check_tls_material(self, role: str, auth: AuthConfig, secrets: dict[str, str]) -> None:
+        """The PEM a librdkafka client will load, checked first: garbage is one line naming the variable
+        (or the secret's key) and the fix, exit 2 -- not librdkafka's KafkaException at client start."""
+        refs = secret_refs(role, auth)
+        for purpose in ("certificate_chain", "private_key", "ca"):
+            if purpose not in secrets:
+                continue
+            ref = refs.get(purpose)
+            if ref is None:
+                where = ca_env(role)
+            elif self.environ.get(ref.env):
+                where = ref.env
+            else:
+                where = f"{ref.secret_arn} key {ref.json_key!r}"
+            check_pem(purpose, secrets[purpose], where)
+
+
+def check_pem(purpose: str, value: str, where: str) -> None:
+    """PEM material a TLS client will load: certificates (chain, CA) or an unencrypted private key.
+    Garbage is bad input (exit 2, naming the variable or secret key) before any client starts."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    what = "an unencrypted PEM private key" if purpose == "private_key" else "PEM certificate(s)"
+    try:
+        if purpose == "private_key":
+            load_pem_private_key(value.encode(), password=None)
+        elif not x509.load_pem_x509_certificates(value.encode()):
+            raise ValueError("no certificate")
+    except Exception:
+        raise UsageError(where, f"is not {what}",
+                         f"put the {'key' if purpose == 'private_key' else 'certificate'} PEM "
+                         "(-----BEGIN ...----- block) there") from None
+
 
 def java_client_properties(role: str, auth: AuthConfig, resolver: SecretResolver) -> dict[str, str]:
     """The renderer's client properties with every ``${env:NAME}`` replaced by its secret value."""
@@ -190,6 +224,8 @@ def admin_config(role: str, endpoint: ClusterEndpoint, resolver: SecretResolver)
     auth = endpoint.auth
     conf: dict[str, Any] = {"bootstrap.servers": endpoint.bootstrap_servers, "client.id": f"msk-migrate-validate-{role}"}
     secrets = resolver.resolve(role, auth)
+    if auth.uses_tls or auth.mode == "mtls":
+        resolver.check_tls_material(role, auth, secrets)
     if auth.mode == "plaintext":
         conf["security.protocol"] = "PLAINTEXT"
     elif auth.mode == "scram":

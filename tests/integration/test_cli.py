@@ -155,7 +155,9 @@ def test_offsets_command_verifies_translated_groups(tmp_path, local_env, mm2, un
         return r if r.returncode == 0 else None
 
     r = wait_until(verified, 90, interval=2, what="offsets verified on target")
-    rows = json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    assert doc["in_sync"] is True and doc["talked_to"]["target_cluster_id"]
+    rows = doc["rows"]
     assert {(row["topic"], row["partition"]) for row in rows} == {(topic, 0), (topic, 1)}
     assert all(row["status"] == "ok" and row["redelivery"] >= 0 for row in rows)
 

@@ -62,10 +62,21 @@ def test_lag_is_in_sync_after_replication_and_behind_for_a_topic_the_worker_does
     assert r.stdout.startswith("config: flow file") and f"worker: {connect.url}" in r.stdout.splitlines()[0]
 
 
-def _report(tmp_path, verdict: str, age_minutes: float):
-    finished = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=age_minutes)
+def _report(tmp_path, verdict: str, age_minutes: float, local_env, topic: str, partitions: int):
+    """A report as `validate` writes it for ``topic`` on the session's clusters (the gate's other
+    conditions: covered topics, cluster ids, records compared per partition, window end), finished
+    ``age_minutes`` ago (test_guards.py drives the gate with reports of real validate runs)."""
+    now = dt.datetime.now(dt.UTC)
+    finished = now - dt.timedelta(minutes=age_minutes)
+    ids = {role: AdminSession.for_endpoint(role, getattr(local_env, role)()).cluster_id() for role in ("source", "target")}
     path = tmp_path / f"report-{verdict}-{age_minutes}.json"
-    path.write_text(json.dumps({"verdict": verdict, "run": {"finished_at": finished.isoformat().replace("+00:00", "Z")}}))
+    path.write_text(json.dumps({
+        "verdict": verdict, "run": {"finished_at": finished.isoformat().replace("+00:00", "Z")},
+        "window": {"kind": "timestamps", "until_timestamp_ms": int(now.timestamp() * 1000) + 1, "until": now.isoformat()},
+        "source": {"cluster_id": ids["source"]}, "target": {"cluster_id": ids["target"]}, "topics_covered": [topic],
+        "topics": [{"topic": topic, "partitions": [{"partition": p, "source_count": 1, "source_log": {"has_records": True}}
+                                                   for p in range(partitions)]}],
+    }))
     return path
 
 
@@ -76,7 +87,7 @@ def test_cutover_check_is_ready_only_when_every_condition_holds(tmp_path, local_
     produce(src, topic, ((f"k{i}".encode(), b"v", None, i % 2) for i in range(200)))
     commit_group(src, group, topic, {0: 60, 1: 40})
     mf = _migration_file(tmp_path, local_env)
-    fresh = _report(tmp_path, "match", 5)
+    fresh = _report(tmp_path, "match", 5, local_env, topic, 2)
     args = ["cutover", "check", "--config", str(mf), "--connect-url", connect.url, "--group", group,
             "--validation-report", str(fresh), "--output", "json"]
 
@@ -89,7 +100,7 @@ def test_cutover_check_is_ready_only_when_every_condition_holds(tmp_path, local_
     assert json.loads(r.stdout)["ready"] and all(c["ok"] for c in conds.values())
     assert "RUNNING" in conds or "it-source" in conds["connectors and tasks RUNNING"]["evidence"]
 
-    stale = _report(tmp_path, "match", 120)
+    stale = _report(tmp_path, "match", 120, local_env, topic, 2)
     r = run(*args[:-4], "--validation-report", str(stale), "--output", "json")
     assert r.returncode == 1
     bad = [c for c in json.loads(r.stdout)["conditions"] if not c["ok"]]
@@ -212,27 +223,29 @@ def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the
 
 
 def test_cleanup_lists_mm2_leftovers_and_deletes_them_only_with_yes(tmp_path, local_env, mm2, connect, unique):
-    # a flow into the local *source* cluster, so the session's live flow keeps its own topics
+    # a second migration into the worker's (shared) target with its own aliases: its bookkeeping is its own,
+    # `heartbeats` is shared with the session's live flow and must survive
     a, b = f"x{unique}", f"y{unique}"
-    data = {"source": {"alias": a, "bootstrap_servers": local_env.target().bootstrap_servers},
-            "target": {"alias": b, "bootstrap_servers": local_env.source().bootstrap_servers},
+    data = {"source": {"alias": a, "bootstrap_servers": local_env.source().bootstrap_servers},
+            "target": {"alias": b, "bootstrap_servers": local_env.target().bootstrap_servers},
             "migration": {**TEST_MIGRATION.model_dump(), "name": f"gone{unique}"}, "worker": {"replication_factor": 1}}
     mf = tmp_path / "flow.yaml"
     mf.write_text(yaml.safe_dump(data))
-    host = local_env.source().bootstrap_servers
-    # (not `<alias>.heartbeats`: the session's live flow always reads heartbeats topics of the local source,
-    # whose auto-create would bring a deleted one back)
+    host = local_env.target().bootstrap_servers
     left = [f"mm2-offset-syncs.{a}.internal", f"{a}.checkpoints.internal"]
     for t in left:
         create_topic(host, t, partitions=1)
+    wait_until(lambda: "heartbeats" in admin(host).list_topics(timeout=10).topics, 60, what="the live flow's heartbeats")
     r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--output", "json")
     assert r.returncode == 0, r.stderr
-    listed = {i["name"] for i in json.loads(r.stdout)["items"]}
-    assert set(left) <= listed and not json.loads(r.stdout)["deleted"]
+    items = {i["name"]: i for i in json.loads(r.stdout)["items"]}
+    assert set(left) <= set(items) and not json.loads(r.stdout)["deleted"]
+    assert items["heartbeats"]["kind"] == "kept" and items["heartbeats"]["why"].startswith("shared: connector it-")
     assert set(left) <= set(admin(host).list_topics(timeout=10).topics)  # nothing deleted without --yes
     r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--yes")
     assert r.returncode == 0, r.stderr
     wait_until(lambda: not set(left) & set(admin(host).list_topics(timeout=10).topics), 30, what="topics deleted")
+    assert "heartbeats" in admin(host).list_topics(timeout=10).topics  # shared with a live flow: kept
 
     # a flow whose connectors still run is refused
     live = _migration_file(tmp_path, local_env)

@@ -78,21 +78,42 @@ def test_secrets_fall_back_to_secrets_manager(monkeypatch):
         import boto3
 
         sm = boto3.client("secretsmanager", region_name="us-east-1")
+        from tests.integration.pki import ThrowawayCA
+
+        pki = ThrowawayCA()
+        client = pki.issue("client", server=False)
+        cert, key = client.cert_pem, client.key_pem
         arn = sm.create_secret(
-            Name="mm2-mtls", SecretString=json.dumps({"certificate_chain": "CERT", "private_key": "KEY"})
+            Name="mm2-mtls", SecretString=json.dumps({"certificate_chain": cert, "private_key": key})
         )["ARN"]
-        ca = sm.create_secret(Name="mm2-ca", SecretString=json.dumps({"ca": "CA-PEM"}))["ARN"]
+        ca = sm.create_secret(Name="mm2-ca", SecretString=json.dumps({"ca": pki.pem}))["ARN"]
         resolver = cred.SecretResolver(environ={})
         auth = AuthConfig(mode="mtls", secret_arn=arn, ca_secret_arn=ca)
         props = cred.java_client_properties("target", auth, resolver)
-        assert props["ssl.keystore.certificate.chain"] == "CERT" and props["ssl.keystore.key"] == "KEY"
-        assert props["ssl.truststore.certificates"] == "CA-PEM"
+        assert props["ssl.keystore.certificate.chain"] == cert and props["ssl.keystore.key"] == key
+        assert props["ssl.truststore.certificates"] == pki.pem
         conf = cred.admin_config("target", ClusterEndpoint(alias="t", bootstrap_servers="h:9094", auth=auth), resolver)
-        assert conf["security.protocol"] == "SSL" and conf["ssl.key.pem"] == "KEY" and conf["ssl.ca.pem"] == "CA-PEM"
+        assert conf["security.protocol"] == "SSL" and conf["ssl.key.pem"] == key and conf["ssl.ca.pem"] == pki.pem
 
         missing_key = sm.create_secret(Name="bad", SecretString=json.dumps({"username": "u"}))["ARN"]
         with pytest.raises(UsageError, match="has no JSON key 'password'"):
             cred.SecretResolver(environ={}).resolve("source", AuthConfig(mode="scram", secret_arn=missing_key))
+
+
+@pytest.mark.parametrize("variable", ["MM2_SOURCE_TLS_CERTIFICATE_CHAIN", "MM2_SOURCE_TLS_PRIVATE_KEY", "MM2_SOURCE_TLS_CA"])
+def test_garbage_pem_in_a_tls_variable_is_one_line_naming_the_variable(variable):
+    from tests.integration.pki import ThrowawayCA
+
+    pki = ThrowawayCA()
+    client = pki.issue("client", server=False)
+    env = {"MM2_SOURCE_TLS_CERTIFICATE_CHAIN": client.cert_pem, "MM2_SOURCE_TLS_PRIVATE_KEY": client.key_pem,
+           "MM2_SOURCE_TLS_CA": pki.pem}
+    endpoint = ClusterEndpoint(alias="s", bootstrap_servers="h:9094", auth=AuthConfig(mode="mtls", secrets_from="env"))
+    assert cred.admin_config("source", endpoint, cred.SecretResolver(environ=env))["ssl.key.pem"] == client.key_pem
+    env[variable] = "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n"
+    with pytest.raises(UsageError) as e:
+        cred.admin_config("source", endpoint, cred.SecretResolver(environ=env))
+    assert e.value.field == variable and "PEM" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_missing_secret_names_the_variable_and_the_fix():
@@ -252,6 +273,32 @@ def test_verdict_and_exit_code_follow_the_topics():
     page = bad.to_html()
     assert "t1&lt;b&gt;" in page and "t1<b>" not in page  # escaped
     assert page.index('id=\'verdict\'') < page.index("id='summary'") < page.index("id='topics'")
+
+
+def test_a_report_that_compared_nothing_is_no_evidence_not_match():
+    import jsonschema
+
+    from msk_migrate.validation.report import NO_EVIDENCE, schema
+
+    empty = _report(["match"])
+    for p in empty.topics[0].partitions:
+        p.source.count = p.target.count = 0  # type: ignore[union-attr]
+    assert empty.verdict == NO_EVIDENCE and empty.exit_code == 1
+    assert "selected topics hold no record" in empty.verdict_reason()
+    empty.topics[0].partitions[0].log_start_offset, empty.topics[0].partitions[0].log_end_offset = 0, 3
+    empty.topics[0].partitions[0].status = NO_EVIDENCE
+    empty.topics[0].partitions[0].differences.append("the window ends at u, before the partition's records")
+    empty.topics[0].finish()
+    assert empty.topics[0].status == NO_EVIDENCE and empty.verdict == NO_EVIDENCE
+    doc = empty.to_dict()
+    jsonschema.validate(doc, schema())
+    assert doc["summary"]["partitions_without_evidence"] == 1 and doc["topics_covered"] == ["t0<b>"]
+    assert "window ends at u" in doc["verdict_reason"]
+    assert "data-verdict='no-evidence'" in empty.to_html()
+    mixed = _report(["mismatch"])
+    mixed.topics[0].partitions[0].status = NO_EVIDENCE  # a mismatch elsewhere still wins
+    mixed.topics.append(_report(["mismatch"]).topics[0])
+    assert mixed.verdict == "mismatch"
 
 
 def test_local_destination_must_be_writable(tmp_path):

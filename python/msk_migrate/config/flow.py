@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -32,6 +32,7 @@ from ..errors import UsageError
 from ..paths import LOCAL_DIR, REPO_ROOT
 from .identifiers import SECRET_ARN
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
+from .recorded import load_record, owner_of, record_path, save_record
 
 ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
 #: The local harness's state file (``msk-migrate local up`` writes it); read as data, never imported.
@@ -66,6 +67,50 @@ class Flow:
     migration: MigrationSpec
     worker: WorkerSpec
     connect_url: str | None = None
+    env_name: str | None = None  #: the environment (``--env``) the flow came from
+    #: what the command found on the clusters and worker it reached (cluster ids, the worker's connectors)
+    verified: dict[str, Any] = field(default_factory=dict)
+
+    # ---- no command acts on the wrong cluster ----------------------------------------------------
+    def verify_clusters(self, source: Any = None, target: Any = None) -> None:
+        """Record the cluster ids of the sessions a command opened and refuse (exit 2) a target that is
+        not the cluster this environment was first applied to (:mod:`.recorded`)."""
+        if source is not None:
+            self.verified["source_cluster_id"] = source.cluster_id()
+        if target is None:
+            return
+        tid = self.verified["target_cluster_id"] = target.cluster_id()
+        env = self.env_name
+        rec = load_record(env) if env else None
+        if env and rec and rec.get("target_cluster_id") and rec["target_cluster_id"] != tid:
+            assert self.target is not None
+            raise UsageError("--target-bootstrap", f"target {self.target.bootstrap_servers} is Kafka cluster {tid}; "
+                             f"environment {self.env_name} was applied to cluster {rec['target_cluster_id']} "
+                             f"({rec.get('target_bootstrap')}) on {rec.get('recorded_at')}",
+                             f"pass {self.env_name}'s target (stack output target_bootstrap_brokers_connect), "
+                             f"or another --env; the record is {record_path(env)}")
+        worker = self.verified.get("worker")
+        if worker and worker.get("kafka_cluster_id") and worker["kafka_cluster_id"] != tid:
+            raise UsageError("--connect-url", f"worker {worker['url']} keeps its state on Kafka cluster "
+                             f"{worker['kafka_cluster_id']}, not on this flow's target {tid} ({self.target and self.target.bootstrap_servers})",
+                             "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
+
+    def verify_worker(self, client: Any, creating: bool = False) -> None:
+        """Refuse (exit 2) a worker that runs another migration's connectors or this migration's between
+        other clusters (:func:`msk_migrate.connect.rest.check_worker`)."""
+        from ..connect.rest import FlowIdentity, check_worker
+
+        self.verified["worker"] = check_worker(client, FlowIdentity(
+            self.migration.name, self.source.bootstrap_servers, self.target.bootstrap_servers if self.target else None,
+            self.verified.get("target_cluster_id")), creating)
+
+    def record_first_apply(self) -> None:
+        """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
+        if self.env_name and "target_cluster_id" in self.verified and self.target is not None:
+            save_record(self.env_name, target_cluster_id=self.verified["target_cluster_id"],
+                        source_cluster_id=self.verified.get("source_cluster_id"),
+                        target_bootstrap=self.target.bootstrap_servers, source_bootstrap=self.source.bootstrap_servers,
+                        connect_url=self.connect_url, migration=self.migration.name)
 
     def require_target(self, why: str) -> ClusterEndpoint:
         if self.target is None:
@@ -141,8 +186,41 @@ def environment_path(env: str) -> Path:
     return path
 
 
+#: The exported variables an operator command reads, by option.
+VARIABLES = {"connect_url": "MSK_MIGRATE_CONNECT_URL", "target_bootstrap": "MSK_MIGRATE_TARGET_BOOTSTRAP"}
+#: The key of each in an environment's record (:mod:`.recorded`).
+_RECORD_KEYS = {"connect_url": "connect_url", "target_bootstrap": "target_bootstrap"}
+
+
+def check_variables(env: str, region: str, values: dict[str, str | None], from_variables: set[str]) -> None:
+    """An exported variable (``MSK_MIGRATE_CONNECT_URL``, ``MSK_MIGRATE_TARGET_BOOTSTRAP``) that contradicts
+    ``--env`` is bad input (exit 2, naming both sides): it holds another environment's recorded value, a
+    value other than this environment's record, or an MSK bootstrap in another AWS region."""
+    from ..clients import msk_region
+
+    rec = load_record(env) or {}
+    for opt in sorted(from_variables):
+        value, var = values.get(opt), VARIABLES.get(opt)
+        if not value or not var:
+            continue
+        key = _RECORD_KEYS[opt]
+        other = owner_of(key, value, env)
+        if other:
+            raise UsageError(var, f"{value} is environment {other}'s {key.replace('_', ' ')}, not {env}'s (--env {env})",
+                             f"unset {var}, or pass --env {other}")
+        if rec.get(key) and str(rec[key]).rstrip("/") != value.rstrip("/"):
+            raise UsageError(var, f"{value} contradicts --env {env}, whose recorded {key.replace('_', ' ')} is {rec[key]}",
+                             f"unset {var} (or export {env}'s value)")
+        if opt == "target_bootstrap":
+            where = msk_region(value, environ={})
+            if where and where != region:
+                raise UsageError(var, f"{value} is an MSK cluster in {where}; --env {env} is in {region}",
+                                 f"unset {var}, or pass the --env of that cluster")
+
+
 def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url: str | None,
-                 target_bootstrap: str | None, local_dir: Path | None = None) -> Flow:
+                 target_bootstrap: str | None, local_dir: Path | None = None,
+                 from_variables: set[str] | None = None) -> Flow:
     chosen = [n for n, v in (("--env", env), ("--config", config)) if v]
     if len(chosen) > 1:
         raise UsageError("/".join(chosen), "give one source of the flow", "use --env NAME for an environment")
@@ -159,7 +237,10 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
                 target = cfg.target.endpoint(target_bootstrap)
             except ValueError as exc:
                 raise UsageError("--target-bootstrap", str(exc).splitlines()[-1].strip(), "give host:port[,host:port]") from None
-        flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker)
+        flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
+                    env_name=cfg.name)
+        check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
+                        from_variables or set())
     elif config:
         from .loader import load_yaml_model
         from .migration_file import MigrationFile
@@ -223,9 +304,17 @@ def flow_options(f):
     return f
 
 
+def from_variables() -> set[str]:
+    """The options of the running command whose value came from an exported variable."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return set()
+    return {opt for opt in VARIABLES if ctx.get_parameter_source(opt) == click.core.ParameterSource.ENVIRONMENT}
+
+
 def flow_from_kwargs(kw: dict[str, Any]) -> Flow:
     return resolve_flow(kw.pop("env"), kw.pop("config"), kw.pop("local"), kw.pop("connect_url"),
-                        kw.pop("target_bootstrap"), kw.pop("local_dir"))
+                        kw.pop("target_bootstrap"), kw.pop("local_dir"), from_variables())
 
 
 def announce(flow: Flow, output: str = "text") -> None:
@@ -238,5 +327,12 @@ def announce(flow: Flow, output: str = "text") -> None:
 
 
 def talked_to(flow: Flow) -> dict[str, Any]:
-    return {"config": flow.origin, "source": flow.source.bootstrap_servers,
-            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url}
+    """The clusters and worker a command talked to, with what it verified on them (cluster ids, the
+    worker's Kafka cluster and this migration's connectors there)."""
+    worker = flow.verified.get("worker") or {}
+    return {"config": flow.origin, "environment": flow.env_name, "source": flow.source.bootstrap_servers,
+            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url,
+            "source_cluster_id": flow.verified.get("source_cluster_id"),
+            "target_cluster_id": flow.verified.get("target_cluster_id"),
+            "worker_kafka_cluster_id": worker.get("kafka_cluster_id"),
+            "worker_connectors": worker.get("connectors")}

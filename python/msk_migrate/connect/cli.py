@@ -34,13 +34,23 @@ def _flow(kw: dict, need_flow: bool = False) -> Flow:
     return flow
 
 
-def _client(flow: Flow, output: str = "text") -> ConnectClient:
+def _client(flow: Flow, output: str = "text", creating: bool = False) -> ConnectClient:
     """The worker named on the command line (never a default); the text output's first line names it."""
     client = ConnectClient(flow.require_connect())
+    if flow.migration is not None:
+        flow.verify_worker(client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
     if output != "json":
         human(output).print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""),
                             highlight=False, soft_wrap=True)
     return client
+
+
+def _verify_target(flow: Flow) -> None:
+    """The environment's target is the cluster recorded on its first apply (config/recorded.py)."""
+    from ..kafka.admin import AdminSession
+
+    assert flow.target is not None
+    flow.verify_clusters(AdminSession.for_endpoint("source", flow.source), AdminSession.for_endpoint("target", flow.target))
 
 
 def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[str]:
@@ -57,14 +67,18 @@ def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[s
 
 
 def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:
-    chosen = [x for x in (flow and flow.migration, directory, s3) if x]
-    if len(chosen) != 1:
+    files = [x for x in (directory, s3) if x]
+    if len(files) > 1 or not (files or (flow and flow.migration)):
         raise UsageError("--env/--config/--dir/--from-s3", "give exactly one source of connector configs",
                          "e.g. --from-s3 s3://BUCKET/connectors/ (the stack output connector_config_s3_uris)")
-    if directory:
-        return from_dir(directory)
-    if s3:
-        return from_s3(s3, endpoint_url=s3_endpoint)
+    if files:  # with --env/--config too: the files are applied, the flow names the environment they belong to
+        configs = from_dir(directory) if directory else from_s3(str(s3), endpoint_url=s3_endpoint)
+        if flow is not None and flow.migration is not None:
+            from .rest import configs_of_flow
+
+            configs_of_flow(configs, flow.migration.name, flow.source.bootstrap_servers,
+                            flow.target.bootstrap_servers if flow.target else None)
+        return configs
     from ..connectors.render import render_connectors
 
     assert flow is not None
@@ -108,14 +122,16 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
     """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING."""
     flow = _flow(kw)
     configs = _configs(flow, directory, s3, s3_endpoint_url)
-    client = _client(flow, output)
+    client = _client(flow, output, creating=True)
     if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
         from ..kafka.capacity import require_replication_factors
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
+        _verify_target(flow)
     con = human(output)
     with con.status("applying connectors") as sp:  # ConnectorFailed: one line, exit 1 (the CLI boundary)
         res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
+    flow.record_first_apply()
     rows = status_rows(client, list(configs))
     data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged, "connectors": rows}
     if output == "json":

@@ -305,3 +305,80 @@ def summarize(status: dict[str, Any]) -> str:
         return "unknown"
     tasks = ",".join(f"{t['id']}={t['state']}" for t in status.get("tasks", []))
     return f"connector={status.get('connector', {}).get('state')} tasks=[{tasks}]"
+
+
+# ---- is this the flow's worker? ---------------------------------------------------------------------
+MM2_CONNECTOR_PREFIX = "org.apache.kafka.connect.mirror."
+
+
+@dataclass(frozen=True)
+class FlowIdentity:
+    """What a worker must run for an operator command to act through it: this migration's connectors
+    (forward ``<name>-*`` and reverse ``<name>-reverse-*``) between this flow's clusters."""
+
+    migration: str
+    source_bootstrap: str
+    target_bootstrap: str | None
+    target_cluster_id: str | None = None
+
+
+def _same_servers(a: str | None, b: str | None) -> bool:
+    norm = lambda v: sorted(p.strip().lower() for p in (v or "").split(",") if p.strip())  # noqa: E731
+    return norm(a) == norm(b)
+
+
+def check_worker(client: ConnectClient, flow: FlowIdentity, creating: bool = False) -> dict[str, Any]:
+    """Refuse (exit 2, naming both sides) a worker that runs another migration's MirrorMaker connectors,
+    or this migration's between other clusters, or whose own Kafka cluster is not the flow's target.
+    A worker without any MM2 connector (before the first apply) passes. Returns what was found (for
+    ``talked_to``): the worker's Kafka cluster id and its MM2 connectors. ``creating`` (``connectors apply``, ``cleanup``):
+    a worker shared with other migrations may hold none of this one's connectors."""
+    ours = (f"{flow.migration}-",)
+    mm2: dict[str, dict[str, str]] = {}
+    for name in client.connectors():
+        cfg = client.config(name) or {}
+        if str(cfg.get("connector.class", "")).startswith(MM2_CONNECTOR_PREFIX):
+            mm2[name] = cfg
+    mine = {n: c for n, c in mm2.items() if n.startswith(ours) and n[len(flow.migration) + 1:] in _ROLES}
+    if mm2 and not mine and not creating:
+        others = ", ".join(sorted(mm2)[:4])
+        raise UsageError("--connect-url", f"worker {client.url} runs another migration's connectors ({others}), "
+                         f"none of migration {flow.migration!r}",
+                         "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
+    for name, cfg in sorted(mine.items()):
+        reverse = name[len(flow.migration) + 1:].startswith("reverse-")
+        want_src, want_tgt = ((flow.target_bootstrap, flow.source_bootstrap) if reverse
+                              else (flow.source_bootstrap, flow.target_bootstrap))
+        got_src, got_tgt = cfg.get("source.cluster.bootstrap.servers"), cfg.get("target.cluster.bootstrap.servers")
+        for side, want, got in (("source", want_src, got_src), ("target", want_tgt, got_tgt)):
+            if want is not None and not _same_servers(want, got):
+                raise UsageError("--connect-url", f"worker {client.url} runs {name} with {side} {got}, "
+                                 f"this flow's {side} is {want}",
+                                 "point --connect-url at this environment's worker, or check --env/--target-bootstrap")
+    info = client.info() or {}
+    worker_cluster = info.get("kafka_cluster_id")
+    if flow.target_cluster_id and worker_cluster and worker_cluster != flow.target_cluster_id:
+        raise UsageError("--connect-url", f"worker {client.url} keeps its state on Kafka cluster {worker_cluster}, "
+                         f"not on this flow's target {flow.target_cluster_id} ({flow.target_bootstrap})",
+                         "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
+    return {"url": client.url, "kafka_cluster_id": worker_cluster, "connectors": sorted(mine)}
+
+
+def configs_of_flow(configs: dict[str, dict[str, str]], migration: str, source: str, target: str | None) -> None:
+    """Connector configs (from S3 or a directory) applied with ``--env``: each must be this migration's
+    and connect this flow's clusters, else exit 2 naming both sides (nothing applied)."""
+    for name, cfg in sorted(configs.items()):
+        if not (name.startswith(f"{migration}-") and name[len(migration) + 1:] in _ROLES):
+            raise UsageError("--from-s3/--dir", f"connector {name} is not one of migration {migration!r}'s",
+                             "give the configs this environment's stack uploaded (stack output connector_config_s3_uris)")
+        reverse = name[len(migration) + 1:].startswith("reverse-")
+        want = {"source": target if reverse else source, "target": source if reverse else target}
+        for side, value in want.items():
+            got = cfg.get(f"{side}.cluster.bootstrap.servers")
+            if value is not None and not _same_servers(value, got):
+                raise UsageError("--from-s3/--dir", f"connector {name} has {side} {got}, this flow's {side} is {value}",
+                                 "give the configs this environment's stack uploaded, or check --env/--target-bootstrap")
+
+
+#: Connector name suffixes of a migration (forward and reverse).
+_ROLES = frozenset({"source", "checkpoint", "heartbeat", "reverse-source", "reverse-checkpoint"})

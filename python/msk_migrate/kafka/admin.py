@@ -140,6 +140,10 @@ class AdminSession:
             self._topics = {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
         return self._topics
 
+    def cluster_id(self) -> str | None:
+        """The cluster's id (DescribeCluster): what a recorded environment and a validation report name."""
+        return self._result("describe cluster failed", self.admin.describe_cluster(request_timeout=self.timeout)).cluster_id
+
     def broker_count(self) -> int:
         return len(self._result("describe cluster failed", self.admin.describe_cluster(request_timeout=self.timeout)).nodes)
 

@@ -2,8 +2,9 @@
 
 Never deleted: replicated topics and the applications' consumer groups (with MM2's translated offsets).
 The Connect worker's own topics and group are listed only with ``--include-worker-topics`` (delete them
-after the Connect service is gone: a running worker dies without them). Refused while any connector of
-the flow still exists on the worker.
+after the Connect service is gone: a running worker dies without them). ``--yes`` needs the worker
+(``--connect-url``/``--local``) and is refused while any connector of the migration, forward or reverse,
+still exists there.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..config.migration import MigrationSpec, WorkerSpec
+from ..connect.rest import ConnectClient
+from ..errors import UsageError
 from ..kafka import names
 from ..kafka.admin import AdminSession
 
@@ -25,15 +28,54 @@ class Leftover:
         return asdict(self)
 
 
+def migration_connectors(migration: MigrationSpec) -> list[str]:
+    """Every connector name of the migration: forward (source, checkpoint, heartbeat) and reverse."""
+    from ..connectors.render import reverse_spec
+
+    reverse = reverse_spec(migration, []).connector_names()
+    return [*migration.connector_names().values(), reverse["source"], reverse["checkpoint"]]
+
+
+def require_no_connectors(client: ConnectClient, migration: MigrationSpec) -> None:
+    """Refuse (exit 2, nothing deleted) while any connector of the migration, forward or reverse, exists."""
+    live = set(client.connectors())
+    mine = [n for n in migration_connectors(migration) if n in live]
+    if mine:
+        raise UsageError("cleanup", f"connector {', '.join(mine)} still exists on {client.url}",
+                         f"delete the migration's connectors first (msk-migrate connectors delete {' '.join(mine)} ...)")
+
+
+def shared_topics(client: ConnectClient | None, migration: MigrationSpec) -> dict[str, str]:
+    """MM2 topics that another migration's live connectors on the worker also use (``heartbeats``, or the
+    same aliases): topic -> the connector that uses it. Never deleted while it is there."""
+    if client is None:
+        return {}
+    mine = set(migration_connectors(migration))
+    out: dict[str, str] = {}
+    for name in client.connectors():
+        if name in mine:
+            continue
+        cfg = client.config(name) or {}
+        if not str(cfg.get("connector.class", "")).startswith(names.MIRROR_PACKAGE):
+            continue
+        src, tgt = cfg.get("source.cluster.alias"), cfg.get("target.cluster.alias")
+        if src and tgt:
+            for t in names.flow_internal_topics(src, tgt):
+                out.setdefault(t, name)
+    return out
+
+
 def leftovers(target: AdminSession, migration: MigrationSpec, worker: WorkerSpec, source_alias: str, target_alias: str,
-              include_worker: bool) -> list[Leftover]:
+              include_worker: bool, shared: dict[str, str] | None = None) -> list[Leftover]:
+    """What the migration left on the target. A topic another live migration uses too (``shared``) is
+    listed as ``kept``, never deleted."""
     topics = set(target.topics(refresh=True))
-    out = [Leftover("topic", t, "MM2 bookkeeping of the forward flow")
+    shared = shared or {}
+    out = [Leftover("kept", t, f"shared: connector {shared[t]} of another migration uses it") if t in shared
+           else Leftover("topic", t, "MM2 bookkeeping of the forward flow")
            for t in names.flow_internal_topics(source_alias, target_alias) if t in topics]
     groups = set(target.groups())
-    connectors = list(migration.connector_names().values())
-    reverse = [f"{migration.name}-reverse-{r}" for r in ("source", "checkpoint")]
-    for c in connectors + reverse:
+    for c in migration_connectors(migration):
         g = f"{names.CONNECT_CONSUMER_GROUP_PREFIX}{c}"
         if g in groups:
             out.append(Leftover("group", g, f"consumer group of connector {c}"))

@@ -29,13 +29,16 @@ def _sessions(flow: Flow, need_target: bool = True):
     target = flow.require_target("this command") if need_target else None  # before any connection
     src = AdminSession.for_endpoint("source", flow.source)
     tgt = AdminSession.for_endpoint("target", target) if target is not None else None
+    flow.verify_clusters(src, tgt)  # the environment's recorded target, the worker's cluster (exit 2)
     return src, tgt
 
 
-def _connect(flow: Flow):
+def _connect(flow: Flow, allow_absent: bool = False):
     from ..connect.rest import ConnectClient
 
-    return ConnectClient(flow.require_connect())
+    client = ConnectClient(flow.require_connect())
+    flow.verify_worker(client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
+    return client
 
 
 # ---- preflight -------------------------------------------------------------------------------------
@@ -65,7 +68,7 @@ def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
     if output == "json":
-        emit_json(rep.to_dict())
+        emit_json({"talked_to": talked_to(flow), **rep.to_dict()})
     else:
         t = table("preflight", ("check", "status", "detail"))
         tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
@@ -94,7 +97,8 @@ def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
     src, tgt = _sessions(flow)
     rows = [r.to_dict() for r in verify_offsets(src, tgt, flow.migration, list(groups) or None)]
     if output == "json":
-        emit_json(rows)
+        emit_json({"talked_to": talked_to(flow), "in_sync": bool(rows) and all(r["status"] == "ok" for r in rows),
+                   "rows": rows})
     else:
         human(output).print(offsets_table(rows))
     sys.exit(0 if rows and all(r["status"] == "ok" for r in rows) else 1)
@@ -300,9 +304,9 @@ def _rollback_plan(topics, kw, output):
     return flow, src, tgt, plan(flow.source, target, flow.migration, list(topics), src, tgt)
 
 
-def _print_plan(p, output: str, applied: bool) -> None:
+def _print_plan(p, output: str, applied: bool, flow: Flow | None = None) -> None:
     if output == "json":
-        emit_json({"applied": applied, **p.to_dict()})
+        emit_json({"talked_to": talked_to(flow) if flow else None, "applied": applied, **p.to_dict()})
         return
     con = human(output)
     con.print(f"forward flow: topics_exclude += {', '.join(p.forward_exclude_added)}")
@@ -324,8 +328,8 @@ def _print_plan(p, output: str, applied: bool) -> None:
 @output_option
 def rollback_plan(topics, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
-    _, _, _, p = _rollback_plan(topics, kw, output)
-    _print_plan(p, output, applied=False)
+    flow, _, _, p = _rollback_plan(topics, kw, output)
+    _print_plan(p, output, applied=False, flow=flow)
 
 
 @rollback.command("apply")
@@ -344,7 +348,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
     with con.status("rolling back") as sp:
         apply_rollback(client, p, flow.migration, src, tgt, flow.source.alias, flow.require_target("rollback").alias,
                        timeout, sp.update)
-    _print_plan(p, output, applied=True)
+    _print_plan(p, output, applied=True, flow=flow)
 
 
 # ---- cleanup ---------------------------------------------------------------------------------------
@@ -355,19 +359,21 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
 @output_option
 def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
-    from .cleanup import delete, leftovers
+    from .cleanup import delete, leftovers, require_no_connectors, shared_topics
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
     target = flow.require_target("cleanup")
-    if flow.connect_url:
-        live = set(_connect(flow).connectors())
-        mine = [n for n in flow.migration.connector_names().values() if n in live]
-        if mine:
-            raise UsageError("cleanup", f"connector {mine[0]} still exists on {flow.connect_url}",
-                             "delete the flow's connectors first (msk-migrate connectors delete ...)")
+    if yes and not flow.connect_url:
+        raise UsageError("--connect-url", "cleanup --yes deletes only after the worker shows none of the "
+                         "migration's connectors (forward or reverse) exists, and no worker was given",
+                         "pass --connect-url https://HOST:8083 (or --local); without --yes cleanup only lists")
+    client = _connect(flow, allow_absent=True) if flow.connect_url else None
+    if client is not None:
+        require_no_connectors(client, flow.migration)
     _, tgt = _sessions(flow)
-    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics)
+    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics,
+                      shared_topics(client, flow.migration))
     if yes:
         delete(tgt, items)
     if output == "json":
@@ -378,7 +384,8 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     for i in items:
         t.add_row(i.kind, i.name, i.why)
     con.print(t)
-    con.print(f"deleted {len(items)} item(s)" if yes else f"{len(items)} item(s); nothing deleted (pass --yes to delete)")
+    n = sum(i.kind != "kept" for i in items)
+    con.print(f"deleted {n} item(s)" if yes else f"{n} item(s); nothing deleted (pass --yes to delete)")
 # ---- rehearse --------------------------------------------------------------------------------------
 @click.command("rehearse")
 @click.option("--no-monitoring", is_flag=True, help="Do not start Prometheus.")

@@ -9,14 +9,16 @@ and run after deploy with ``--target-bootstrap``. Unreachable clusters raise (ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
+from ..kafka import names
 from ..kafka.admin import AdminSession
 from ..kafka.capacity import require_replication_factors  # noqa: F401 - re-exported
 from ..kafka.offsets import end_offsets, partitions
-from ..kafka.selection import group_selection, topic_selection
+from ..kafka.selection import NameFilter, group_selection, topic_selection
 
 
 @dataclass
@@ -31,6 +33,8 @@ class PreflightReport:
     checks: list[Check] = field(default_factory=list)
     topics: list[dict] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
+    dropped_topics: list[str] = field(default_factory=list)  #: matched by topics, removed by topics_exclude
+    dropped_groups: list[str] = field(default_factory=list)  #: consume selected topics, not checkpointed
 
     @property
     def ok(self) -> bool:
@@ -40,7 +44,8 @@ class PreflightReport:
         self.checks.append(Check(name, status, detail))
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks], "topics": self.topics, "groups": self.groups}
+        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks], "topics": self.topics, "groups": self.groups,
+                "dropped_topics": self.dropped_topics, "dropped_groups": self.dropped_groups}
 
 
 @dataclass
@@ -86,6 +91,60 @@ def check_topics_selected(p: Preflight) -> None:
                                 "records_upper_bound": sum(v for (tt, _), v in ends.items() if tt == t)})
     total = sum(p.source.topics()[t] for t in p.selected)
     p.report.add("topics selected", "ok", f"{len(p.selected)} topic(s), {total} partition(s)")
+
+
+def _bookkeeping(p: Preflight) -> NameFilter:
+    """Names that are Kafka's, MM2's or Connect's own (never a business topic): not worth a warning."""
+    own = (r"__.*", r"_schemas", r"mm2-.*", *names.MM2_TOPIC_PATTERNS,
+           *(re.escape(t) for t in (p.worker.config_storage_topic, p.worker.offset_storage_topic,
+                                    p.worker.status_storage_topic)),
+           r"connect-(configs|offsets|status)", r".*\.checkpoints\.internal")
+    return NameFilter(own)
+
+
+def check_topics_dropped(p: Preflight) -> None:
+    """Topics the ``topics`` regexes match that ``topics_exclude`` removes (e.g. a business topic named
+    ``payments.ledger-internal`` matched by the default ``.*[-.]internal``), by name: validation uses the
+    same excludes, so nothing else would notice them missing on the target."""
+    inc = NameFilter(tuple(p.migration.topics))
+    excl = [re.compile(x) for x in p.migration.topics_exclude]
+    own = _bookkeeping(p)
+    dropped = {}
+    for t in sorted(p.source.topics()):
+        if inc.matches(t) and not own.matches(t):
+            hit = next((x.pattern for x in excl if x.fullmatch(t)), None)
+            if hit is not None:
+                dropped[t] = hit
+    p.report.dropped_topics = sorted(dropped)
+    if dropped:
+        shown = ", ".join(f"{t} (by exclude {x})" for t, x in list(dropped.items())[:10]) + (" ..." if len(dropped) > 10 else "")
+        p.report.add("topics dropped by excludes", "warn",
+                     f"{len(dropped)} topic(s) match topics but topics_exclude removes them: {shown} "
+                     "(replicate one: list it in topics and drop the exclude that catches it)")
+    else:
+        p.report.add("topics dropped by excludes", "ok", "no topic matched by topics is removed by topics_exclude "
+                     "(Kafka, MM2 and Connect bookkeeping aside)")
+
+
+def check_groups_dropped(p: Preflight, limit: int = 500) -> None:
+    """Groups with committed offsets on a selected topic that the group filter leaves out: their consumers
+    would restart on the target from ``auto.offset.reset`` (no translated offsets)."""
+    chosen = set(p.report.groups)
+    selected = set(p.selected)
+    others = [g for g in p.source.groups() if g not in chosen][:limit]
+    dropped = {}
+    for g in others:
+        topics = sorted({t for t, _ in p.source.committed(g) if t in selected})
+        if topics:
+            dropped[g] = topics
+    p.report.dropped_groups = sorted(dropped)
+    if dropped:
+        shown = ", ".join(f"{g} (reads {', '.join(ts[:3])})" for g, ts in list(dropped.items())[:10])
+        p.report.add("groups not checkpointed", "warn",
+                     f"{len(dropped)} group(s) consume selected topics but groups/groups_exclude leave them out: {shown} "
+                     "(their consumers restart from auto.offset.reset on the target; add them to groups)")
+    else:
+        p.report.add("groups not checkpointed", "ok", "every group that consumes a selected topic is checkpointed")
 
 
 def check_tasks_max(p: Preflight) -> None:
@@ -167,8 +226,9 @@ def check_source_acls(p: Preflight) -> None:
 
 
 CheckFn = Callable[[Preflight], None]
-SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, check_topics_selected, check_tasks_max,
-                                check_groups, check_source_acls]
+SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, check_topics_selected,
+                                check_topics_dropped, check_tasks_max, check_groups, check_groups_dropped,
+                                check_source_acls]
 
 
 def check_mm2_limits(p: Preflight) -> None:

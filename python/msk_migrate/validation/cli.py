@@ -235,7 +235,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
             (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
-        emit_json({**report.to_dict(), "locations": report.locations})
+        emit_json({"talked_to": report.talked_to(), **report.to_dict(), "locations": report.locations})
     else:
         print_report(report, con)
     if report.exit_code:

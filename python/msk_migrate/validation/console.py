@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .report import OK_STATUSES, Report
+from .report import NO_EVIDENCE, OK_STATUSES, Report
 
 
 @contextmanager
@@ -65,7 +65,7 @@ def _fmt(v: Any) -> str:
 
 
 def _style(status: str) -> str:
-    return "green" if status == "match" else ("yellow" if status in OK_STATUSES else "red")
+    return "green" if status == "match" else ("yellow" if status in OK_STATUSES | {NO_EVIDENCE} else "red")
 
 
 def print_report(report: Report, console: Console) -> None:
@@ -91,10 +91,20 @@ def print_report(report: Report, console: Console) -> None:
                 console.print(f"  [{_style(p.status)}]{t.topic}[{p.partition}][/] {p.status}: {'; '.join(p.differences)}")
     for w in report.warnings:
         console.print(f"  [yellow]warning[/]: {w}")
+    for side in ("source", "target"):
+        c = report.clusters[side]
+        console.print(f"  {side}: {c['bootstrap_servers']} (cluster id {c.get('cluster_id') or 'unknown'})", highlight=False)
+    if report.verdict == NO_EVIDENCE:
+        console.print(f"[bold yellow]NO EVIDENCE[/]: {report.verdict_reason()}", highlight=False)
+        return _locations(report, console)
     colour = "green" if report.verdict == "match" else "red"
     console.print(
         f"[bold {colour}]{report.verdict.upper()}[/]: {s['topics_matching']}/{s['topics']} topics match, "
         f"{s['partitions_mismatched']} partition(s) differ, {_fmt(s['source_records'])} source records compared"
     )
+    _locations(report, console)
+
+
+def _locations(report: Report, console: Console) -> None:
     for loc in report.locations:
         console.print(f"report: {loc}")

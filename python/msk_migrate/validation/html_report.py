@@ -16,6 +16,7 @@ h1{font-size:1.5rem;margin:0 0 .5rem}h2{font-size:1.2rem;margin-top:2rem}h3{font
 .verdict{padding:1rem 1.5rem;border-radius:8px;font-size:1.4rem;font-weight:600;margin:1rem 0}
 .match{background:#e3f6e8;color:#14532d;border:1px solid #86d39c}
 .mismatch{background:#fde8e8;color:#7f1d1d;border:1px solid #f19a9a}
+.no-evidence{background:#fff4d6;color:#713f12;border:1px solid #e9c46a}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
 th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -37,7 +38,7 @@ def _n(v: Any) -> str:
 
 
 def _status(s: str) -> str:
-    cls = "s-match" if s == "match" else ("s-warn" if s == "duplicates" else "s-bad")
+    cls = "s-match" if s == "match" else ("s-warn" if s in ("duplicates", "no-evidence") else "s-bad")
     return f'<span class="{cls}">{_e(s)}</span>'
 
 
@@ -50,23 +51,33 @@ def render_html(r: dict[str, Any]) -> str:
     add("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
     add(f"<title>msk-migrate validation: {_e(verdict)}</title><style>{CSS}</style></head><body>")
     add("<h1>msk-migrate validation report</h1>")
+    def side(role: str) -> str:
+        c = r[role]
+        extra = f", cluster id <code>{_e(c.get('cluster_id'))}</code>"
+        if c.get("msk_cluster_arn"):
+            extra += f", <code>{_e(c['msk_cluster_arn'])}</code>"
+        return f"{role} <code>{_e(c['bootstrap_servers'])}</code> ({_e(c['auth_mode'])}{extra})"
+
+    env = f"environment <b>{_e(r['environment'])}</b> · " if r.get("environment") else ""
     add(
-        f"<p class='muted'>source <code>{_e(r['source']['bootstrap_servers'])}</code> ({_e(r['source']['auth_mode'])}) → "
-        f"target <code>{_e(r['target']['bootstrap_servers'])}</code> ({_e(r['target']['auth_mode'])}) · mode "
-        f"<b>{_e(r['run']['mode'])}</b> · run {_e(r['run']['id'])} at {_e(r['run']['finished_at'])}</p>"
+        f"<p class='muted' id='clusters'>{env}{side('source')} → {side('target')} · mode "
+        f"<b>{_e(r['run']['mode'])}</b> · engine {_e(r['run'].get('engine', r['run'].get('checksum_engine')))} · "
+        f"run {_e(r['run']['id'])} at {_e(r['run']['finished_at'])}</p>"
     )
-    text = (
-        "MATCH — the target holds the same records"
-        if verdict == "match"
-        else f"MISMATCH — {s['topics_mismatched']} of {s['topics']} topic(s) differ"
-    )
+    text = {
+        "match": "MATCH — the target holds the same records",
+        "mismatch": f"MISMATCH — {s['topics_mismatched']} of {s['topics']} topic(s) differ",
+    }.get(verdict, f"NO EVIDENCE — {r.get('verdict_reason', '')}")
     add(f"<div id='verdict' class='verdict {verdict}' data-verdict='{verdict}'>{_e(text)}</div>")
+    add(f"<p class='muted' id='topics-covered'>Topics covered: {_e(', '.join(r.get('topics_covered') or []) or 'none')}</p>")
 
     add("<table id='summary'><tbody>")
     rows = [
         ("Topics", s["topics"]), ("Topics matching", s["topics_matching"]),
         ("Topics mismatched", s["topics_mismatched"]), ("Partitions", s["partitions"]),
-        ("Partitions mismatched", s["partitions_mismatched"]), ("Source records", s["source_records"]),
+        ("Partitions mismatched", s["partitions_mismatched"]),
+        ("Partitions with records", s.get("partitions_with_records")),
+        ("Partitions without evidence", s.get("partitions_without_evidence")), ("Source records", s["source_records"]),
         ("Target records", s["target_records"]), ("Missing on target", s["missing"]),
         ("Unexpected on target", s["unexpected"]), ("Duplicates on target", s["duplicates"]),
         ("Changed records", s["changed"]),

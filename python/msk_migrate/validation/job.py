@@ -23,7 +23,7 @@ from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, DiffResult, diff
 from .plan import ValidationPlan, make_plan
 from .reading import TP, ReadPlan
-from .report import Report, check_destination
+from .report import Report, check_destination, report_clusters
 from .request import ValidationRequest, iso
 from .verdicts import needs_diff, topic_results
 
@@ -183,10 +183,12 @@ def run_validation(
             "tool_version": __version__,
             "spark_version": spark_version,
             "checksum_engine": engine,
+            "engine": engine,
         },
         window={**plan.window, "timestamp_slack_seconds": req.timestamp_slack_seconds,
                 "grace_seconds": None if req.offsets_snapshot or req.until_timestamp_ms is not None else req.grace_seconds},
-        clusters=req.describe(),
+        clusters=report_clusters(req, plan.cluster_ids),
+        environment=req.environment,
         topics=topic_results(plan, outcome.source, outcome.target, outcome.diffs),
         warnings=plan.warnings,
     )

@@ -77,3 +77,16 @@ def latest() -> OffsetSpec:
 
 def at_time(ms: int) -> OffsetSpec:
     return OffsetSpec.for_timestamp(ms)
+
+
+def newest_timestamps(meta: AdminSession, tps: list[TP], isolation_level: str) -> dict[TP, int | None]:
+    """The newest record timestamp per partition (ListOffsets MAX_TIMESTAMP, KIP-734, brokers >= 3.0);
+    None everywhere when the broker does not answer it: the reason a window compared nothing is then
+    stated without the records' time."""
+    from ..errors import UnreachableError
+
+    try:
+        found = meta.list_offsets({tp: OffsetSpec.max_timestamp() for tp in tps}, isolation_level)
+    except UnreachableError:
+        return {tp: None for tp in tps}
+    return {tp: (r.timestamp if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in found.items()}

@@ -65,6 +65,11 @@ class ValidationPlan:
     _target_options: dict[str, str] = field(default_factory=dict)
     #: librdkafka settings per side (secrets resolved): the native checksum pass reads with them
     client_confs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the source log per partition when planned: (earliest, latest) offsets, newest record timestamp (None: unknown)
+    source_log: dict[TP, tuple[int, int]] = field(default_factory=dict)
+    source_newest_ms: dict[TP, int | None] = field(default_factory=dict)
+    #: each side's cluster id (what the report records and `cutover check` compares)
+    cluster_ids: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def both(self) -> list[TP]:
@@ -191,6 +196,9 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         source=None, target=None, window={},  # type: ignore[arg-type]
         _tgt=tgt, _tgt_offsets=(tgt_earliest, tgt_latest), _target_options=opts["target"],
         client_confs=client_confs,
+        source_log={tp: (src_earliest[tp], src_latest[tp]) for tp in src_tps},
+        source_newest_ms=km.newest_timestamps(src, [tp for tp in src_tps if src_latest[tp] > src_earliest[tp]], iso_level),
+        cluster_ids={"source": src.cluster_id(), "target": tgt.cluster_id()},
     )
     for t in topics:
         s_m, t_m = src_meta.get(t), tgt_meta.get(tgt_name[t])

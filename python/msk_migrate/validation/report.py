@@ -20,6 +20,10 @@ REPORT_HTML = "report.html"
 
 #: Partition statuses that do not fail the verdict.
 OK_STATUSES = {"match", "duplicates"}
+#: A topic, partition or run that holds records but compared none: not a pass (exit 1), not a mismatch.
+NO_EVIDENCE = "no-evidence"
+#: Verdicts and their exit codes: a verdict never passes on nothing compared.
+VERDICT_EXIT = {"match": 0, "mismatch": 1, NO_EVIDENCE: 1}
 
 
 @dataclass
@@ -62,7 +66,7 @@ class PartitionResult:
     partition: int
     source: SideDigest | None = None
     target: SideDigest | None = None
-    status: str = "match"  #: match | mismatch | duplicates | missing_on_target | extra_on_target
+    status: str = "match"  #: match | mismatch | duplicates | missing_on_target | extra_on_target | no-evidence
     method: str = "checksum"  #: checksum | full
     missing: int | None = None  #: None = not computed (checksum mode, mismatching partition)
     unexpected: int | None = None
@@ -72,6 +76,19 @@ class PartitionResult:
     changes: dict[str, int] = field(default_factory=dict)
     differences: list[str] = field(default_factory=list)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the source log when planned: [log_start, log_end) offsets and its newest record's timestamp
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    newest_timestamp: int | None = None
+
+    @property
+    def records_in_log(self) -> bool:
+        """The source partition held records when the run was planned (offsets between start and end)."""
+        return (self.log_end_offset or 0) > (self.log_start_offset or 0)
+
+    @property
+    def compared(self) -> int:
+        return self.source.count if self.source else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +97,9 @@ class PartitionResult:
             "method": self.method,
             "source_count": self.source.count if self.source else None,
             "target_count": self.target.count if self.target else None,
+            "source_log": {"start_offset": self.log_start_offset, "end_offset": self.log_end_offset,
+                           "has_records": self.records_in_log, "newest_timestamp": self.newest_timestamp,
+                           "newest_time": iso(self.newest_timestamp)},
             "missing": self.missing,
             "unexpected": self.unexpected,
             "duplicates": self.duplicates,
@@ -115,14 +135,20 @@ class TopicResult:
     status: str = "match"
 
     def finish(self) -> None:
+        """missing_on_target > mismatch > no-evidence (a partition with records compared none) > match."""
         if self.target_partitions is None:
             self.status = "missing_on_target"
         elif (
             self.target_partitions != self.source_partitions
             or self.config_differences
-            or any(p.status not in OK_STATUSES for p in self.partitions)
+            or any(p.status not in OK_STATUSES | {NO_EVIDENCE} for p in self.partitions)
         ):
             self.status = "mismatch"
+        elif any(p.status == NO_EVIDENCE for p in self.partitions):
+            self.status = NO_EVIDENCE
+            n = sum(1 for p in self.partitions if p.status == NO_EVIDENCE)
+            self.problems.append(f"{n} partition(s) hold records but none was compared: "
+                                 + next(p.differences[0] for p in self.partitions if p.status == NO_EVIDENCE))
         else:
             self.status = "match"
 
@@ -147,7 +173,8 @@ class TopicResult:
             "status": self.status,
             "problems": self.problems,
             **self.counts(),
-            "partitions_mismatched": sum(1 for p in self.partitions if p.status not in OK_STATUSES),
+            "partitions_mismatched": sum(1 for p in self.partitions if p.status not in OK_STATUSES | {NO_EVIDENCE}),
+            "partitions_without_evidence": sum(1 for p in self.partitions if p.status == NO_EVIDENCE),
             "compare": self.compare,
             "timestamps_in_fingerprint": self.timestamps_in_fingerprint,
             "metadata": {
@@ -164,21 +191,50 @@ class TopicResult:
 
 @dataclass
 class Report:
+    """``clusters``: per side ``bootstrap_servers``, ``auth_mode``, ``cluster_id`` (and ``msk_cluster_arn``
+    when known); ``environment``: the environment the clusters were resolved from (None: given directly)."""
+
     run: dict[str, Any]
     window: dict[str, Any]
     clusters: dict[str, Any]
     topics: list[TopicResult]
     warnings: list[str] = field(default_factory=list)
     locations: list[str] = field(default_factory=list)
+    environment: str | None = None
 
     @property
     def verdict(self) -> str:
-        """"match" when every topic matches (records and metadata), else "mismatch"."""
-        return "match" if all(t.status == "match" for t in self.topics) else "mismatch"
+        """"mismatch" when a topic differs (records or metadata); else "no-evidence" when a topic or
+        partition holds records but compared none, or the run compared no record at all; else "match"."""
+        if any(t.status not in ("match", NO_EVIDENCE) for t in self.topics):
+            return "mismatch"
+        if any(t.status == NO_EVIDENCE for t in self.topics) or self.records_compared() == 0:
+            return NO_EVIDENCE
+        return "match"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.verdict == "match" else 1
+        return VERDICT_EXIT[self.verdict]
+
+    def records_compared(self) -> int:
+        return sum(p.compared for t in self.topics for p in t.partitions)
+
+    def verdict_reason(self) -> str:
+        """One sentence: why the verdict is what it is (the evidence, or the lack of it)."""
+        s = self.summary()
+        if self.verdict == "mismatch":
+            return f"{s['topics_mismatched']} topic(s) differ, {s['partitions_mismatched']} partition(s)"
+        if self.verdict == NO_EVIDENCE:
+            if not self.topics:
+                return "no topic was selected"
+            if self.records_compared() == 0 and not any(p.records_in_log for t in self.topics for p in t.partitions):
+                return "no record compared: the selected topics hold no record"
+            first = next((pr for t in self.topics for pr in t.problems if "none was compared" in pr), None)
+            if first is None:
+                first = next((f"{t.topic}[{p.partition}]: {p.differences[0]}" for t in self.topics for p in t.partitions
+                              if p.differences), "")
+            return f"{self.records_compared():,} record(s) compared; " + first
+        return f"{s['topics']} topic(s), {s['source_records']:,} source record(s) compared in {s['partitions']} partition(s)"
 
     def topic(self, name: str) -> TopicResult:
         return next(t for t in self.topics if t.topic == name)
@@ -193,9 +249,12 @@ class Report:
         return {
             "topics": len(self.topics),
             "topics_matching": sum(1 for t in self.topics if t.status == "match"),
-            "topics_mismatched": sum(1 for t in self.topics if t.status != "match"),
+            "topics_mismatched": sum(1 for t in self.topics if t.status not in ("match", NO_EVIDENCE)),
+            "topics_without_evidence": sum(1 for t in self.topics if t.status == NO_EVIDENCE),
             "partitions": len(parts),
-            "partitions_mismatched": sum(1 for p in parts if p.status not in OK_STATUSES),
+            "partitions_mismatched": sum(1 for p in parts if p.status not in OK_STATUSES | {NO_EVIDENCE}),
+            "partitions_without_evidence": sum(1 for p in parts if p.status == NO_EVIDENCE),
+            "partitions_with_records": sum(1 for p in parts if p.records_in_log),
             "source_records": tot("source_count"),
             "target_records": tot("target_count"),
             "missing": tot("missing"),
@@ -210,15 +269,25 @@ class Report:
         return {
             "schema_version": SCHEMA_VERSION,
             "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason(),
             "exit_code": self.exit_code,
             "summary": self.summary(),
             "run": self.run,
             "window": self.window,
-            "source": self.clusters["source"],
-            "target": self.clusters["target"],
+            "environment": self.environment,
+            "source": {"cluster_id": None, "msk_cluster_arn": None, **self.clusters["source"]},
+            "target": {"cluster_id": None, "msk_cluster_arn": None, **self.clusters["target"]},
+            "topics_covered": [t.topic for t in self.topics],
             "warnings": self.warnings,
             "topics": [t.to_dict() for t in self.topics],
         }
+
+    def talked_to(self) -> dict[str, Any]:
+        """The clusters this run read (bootstrap servers and cluster ids), as every command's JSON says it."""
+        d = self.to_dict()
+        return {"environment": self.environment,
+                **{role: d[role]["bootstrap_servers"] for role in ("source", "target")},
+                **{f"{role}_cluster_id": d[role]["cluster_id"] for role in ("source", "target")}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -288,3 +357,13 @@ def check_destination(dest: str) -> None:
 
 def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_FILE.read_text())
+
+
+def report_clusters(req: Any, cluster_ids: dict[str, str | None]) -> dict[str, Any]:
+    """The clusters a run read, as the report records them: bootstrap servers, auth mode, cluster id
+    (DescribeCluster) and the MSK cluster ARN when the run knew it (``cutover check`` compares them)."""
+    out = req.describe()
+    for role in ("source", "target"):
+        out[role]["cluster_id"] = cluster_ids.get(role)
+        out[role]["msk_cluster_arn"] = (req.msk_cluster_arns or {}).get(role)
+    return out

@@ -128,6 +128,8 @@ class ValidationRequest(BaseModel):
     allow_duplicates: bool = Field(False, description="Duplicates alone (MM2 is at-least-once) do not fail.")
     kafka_options: dict[str, str] = Field(default_factory=dict, description="Extra Kafka consumer tuning.")
     min_partitions: int | None = Field(None, ge=1, description="Spark minPartitions (split big partitions).")
+    environment: str | None = Field(None, description="Environment the clusters were resolved from (the report records it).")
+    msk_cluster_arns: dict[str, str] = Field(default_factory=dict, description="source/target -> MSK cluster ARN, when known.")
     engine: Engine = Field(
         "auto",
         description="Who computes the checksum pass: spark (the PySpark job), native (confluent-kafka worker "

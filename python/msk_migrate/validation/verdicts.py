@@ -8,7 +8,8 @@ from .checksum import Digest, explain_checksum
 from .diff import DiffResult
 from .plan import ValidationPlan
 from .reading import TP
-from .report import PartitionResult, SideDigest, TopicResult
+from .report import NO_EVIDENCE, PartitionResult, SideDigest, TopicResult
+from .request import iso
 
 
 def explain_diff(dr: DiffResult) -> list[str]:
@@ -33,8 +34,45 @@ def explain_diff(dr: DiffResult) -> list[str]:
     return out
 
 
+def no_evidence_reason(plan: ValidationPlan, tp: TP, newest: int | None, records: int) -> str | None:
+    """Why a partition whose source log holds ``records`` offsets compared none; None when that is
+    expected (every record is older than the window's start: nothing of it belongs to the window)."""
+    w = plan.window
+    if w.get("kind") == "offsets":
+        return f"the offsets snapshot's range of this partition holds no record (its log holds {records} offset(s))"
+    frm, until = w.get("from_timestamp_ms"), w.get("until_timestamp_ms")
+    if newest is not None and frm is not None and newest < frm:
+        return None
+    if newest is not None and until is not None and newest >= until:
+        why = (f"the window ends at {iso(until)}, before the partition's records (newest {iso(newest)})")
+        if plan.req.until_timestamp_ms is None:
+            why += (f": the default end is now minus --grace-seconds {plan.req.grace_seconds}; run again once they are "
+                    "older than that, or give --until-timestamp / a smaller --grace-seconds")
+        return why
+    return (f"the window [{iso(frm) or 'beginning'}, {iso(until) or 'end'}) compared none of the partition's "
+            f"{records} offset(s)" + (f" (newest record {iso(newest)})" if newest is not None else ""))
+
+
+def _evidence(plan: ValidationPlan, tp: TP, pr: PartitionResult) -> PartitionResult:
+    """Record the source log and turn a 'match' on nothing into ``no-evidence``."""
+    start, end = plan.source_log.get(tp, (None, None))
+    pr.log_start_offset, pr.log_end_offset = start, end
+    pr.newest_timestamp = plan.source_newest_ms.get(tp)
+    if pr.status in ("match", "duplicates") and pr.compared == 0 and pr.records_in_log:
+        why = no_evidence_reason(plan, tp, pr.newest_timestamp, (end or 0) - (start or 0))
+        if why is not None:
+            pr.status = NO_EVIDENCE
+            pr.differences.append(why)
+    return pr
+
+
 def partition_result(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
                      dr: DiffResult | None) -> PartitionResult:
+    return _evidence(plan, tp, _compare(plan, tp, sd, td, dr))
+
+
+def _compare(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
+             dr: DiffResult | None) -> PartitionResult:
     req = plan.req
     pr = PartitionResult(
         partition=tp[1],

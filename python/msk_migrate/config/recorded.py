@@ -1,0 +1,71 @@
+"""What an environment was first applied to: its target's cluster id, the source's, the bootstrap
+servers and the Connect URL, recorded by the first ``connectors apply`` with ``--env`` and checked by
+every later operator command of that environment (docs/design.md, "Which cluster an environment is").
+
+The record is a small JSON file per environment, ``infra/environments/recorded/<env>.json`` by default:
+beside the environment YAML the stack renders from, so it is committed, reviewed, and read by every
+operator's checkout (``MSK_MIGRATE_RECORD_DIR`` points elsewhere, e.g. for tests). It holds no secret.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..paths import REPO_ROOT
+
+RECORD_DIR_ENV = "MSK_MIGRATE_RECORD_DIR"
+DEFAULT_RECORD_DIR = REPO_ROOT / "infra" / "environments" / "recorded"
+
+
+def record_dir() -> Path:
+    return Path(os.environ.get(RECORD_DIR_ENV) or DEFAULT_RECORD_DIR)
+
+
+def record_path(env: str) -> Path:
+    return record_dir() / f"{env}.json"
+
+
+def load_record(env: str) -> dict[str, Any] | None:
+    path = record_path(env)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        raise UsageError(str(path), "is not JSON", "restore it from git (it records the environment's clusters)") from None
+    return data if isinstance(data, dict) else None
+
+
+def all_records() -> dict[str, dict[str, Any]]:
+    out = {}
+    base = record_dir()
+    if base.is_dir():
+        for p in sorted(base.glob("*.json")):
+            rec = load_record(p.stem)
+            if rec:
+                out[p.stem] = rec
+    return out
+
+
+def save_record(env: str, **fields: Any) -> Path:
+    """Write the record once (first apply); later applies keep it (a different target is refused before)."""
+    path = record_path(env)
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"environment": env, "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **fields}
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def owner_of(key: str, value: str, but: str) -> str | None:
+    """The environment (other than ``but``) whose record holds ``value`` under ``key``."""
+    for env, rec in all_records().items():
+        if env != but and rec.get(key) and str(rec[key]).rstrip("/") == value.rstrip("/"):
+            return env
+    return None
