@@ -212,8 +212,9 @@ def test_compacted_source_without_the_record_before_the_commit_point(local_env, 
     # the target copy was made before compaction (it still holds offset 49's record)
     _mirror(src, tgt, topic, 0)
     _produce(src, topic, 0, [(b"k5", b"new-k5", None, ts0 + 150)])
-    time.sleep(0.3)
-    _produce(src, topic, 0, [(b"roll", b"roll", None, ts0 + 151)])  # rolls the segment holding the old k5
+    # a record a minute younger rolls the segment (segment.ms counts record timestamps): the cleaner may
+    # now compact the closed segment holding both k5 records
+    _produce(src, topic, 0, [(b"roll", b"roll", None, ts0 + 60_000)])
     wait_until(lambda: len(_read(src, topic, 0, 0)) == 151, 90, interval=1, what="source compaction")
     _mirror(src, tgt, topic, 0, start=150)
     commit_group(src, group, topic, {0: 50})
@@ -244,9 +245,20 @@ def test_bad_input_names_the_group_or_partition_and_commits_nothing(tmp_path, lo
 
     one_line(run("offsets", "sync", "--config", str(mf), "--group", group), "replication has not reached", f"{topic}[0]")
     one_line(run("offsets", "sync", "--config", str(mf), "--group", f"ots-{unique}-nobody"), "unknown consumer group")
-    # content that differs on the target cannot be proven: --exact-only refuses
-    _produce(tgt, topic, 0, [(b"x", f"other{i}".encode(), None, int(time.time() * 1000)) for i in range(60)])
-    one_line(run("offsets", "sync", "--config", str(mf), "--group", group, "--exact-only"), "--exact-only", f"{topic}[0]")
+    # content that differs on the target after the commit point cannot be proven: --exact-only refuses
+    other, g2 = f"ots-{unique}-differ", f"ots-{unique}-g2"
+    for b in (src, tgt):
+        create_topic(b, other, partitions=1)
+    _produce(src, other, 0, _records(100))
+    _mirror(src, tgt, other, 0, lambda r: r[:80] + [(k, b"changed" + v, h, t) for k, v, h, t in r[80:]])
+    commit_group(src, g2, other, {0: 80})
+    r = run("offsets", "sync", "--config", str(mf), "--group", g2, "--exact-only")
+    assert r.returncode == 2 and "--exact-only" in r.stderr and f"{other}[0]" in r.stderr, r.stderr
+    assert committed(tgt, g2, other, 1) == {0: -1001}
+    r = run("offsets", "sync", "--config", str(mf), "--group", g2, "--output", "json")
+    assert r.returncode == 1, r.stderr  # not proven, no checkpoint: left as it is, and said why
+    (row,) = json.loads(r.stdout)["rows"]
+    assert row["method"] == "none" and "differ" in row["reason"] and committed(tgt, g2, other, 1) == {0: -1001}
     c = Consumer({"bootstrap.servers": src, "group.id": group, "enable.auto.commit": False})
     c.subscribe([topic])
     try:

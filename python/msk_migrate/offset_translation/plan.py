@@ -34,6 +34,8 @@ from .windows import Window, read_windows
 WINDOW = 16
 #: Target records scanned per partition before a placement is given up (falls back to the checkpoint).
 MAX_SCAN = 200_000
+#: Target records read past the matched run to find a restart's replay of the commit point.
+TAIL = 256
 #: Clock allowance between the clusters when the target stamps LogAppendTime (ms).
 SKEW_MS = 5 * 60 * 1000
 
@@ -136,9 +138,11 @@ def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Ca
 
     before: dict[TP, list[Rec]] = {}
     after: dict[TP, list[Rec]] = {}
+    known: dict[TP, set[int]] = {}  #: identities of every source record read before the commit point
     bounds: dict[TP, OffsetSpec] = {}
     for tp, w in src_windows.items():
         pr = proofs[tp]
+        known[tp] = {fp for o, fp, _ in w.recs if o < pr.effective_commit}
         b = [r for r in w.recs if r[0] < pr.effective_commit][-window:]
         a = [r for r in w.recs if r[0] >= pr.effective_commit][:window]
         pr.before, pr.after = _fps(b), _fps(a)
@@ -167,6 +171,7 @@ def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Ca
         pr.lower_bound = start
         scan[tp], nxt[tp] = [], start
         open_[tp] = 2 * (len(before[tp]) + len(after[tp])) + 64
+    tails: dict[TP, int] = {}  #: exact partitions whose scan stopped before the target's end: next offset
     while open_:
         wins = {(proofs[tp].to_topic, tp[1]): Window(nxt[tp], proofs[tp].to_end or 0, n, nxt[tp]) for tp, n in open_.items()}
         read_windows(to, wins, log_append)
@@ -185,9 +190,19 @@ def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Ca
             del open_[tp]
             if isinstance(got, Alignment):
                 _exact(pr, got)
+                if not w.reached_end and after[tp]:
+                    tails[tp] = w.recs[-1][0] + 1
             else:
                 pr.reason = _why_not(before[tp], after[tp], scan[tp], w.reached_end, final, to.role)
 
+    if tails:
+        wins = {(proofs[tp].to_topic, tp[1]): Window(o, proofs[tp].to_end or 0, TAIL, o) for tp, o in tails.items()}
+        read_windows(to, wins, log_append)
+        for tp in tails:
+            scan[tp] += _recs(wins[(proofs[tp].to_topic, tp[1])].recs)
+    for tp, pr in proofs.items():
+        if pr.method == "exact" and after.get(tp):
+            _replay(pr, before[tp], after[tp], known[tp], scan[tp])
     for pr in proofs.values():
         if pr.method != "exact":
             if pr.checkpoint is not None:
@@ -217,6 +232,31 @@ def _exact(pr: PartitionProof, al: Alignment) -> None:
     if pr.checkpoint is not None:
         parts.append(f"at or above MM2's checkpoint {pr.checkpoint}")
     pr.reason = "; ".join(parts)
+
+
+def _replay(pr: PartitionProof, before: list[Rec], after: list[Rec], known: set[int], scan: list[Rec]) -> None:
+    """A restart's replay past the matched run: the commit point's boundary (last record before it, first
+    after it) again. Records the replay wrote before the boundary that are identities from before the commit
+    point are re-delivered; everything the first pass wrote from the placement up to the replay's start is
+    written again by it (duplicates)."""
+    if not before or not pr.matched:
+        return
+    end = pr.matched[-1]["target_offset"]
+    tail = [r for r in scan if r.offset > end]
+    for q in range(1, len(tail)):
+        if tail[q].fp != after[0].fp or tail[q - 1].fp != before[-1].fp:
+            continue
+        k = q - 1
+        while k >= 0 and tail[k].fp in known:
+            k -= 1
+        start = tail[k + 1].offset  # the replay's first record
+        pr.redelivered += [{"target_offset": r.offset, "fp": r.fp} for r in tail[k + 1:q]]
+        first_pass = [r for r in scan if pr.target_offset is not None and pr.target_offset <= r.offset < start]
+        seen = {d["target_offset"] for d in pr.duplicates}
+        pr.duplicates += [{"target_offset": r.offset, "fp": r.fp} for r in first_pass if r.offset not in seen]
+        pr.reason += (f"; a restart replayed the commit point at {tail[q].offset}: {q - k - 1} record(s) from before "
+                      f"it re-delivered, {len(first_pass)} written twice")
+        return
 
 
 def _why_not(before: list[Rec], after: list[Rec], scan: list[Rec], end: bool, final: bool, role: str) -> str:
