@@ -338,10 +338,12 @@ def test_plain_and_transactional_topics_through_mm2_move_with_zero_redelivery_an
     rows = rows["rows"] if isinstance(rows, dict) else rows
     assert rows and all(x["redelivery"] == 0 for x in rows), rows
     # the cutover gate accepts the certificate (and refuses it for another group)
-    r = run("cutover", "check", "--config", str(mf), "--group", group, "--certificate", str(cert_dir), "--output", "json")
+    r = run("cutover", "check", "--config", str(mf), "--connect-url", connect.url, "--group", group, "--certificate",
+            str(cert_dir), "--output", "json")
     conds = {c["name"]: c for c in json.loads(r.stdout)["conditions"]}
     assert conds["offset certificate"]["ok"], conds["offset certificate"]
     commit_group(tgt, group, plain, {0: 0})
-    r = run("cutover", "check", "--config", str(mf), "--group", group, "--certificate", str(cert_dir), "--output", "json")
+    r = run("cutover", "check", "--config", str(mf), "--connect-url", connect.url, "--group", group, "--certificate",
+            str(cert_dir), "--output", "json")
     conds = {c["name"]: c for c in json.loads(r.stdout)["conditions"]}
     assert not conds["offset certificate"]["ok"] and "re-run offsets sync" in conds["offset certificate"]["evidence"]

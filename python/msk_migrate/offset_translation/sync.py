@@ -47,15 +47,16 @@ def sync_group(migration, source: AdminSession, target: AdminSession, source_ali
                group: str, to: str = "target", exact_only: bool = False, dry_run: bool = False, force: bool = False,
                certificate: str | None = None) -> SyncResult:
     sel = topic_selection(migration)
-    if to == "target":
-        frm, dest, to_name, topic_ok = source, target, sel.target_name, sel.matches
-        cps_on, cps_alias = target, source_alias
-    else:
-        frm, dest, to_name = target, source, sel.source_name
+    forward = to == "target"
 
-        def topic_ok(t: str) -> bool:
-            return sel.matches(sel.source_name(t))
-        cps_on, cps_alias = source, target_alias
+    def to_name(t: str) -> str:
+        return sel.target_name(t) if forward else sel.source_name(t)
+
+    def topic_ok(t: str) -> bool:
+        return sel.matches(t if forward else sel.source_name(t))
+
+    frm, dest = (source, target) if forward else (target, source)
+    cps_on, cps_alias = (target, source_alias) if forward else (source, target_alias)
     committed = {tp: o for tp, o in frm.committed(group).items() if topic_ok(tp[0])}
     if not committed:
         if group not in frm.groups():

@@ -42,7 +42,7 @@ class Window:
         return self.want is not None and self.hits >= self.want
 
 
-def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics: set[str] = frozenset()) -> dict[TP, Window]:
+def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics: set[str] | frozenset[str] = frozenset()) -> dict[TP, Window]:
     """Fill every window (in place) and return them. ``no_ts_topics``: fingerprint with timestamp 0
     (the other cluster stamps its own LogAppendTime)."""
     todo = {tp: w for tp, w in windows.items() if w.end > w.start}
@@ -70,9 +70,10 @@ def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics:
                 last_progress = time.time()
             for m in msgs:
                 tp = (m.topic(), m.partition())
-                w = todo.get(tp)
-                if w is None:
+                found = todo.get(tp)
+                if found is None:
                     continue
+                w = found
                 err = m.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
