@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,7 @@ def test_certificate_carries_the_proof_and_the_gate_accepts_only_what_is_committ
     c = cert.build("billing", "source->target", "src:9092", "tgt:9092", [_proof()], written=True, dry_run=False)
     assert c["verdict"] == "exact" and c["totals"]["records_matched"] == 1 and c["totals"]["redelivered"] == 0
     paths = cert.write(c, str(tmp_path))
-    assert paths[0].endswith("offset-certificate-billing.json") and "Verdict: exact" in open(paths[1]).read()
+    assert paths[0].endswith("offset-certificate-billing.json") and "Verdict: exact" in Path(paths[1]).read_text()
     back = cert.read(str(tmp_path), "billing")
     assert cert.check(back, "billing", {("orders", 0): 42})[0]
     ok, why = cert.check(back, "billing", {("orders", 0): 30})
