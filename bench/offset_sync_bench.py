@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.apply import apply
 from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.errors import UnreachableError
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.kafka.admin import AdminSession
 from msk_migrate.kafka.offsets import end_offsets, latest_checkpoints
@@ -48,12 +49,14 @@ def main() -> None:
         src, tgt = env.source(), env.target()
         admin = AdminClient({"bootstrap.servers": src.bootstrap_servers})
         admin.create_topics([NewTopic(TOPIC, a.partitions, 1)])[TOPIC].result(timeout=120)
-        p = Producer({"bootstrap.servers": src.bootstrap_servers, "linger.ms": 20})
-        for i in range(a.records):
-            for part in range(a.partitions):
+        p = Producer({"bootstrap.servers": src.bootstrap_servers, "linger.ms": 50, "request.timeout.ms": 300_000,
+                      "message.timeout.ms": 900_000})
+        for part in range(a.partitions):  # one batch per partition
+            for i in range(a.records):
                 p.produce(TOPIC, key=f"k{part}".encode(), value=f"{part}-{i}".encode(), partition=part)
             p.poll(0)
-        assert p.flush(120) == 0
+        if p.flush(900) != 0:
+            raise SystemExit("producing the bench records did not finish in 15 min")
         c = Consumer({"bootstrap.servers": src.bootstrap_servers, "group.id": GROUP, "enable.auto.commit": False})
         c.commit(offsets=[TopicPartition(TOPIC, q, a.records // 2) for q in range(a.partitions)], asynchronous=False)
         c.close()
@@ -65,11 +68,18 @@ def main() -> None:
         apply(client, render_connectors(src, tgt, spec), wait=True, timeout=180)
         S, T = AdminSession.for_endpoint("source", src), AdminSession.for_endpoint("target", tgt)
         tps = [(TOPIC, q) for q in range(a.partitions)]
-        deadline = time.time() + 600
-        while sum(end_offsets(T, tps).values()) < a.partitions * a.records if TOPIC in T.topics(refresh=True) else True:
+        deadline = time.time() + 900
+
+        def replicated() -> bool:
+            try:  # the topic is being created by MM2: leaders may not be elected yet
+                return TOPIC in T.topics(refresh=True) and sum(end_offsets(T, tps).values()) >= a.partitions * a.records
+            except UnreachableError:
+                return False
+
+        while not replicated():
             if time.time() > deadline:
-                raise SystemExit("replication did not finish in 10 min")
-            time.sleep(2)
+                raise SystemExit("replication did not finish in 15 min")
+            time.sleep(5)
         t_cp = time.time()
         cps: dict = {}
         while time.time() - t_cp < a.checkpoint_wait:
