@@ -135,14 +135,16 @@ def test_offsets_sync_moves_a_stopped_group_now_and_never_backwards_without_forc
     r = run("offsets", "sync", "--config", str(mf), "--group", group, "--output", "json")
     assert r.returncode == 0, r.stderr
     (row,) = json.loads(r.stdout)["rows"]
-    assert row["action"] == "backwards-refused" and row["translated"] == cp.downstream_offset
+    # placed exactly: the first record after the commit point (no transactions: the same offset), at or above MM2's checkpoint
+    assert row["action"] == "backwards-refused" and row["method"] == "exact" and row["translated"] == 120
+    assert cp.downstream_offset <= row["translated"]
     assert committed(tgt, group, topic, 1) == {0: 290}
     r = run("offsets", "sync", "--config", str(mf), "--group", group, "--force", "--dry-run", "--output", "json")
     assert json.loads(r.stdout)["rows"][0]["action"] == "backwards-forced" and committed(tgt, group, topic, 1) == {0: 290}
     r = run("offsets", "sync", "--config", str(mf), "--group", group, "--force")
     assert r.returncode == 0, r.stderr
-    assert committed(tgt, group, topic, 1) == {0: cp.downstream_offset}
-    assert cp.downstream_offset <= 120  # never ahead of the source commit point
+    assert committed(tgt, group, topic, 1) == {0: 120}
+    assert cp.downstream_offset <= 120  # MM2's checkpoint is never ahead of the source commit point
 
     r = run("offsets", "sync", "--config", str(mf), "--group", f"it-{unique}-nobody")
     _one_line_exit_2(r)

@@ -52,6 +52,8 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--repository-prefix": ["UPPER/Case!"],
     "--group": ["", "bad group\n"],
     "--validation-report": [MISSING_FILE],
+    "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://"],
+    "cutover check --certificate": [MISSING_FILE],
     "--builder": ["bogus-builder"],
     "--registry": ["not a host!"],
     "--region": ["eu-westt-1"],

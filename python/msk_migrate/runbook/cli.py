@@ -127,35 +127,49 @@ def offsets_verify(groups: tuple[str, ...], output: str, **kw) -> None:
 @offsets.command("sync")
 @flow_options
 @click.option("--group", required=True, help="The stopped consumer group to move now.")
-@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
-@click.option("--force", is_flag=True, help="Also move offsets backwards (re-delivery) where the checkpoint is behind.")
+@click.option("--to", "to", type=click.Choice(["target", "source"]), default="target", show_default=True,
+              help="target: cutover (source commits placed on the target); source: rollback after reverse replication.")
+@click.option("--exact-only", is_flag=True, help="Refuse (exit 2, nothing written) unless every partition is proven exact.")
+@click.option("--dry-run", is_flag=True, help="Show the placement and its proof; write nothing.")
+@click.option("--force", is_flag=True, help="Also move offsets backwards where the group is already further on that cluster.")
+@click.option("--certificate", "certificate", help="Write the proof (JSON + HTML) to this path, directory or s3://bucket/prefix.")
 @output_option
-def offsets_sync(group: str, dry_run: bool, force: bool, output: str, **kw) -> None:
-    """Write a stopped group's translated offsets (MM2's newest checkpoints) on the target now.
-    Refused while the group has members on the target; never moves an offset backwards without --force."""
-    from .offsets import apply_offset_sync, plan_offset_sync, require_inactive
+def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bool, certificate: str | None,
+                 output: str, **kw) -> None:
+    """Place a stopped group on the other cluster exactly: per partition, the offset of the first record after
+    its commit point, found by content (docs/design.md, exact offset translation). Unproven partitions fall
+    back to MM2's checkpoint and say why (--exact-only refuses instead). Exit 0 every partition exact, 1 some
+    placed on the checkpoint or left, 2 bad input (nothing written)."""
+    from ..offset_translation.sync import sync_group
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
     src, tgt = _sessions(flow)
-    require_inactive(tgt, group, "target")
-    rows = plan_offset_sync(flow.source.alias, src, tgt, group, force)
-    if not dry_run:
-        apply_offset_sync(tgt, group, rows)
-    written = sum(r.action in ("write", "backwards-forced") for r in rows)
-    refused = [r for r in rows if r.action == "backwards-refused"]
+    target_alias = flow.require_target("offsets sync").alias
+    con = human(output)
+    with con.status(f"placing {group} on the {to} by content"):
+        res = sync_group(flow.migration, src, tgt, flow.source.alias, target_alias, group, to, exact_only, dry_run,
+                         force, certificate)
+    rows = res.rows()
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "group": group, "dry_run": dry_run, "written": 0 if dry_run else written, "rows": [r.to_dict() for r in rows]})
+        emit_json({"talked_to": talked_to(flow), "group": group, "direction": res.direction, "dry_run": dry_run,
+                   "written": res.written, "verdict": res.certificate["verdict"], "exact": res.exact,
+                   "exit": "0 every partition exact; 1 some on MM2's checkpoint or left as they were",
+                   "totals": res.certificate["totals"], "certificate": res.locations, "rows": rows})
     else:
-        t = table(f"offsets sync {group}" + (" (dry run)" if dry_run else ""),
-                  ("topic", "p", "current", "translated", "action"), numeric=("p", "current", "translated"))
+        t = table(f"offsets sync {group} ({res.direction})" + (" (dry run)" if dry_run else ""),
+                  ("topic", "p", "commit", "current", "placed", "method", "re-delivered", "action", "why"),
+                  numeric=("p", "commit", "current", "placed", "re-delivered"))
         for r in rows:
-            t.add_row(r.topic, str(r.partition), str(r.current), str(r.translated),
-                      colour(r.action != "backwards-refused", r.action))
-        con = human(output)
+            t.add_row(r["topic"], str(r["partition"]), str(r["commit"]), str(r["current"]), str(r["translated"]),
+                      colour(r["method"] == "exact", r["method"]), "-" if r["redelivery"] is None else str(r["redelivery"]),
+                      colour(r["action"] not in ("backwards-refused", "none"), r["action"]), r["reason"])
         con.print(t)
-        con.print(f"{'would write' if dry_run else 'wrote'} {written} partition(s)"
-                  + (f"; {len(refused)} kept (backwards; --force moves them)" if refused else ""))
+        tot = res.certificate["totals"]
+        con.print(f"{'would write' if dry_run else 'wrote'} {res.written if not dry_run else sum(r['action'] in ('write', 'backwards-forced') for r in rows)} "
+                  f"partition(s); {tot['exact']}/{tot['partitions']} exact, {tot['redelivered']} record(s) re-delivered by identity"
+                  + (f"; certificate {', '.join(res.locations)}" if res.locations else ""), highlight=False, soft_wrap=True)
+    sys.exit(0 if res.exact else 1)
 
 
 @offsets.command("snapshot")
@@ -262,8 +276,9 @@ def cutover() -> None:
 @click.option("--validation-report", "report", help="report.json (or its directory / s3:// prefix) of `msk-migrate validate`.")
 @click.option("--max-report-age", default=60.0, show_default=True, type=click.FloatRange(min=0),
               help="Minutes since the validation finished.")
+@click.option("--certificate", "certificate", help="Also require the offset certificate of `offsets sync` (path, directory or s3://).")
 @output_option
-def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_report_age, output, **kw) -> None:
+def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_report_age, certificate, output, **kw) -> None:
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
     and re-delivery bounded, group inactive on the target, a fresh matching validation report.
     Exit 0 ready, 1 not ready (with the reasons)."""
@@ -274,7 +289,7 @@ def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_
     client = _connect(flow)
     src, tgt = _sessions(flow)
     conds = cutover_check(src, tgt, client, flow.migration, flow.source.alias, list(groups), max_records, max_age,
-                          max_redelivery, report, max_report_age * 60)
+                          max_redelivery, report, max_report_age * 60, certificate)
     ready = all(c.ok for c in conds)
     if output == "json":
         emit_json({"talked_to": talked_to(flow), "ready": ready, "groups": list(groups), "conditions": [c.to_dict() for c in conds]})

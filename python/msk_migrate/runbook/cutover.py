@@ -169,7 +169,8 @@ def last_consumed_timestamps(source: AdminSession, committed: dict[tuple[str, in
 
 def cutover_check(source: AdminSession, target: AdminSession, client: ConnectClient, migration: MigrationSpec,
                   source_alias: str, groups: list[str], max_records: int, max_age: float | None,
-                  max_redelivery: int, report: str | None, max_report_age_s: float) -> list[Condition]:
+                  max_redelivery: int, report: str | None, max_report_age_s: float,
+                  certificate: str | None = None) -> list[Condition]:
     require_known_groups(groups, source.groups(), "source")
     conds: list[Condition] = []
 
@@ -201,6 +202,10 @@ def cutover_check(source: AdminSession, target: AdminSession, client: ConnectCli
     conds.append(Condition("group inactive on target", not busy,
                            f"active on target: {', '.join(busy)}" if busy else f"{', '.join(groups)}: no member on the target"))
 
+    if certificate:  # the proof of `offsets sync` (offset_translation.certificate)
+        from ..offset_translation.certificate import check_certificates
+
+        conds.append(Condition("offset certificate", *check_certificates(certificate, groups, target)))
     if report:
         committed: dict[tuple[str, int], int] = {}
         for g in groups:

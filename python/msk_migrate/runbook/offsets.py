@@ -33,6 +33,7 @@ class OffsetRow:
     target_end: int | None
     redelivery: int | None
     status: str  # ok | not-translated | ahead | topic-missing
+    redelivery_by: str = "offsets"  #: identity (records located by content) | offsets (arithmetic)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,7 +72,19 @@ def verify_offsets(source: ClusterEndpoint | AdminSession, target: ClusterEndpoi
                 redelivery = (te - tc) - (s_end[(topic, part)] - committed)
                 status = "ok" if redelivery >= 0 else "ahead"
             rows.append(OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, tc, te, redelivery, status))
+        _by_identity(src, tgt, group, s_comm, t_comm, sel.target_name, rows)
     return rows
+
+
+def _by_identity(src: AdminSession, tgt: AdminSession, group: str, s_comm: dict, t_comm: dict, to_name, rows: list[OffsetRow]) -> None:
+    """Re-delivery by record identity where the placement is proven (markers and duplicates do not count)."""
+    from ..offset_translation.identity import identity_redelivery
+
+    counts = identity_redelivery(src, tgt, group, s_comm, t_comm, to_name)
+    for r in rows:
+        n = counts.get((r.topic, r.partition)) if r.group == group else None
+        if n is not None and r.status in ("ok", "ahead"):
+            r.redelivery, r.status, r.redelivery_by = n, "ok" if n >= 0 else "ahead", "identity"
 
 
 def require_known_groups(groups: list[str], known: list[str], where: str) -> None:

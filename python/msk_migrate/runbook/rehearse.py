@@ -32,7 +32,7 @@ from ..kafka.offsets import end_offsets, partitions
 from ..kafka.selection import topic_selection
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape
-from .offsets import apply_offset_sync, plan_offset_sync, verify_offsets
+from .offsets import verify_offsets
 
 #: topic -> (partitions, records, config)
 DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
@@ -480,23 +480,32 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}"
 
     def move_group() -> str:
-        """Consumers stop on the source; offsets sync; a consumer on the target sees everything after its
-        source commit point (no gap)."""
+        """Consumers stop on the source; `offsets sync` places both groups exactly (a certificate each); a
+        consumer on the target reads from the committed offsets and must see exactly the source records
+        after the commit point: none missing (no gap), none again (0 re-delivered)."""
+        from collections import Counter
+
+        from ..offset_translation.sync import sync_group
+
         S, T = ctx["S"], ctx["T"]
-        topic = DEMO_GROUPS[MOVED_GROUP][0]
-        moved = 0
+        certs = base_dir.parent / "rehearsal-certificates"
+        placed, notes = 0, []
         for g in (MOVED_GROUP, ROLLBACK_GROUP):
-            rows = plan_offset_sync("source", S, T, g)
-            apply_offset_sync(T, g, rows)
-            moved += len(rows)
+            r = sync_group(m, S, T, "source", "target", g, "target", exact_only=True, certificate=str(certs))
+            placed += len(r.proofs)
+            notes.append(f"{g} {r.certificate['totals']['exact']}/{len(r.proofs)} exact")
+        topic = DEMO_GROUPS[MOVED_GROUP][0]
         src_commit = {p: o for (t, p), o in S.committed(MOVED_GROUP).items() if t == topic}
-        expected = set(_values_after(ctx["src"].bootstrap_servers, topic, src_commit))
-        seen = _read_from(ctx["tgt"].bootstrap_servers, MOVED_GROUP, topic)
-        missing = expected - set(seen)
+        expected = Counter(_values_after(ctx["src"].bootstrap_servers, topic, src_commit))
+        seen = Counter(_read_from(ctx["tgt"].bootstrap_servers, MOVED_GROUP, topic))
+        missing, again = expected - seen, seen - expected
         if missing:
-            raise StepFailed(f"{len(missing)} record(s) after the source commit point missing on the target")
-        return (f"{moved} partitions synced; {MOVED_GROUP} on the target read {len(seen):,} records, "
-                f"all {len(expected):,} after its source commit point, {len(seen) - len(expected):,} re-delivered")
+            raise StepFailed(f"{sum(missing.values())} record(s) after the source commit point missing on the target")
+        if again:
+            raise StepFailed(f"{sum(again.values())} record(s) re-delivered on the target (expected 0)")
+        return (f"{placed} partitions placed exactly ({', '.join(notes)}; certificates in {certs}); {MOVED_GROUP} on the "
+                f"target read {sum(seen.values()):,} records = the {sum(expected.values()):,} after its source commit "
+                f"point: 0 re-delivered, no gap")
 
     def move_producers() -> str:
         T = ctx["T"]
@@ -536,40 +545,41 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
         return f"{', '.join(pl.reverse)} RUNNING; source {ROLLBACK_TOPIC} holds {got:,} records (no duplicate of the past)"
 
     def roll_group_back() -> str:
-        from ..kafka.offsets import latest_checkpoints
+        """`offsets sync --to source` once the reverse flow copied the group's commit point; a consumer on the
+        source reads from the committed offsets and must see exactly the target records after it."""
+        from collections import Counter
 
-        S = ctx["S"]
-        # the reverse checkpoint connector writes the translated offsets of the (source-inactive) group
+        from ..errors import UsageError
+        from ..offset_translation.sync import sync_group
 
-        def translated():
-            # MM2 translates a partition only once its reverse flow wrote an offset sync at or below the
-            # group's position; a partition without one keeps the group's pre-cutover source offset (the
-            # group re-reads from there: re-delivery, never a gap). Wait for every checkpoint to be applied.
-            cps = {p: cp for (t, p), cp in latest_checkpoints(S, "target", ROLLBACK_GROUP).get(ROLLBACK_GROUP, {}).items()
-                   if t == ROLLBACK_TOPIC}
-            now = {p: o for (t, p), o in S.committed(ROLLBACK_GROUP).items() if t == ROLLBACK_TOPIC}
-            done = cps and all(now.get(p, -1) >= cp.downstream_offset for p, cp in cps.items())
-            return (cps, now) if done else None
+        S, T = ctx["S"], ctx["T"]
+        certs = base_dir.parent / "rehearsal-certificates"
 
-        got = _wait(translated, 90, 2)
-        if not got:
-            raise StepFailed(f"{ROLLBACK_GROUP}'s offsets were not translated back to the source")
-        cps, now = got
-        kept = sorted(p for p in now if p not in cps)
-        seen = set(_read_from(ctx["src"].bootstrap_servers, ROLLBACK_GROUP, ROLLBACK_TOPIC))
+        def placed():
+            try:
+                return sync_group(m, S, T, "source", "target", ROLLBACK_GROUP, "source", exact_only=True,
+                                  certificate=str(certs / "rollback"))
+            except UsageError as exc:
+                ctx["rollback_wait"] = str(exc)
+                if "replication has not reached" in str(exc):
+                    return None
+                raise
+
+        r = _wait(placed, 90, 2)
+        if not r:
+            raise StepFailed(ctx.get("rollback_wait", "the reverse flow did not reach the group's commit point"))
         commit = ctx["rollback_commit"]
-        T = ctx["T"]
-        after = set(_values_after(ctx["tgt"].bootstrap_servers, ROLLBACK_TOPIC, commit))
-        missing = after - seen
+        after = Counter(_values_after(ctx["tgt"].bootstrap_servers, ROLLBACK_TOPIC, commit))
+        seen = Counter(_read_from(ctx["src"].bootstrap_servers, ROLLBACK_GROUP, ROLLBACK_TOPIC))
+        missing, again = after - seen, seen - after
         if missing:
-            raise StepFailed(f"{len(missing)} record(s) the producers wrote on the target after the group's commit "
-                             "point are missing on the source")
-        del T
-        how = (f"{len(cps)} of {len(now)} partitions translated by MM2's reverse checkpoints"
-               + (f", partition(s) {', '.join(map(str, kept))} resumed at the pre-cutover offset (no offset sync at or "
-                  "below the group's position yet: re-delivery, no gap)" if kept else ""))
-        return (f"{ROLLBACK_GROUP} on the source read {len(seen):,} records: all {len(after):,} written on the target "
-                f"after its commit; {how}")
+            raise StepFailed(f"{sum(missing.values())} record(s) the producers wrote on the target after the group's "
+                             "commit point are missing on the source")
+        if again:
+            raise StepFailed(f"{sum(again.values())} record(s) re-delivered on the source (expected 0)")
+        return (f"{len(r.proofs)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
+                f"{ROLLBACK_GROUP} on the source read {sum(seen.values()):,} records = the {sum(after.values()):,} "
+                "written on the target after its commit: 0 re-delivered, no gap")
 
     def cleanup_step() -> str:
         from .cleanup import delete, leftovers

@@ -1,0 +1,103 @@
+"""Small record windows of many partitions, read by ONE read_committed consumer per cluster.
+
+Each partition gets ``assign()`` at its start offset and stops at its end offset or once it holds the
+wanted number of records at or above a threshold offset (the partition is then paused, so the
+consumer fetches only what is still wanted). A record is kept as its offset, its fingerprint (the
+validator's :func:`msk_migrate.validation.native.fingerprint`, the one writer of that hash) and its
+timestamp. Transaction markers and aborted records are never delivered (read_committed), so they
+leave offset holes, which is what :mod:`.locate` expects.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from ..kafka.admin import TP, AdminSession
+from ..validation.native import fingerprint
+
+#: No record and no end of partition for this long: the read is stuck.
+STALL_SECONDS = 30.0
+
+
+@dataclass
+class Window:
+    """Read [start, end) of one partition; stop early once ``want`` records at or above ``from_offset`` arrived."""
+
+    start: int
+    end: int
+    want: int | None = None
+    from_offset: int = 0
+    recs: list[tuple[int, int, int]] = field(default_factory=list)  #: (offset, fingerprint, timestamp ms)
+    reached_end: bool = False
+    hits: int = 0  #: records at or above ``from_offset`` so far
+
+    def add(self, offset: int, fp: int, ts: int) -> bool:
+        """Keep one record; True once the window holds what it wants."""
+        self.recs.append((offset, fp, ts))
+        if offset >= self.from_offset:
+            self.hits += 1
+        return self.want is not None and self.hits >= self.want
+
+
+def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics: set[str] | frozenset[str] = frozenset()) -> dict[TP, Window]:
+    """Fill every window (in place) and return them. ``no_ts_topics``: fingerprint with timestamp 0
+    (the other cluster stamps its own LogAppendTime)."""
+    todo = {tp: w for tp, w in windows.items() if w.end > w.start}
+    for tp, w in windows.items():
+        if tp not in todo:
+            w.reached_end = True
+    if not todo:
+        return windows
+    consumer = Consumer(session.consumer_config(
+        f"msk-migrate-offset-sync-{time.time_ns()}", **{
+            "isolation.level": "read_committed", "enable.partition.eof": True, "auto.offset.reset": "earliest",
+            "fetch.wait.max.ms": 50, "max.partition.fetch.bytes": 256 << 10, "enable.auto.offset.store": False}))
+    consumer.assign([TopicPartition(t, p, w.start) for (t, p), w in todo.items()])
+    last_progress = time.time()
+
+    def finish(tp: TP, at_end: bool) -> None:
+        w = todo.pop(tp)
+        w.reached_end = w.reached_end or at_end
+        consumer.pause([TopicPartition(*tp)])
+
+    try:
+        while todo:
+            msgs = consumer.consume(5000, timeout=0.2)
+            if msgs:
+                last_progress = time.time()
+            for m in msgs:
+                tp = (m.topic(), m.partition())
+                found = todo.get(tp)
+                if found is None:
+                    continue
+                w = found
+                err = m.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        finish(tp, True)
+                        continue
+                    raise session.error(f"reading {tp[0]}[{tp[1]}] failed", Exception(err.str()))
+                off = m.offset()
+                if off >= w.end:
+                    finish(tp, True)
+                    continue
+                ts = 0 if tp[0] in no_ts_topics else m.timestamp()[1]
+                full = w.add(off, fingerprint(m.key(), m.value(), m.headers(), ts), m.timestamp()[1])
+                if off + 1 >= w.end:
+                    finish(tp, True)
+                elif full:
+                    finish(tp, False)
+            if todo and not msgs:
+                # a range ending in markers / compacted offsets delivers no record at its end
+                for tp, pos in [((x.topic, x.partition), x.offset) for x in consumer.position([TopicPartition(*k) for k in todo])]:
+                    if tp in todo and pos >= todo[tp].end:
+                        finish(tp, True)
+                if time.time() - last_progress > STALL_SECONDS:
+                    t, p = next(iter(todo))
+                    raise session.error(f"reading {t}[{p}] stalled for {STALL_SECONDS:.0f}s")
+    finally:
+        consumer.close()
+    return windows
