@@ -102,7 +102,7 @@ def test_unreachable_connect_worker_is_exit_2_with_the_reason(tmp_path, local_en
 def test_connectors_status_json_lists_running_mm2_connectors(mm2, connect):
     r = run("connectors", "status", "--connect-url", connect.url, "--output", "json", *mm2)
     assert r.returncode == 0, r.stderr
-    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    rows = {row["name"]: row for row in json.loads(r.stdout)["rows"]}
     assert set(rows) == set(mm2) and all(row["state"] == "RUNNING" for row in rows.values())
 
 
@@ -155,7 +155,7 @@ def test_offsets_command_verifies_translated_groups(tmp_path, local_env, mm2, un
         return r if r.returncode == 0 else None
 
     r = wait_until(verified, 90, interval=2, what="offsets verified on target")
-    rows = json.loads(r.stdout)
+    rows = json.loads(r.stdout)["rows"]
     assert {(row["topic"], row["partition"]) for row in rows} == {(topic, 0), (topic, 1)}
     assert all(row["status"] == "ok" and row["redelivery"] >= 0 for row in rows)
 

@@ -443,7 +443,9 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, output: str) -
     with con.status("rehearsal") as sp:
         res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker)
     if output == "json":
-        emit_json(res.to_dict())
+        doc = res.to_dict()
+        talked = {k: (v.get("bootstrap_servers") or v.get("url")) for k, v in (res.status or {}).items() if isinstance(v, dict)}
+        emit_json({**doc, **json_document(talked, doc.get("steps", []), "ok" if res.ok else "failed", 0 if res.ok else 1)})
         sys.exit(0 if res.ok else 1)
     if res.topics:
         t = table("replicated topics", ("source topic", "target topic", "source records", "target records", "configs"),

@@ -19,7 +19,7 @@ import click
 import yaml
 
 from .. import cliutil
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, json_document, output_option
 from ..config.auth import AuthConfig
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
@@ -235,7 +235,10 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
             (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
-        emit_json({**report.to_dict(), "locations": report.locations})
+        doc = report.to_dict()
+        talked = {"source": request.source.bootstrap_servers, "target": request.target.bootstrap_servers}
+        emit_json({**doc, "locations": report.locations,
+                   **json_document(talked, doc.get("topics", []), str(doc.get("verdict")), report.exit_code)})
     else:
         print_report(report, con)
     if report.exit_code:
