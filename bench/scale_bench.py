@@ -31,12 +31,11 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartiti
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import write_section  # noqa: E402
-
-from msk_migrate.connect.rest import ConnectClient  # noqa: E402
-from msk_migrate.connectors.render import render_connectors  # noqa: E402
-from msk_migrate.config.migration import MigrationSpec  # noqa: E402
-from msk_migrate.local.harness import LocalEnvironment  # noqa: E402
+from msk_migrate.config.migration import MigrationSpec
+from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connectors.render import render_connectors
+from msk_migrate.local.harness import LocalEnvironment
+from perfdoc import write_section
 
 AFTER = str(Path(sys.executable).with_name("msk-migrate"))
 
@@ -62,7 +61,7 @@ def create_topics(bootstrap: str, topics: int, partitions: int) -> None:
         for f in futs.values():
             try:
                 f.result()
-            except Exception as exc:  # noqa: BLE001 - an existing topic is fine on a re-run
+            except Exception as exc:
                 if "TOPIC_ALREADY_EXISTS" not in str(exc):
                     raise
 

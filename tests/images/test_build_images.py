@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
-from msk_migrate.cliutil import json_shape_problems
 import re
 
 import pytest
 
+from msk_migrate.cliutil import json_shape_problems
 from tests.images.support import ACCOUNT, IMAGES, REGION, REGISTRY, REPO, copy_image_inputs, dead_endpoint, git, head
 
 MANIFEST = f"build/manifest-{ACCOUNT}-{REGION}.json"

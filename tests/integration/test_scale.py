@@ -26,7 +26,7 @@ from msk_migrate.connect.rest import ConnectClient
 from .test_cli import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import scale_bench as sb  # noqa: E402
+import scale_bench as sb
 
 TOPICS, PARTITIONS, GROUPS, RECORDS, COMMITTED = 200, 10, 100, 5, 2
 BEHIND_TOPICS, BEHIND = 20, 3
@@ -126,3 +126,54 @@ def test_cutover_check_preflight_cleanup_and_rollback_plan_answer_at_scale(scale
     plan = _json(r)
     assert r.returncode == 0 and plan["topics"] == [sb.topic_name(1)] and plan["rows"]
 
+
+
+def test_every_json_command_prints_the_one_shape(scale, local_env, connect, tmp_path):
+    """The tour of tests/unit/test_json_shape.py's RUN_AT_SCALE: each command with --output json, one
+    document of the shape whose exit_code is the process's exit code (the failing command is named)."""
+    from msk_migrate.connectors.render import render_connectors
+    from msk_migrate.kafka.names import HEARTBEAT_CONNECTOR_CLASS
+
+    from ..unit.test_json_shape import RUN_AT_SCALE
+
+    hb_name, hb = next((n, c) for n, c in render_connectors(local_env.source(), local_env.target(), sb.migration()).items()
+                       if c["connector.class"] == HEARTBEAT_CONNECTOR_CLASS)
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / f"{hb_name}.json").write_text(json.dumps({"name": hb_name, "config": hb}))
+    flow, base, url = ["--config", str(scale)], ["--dir", str(local_env.base_dir)], ["--connect-url", connect.url]
+    cases = {  # in this order: the heartbeat connector is applied, paused, resumed, restarted, then deleted
+        "local up": ["local", "up", *base],
+        "local status": ["local", "status", *base],
+        "local down": ["local", "down", "--dir", str(tmp_path / "nothing-runs-here")],
+        "connectors apply": ["connectors", "apply", "--dir", str(configs), *url],
+        "connectors status": ["connectors", "status", *url, hb_name],
+        "connectors pause": ["connectors", "pause", *url, hb_name],
+        "connectors resume": ["connectors", "resume", *url, hb_name],
+        "connectors restart": ["connectors", "restart", *url, hb_name],
+        "connectors delete": ["connectors", "delete", *url, hb_name],
+        "preflight": ["preflight", *flow],
+        "offsets": ["offsets", *flow, "--group", sb.group_name(1)],
+        "offsets verify": ["offsets", "verify", *flow, "--group", sb.group_name(AHEAD_GROUP)],
+        "lag": ["lag", *flow, *url, "--topic", sb.topic_name(BEHIND_TOPICS)],
+        "cutover check": ["cutover", "check", *flow, *url, "--group", sb.group_name(2)],
+        "rollback plan": ["rollback", "plan", *flow, "--topic", sb.topic_name(2)],
+        "cleanup": ["cleanup", *flow],
+    }
+    assert set(cases) == RUN_AT_SCALE
+    bad = {}
+    for name, args in cases.items():
+        r = run(*args, "--output", "json")
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            bad[name] = f"exit {r.returncode}, no JSON document: {r.stderr.strip()[-300:]}"
+            continue
+        problems = json_shape_problems(doc)
+        if not problems and doc["exit_code"] != r.returncode:
+            problems = [f"exit_code {doc['exit_code']} but the command exited {r.returncode}"]
+        if problems:
+            bad[name] = "; ".join(problems)
+    assert not bad, "commands whose --output json is not the one shape (cliutil.json_document): " + "; ".join(
+        f"`msk-migrate {k}`: {v}" for k, v in bad.items())
+    assert hb_name not in connect.connectors()

@@ -7,7 +7,6 @@ The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x), the ta
 from __future__ import annotations
 
 import os
-
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
