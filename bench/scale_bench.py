@@ -68,7 +68,8 @@ def create_topics(bootstrap: str, topics: int, partitions: int) -> None:
 
 def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000,
-                  "queue.buffering.max.messages": 1_000_000})
+                  "queue.buffering.max.messages": 1_000_000,
+                  "enable.idempotence": True, "message.timeout.ms": 600_000})  # exact counts on a loaded machine
     for i in range(topics):
         for part in range(partitions):
             for _ in range(records):
