@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import yaml
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,19 +78,31 @@ def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
     p.flush(120)
 
 
-def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, offset: int) -> None:
-    """Group i commits ``offset`` on every partition of topics i and i+1 (mod topics), 64 requests in flight."""
+def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, offset: int, window: int = 16) -> None:
+    """Group i commits ``offset`` on every partition of topics i and i+1 (mod topics), ``window`` requests in
+    flight; a request that times out (a loaded machine, the offsets topic still being created) is retried."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    pending = []
-    for g in range(groups):
+
+    def request(g: int):
         tps = [TopicPartition(topic_name(t % topics), p, offset) for t in (g, g + 1) for p in range(partitions)]
-        pending.append(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group_name(g), tps)])[group_name(g)])
-        if len(pending) >= 64:
-            for f in pending:
-                f.result()
-            pending = []
-    for f in pending:
-        f.result()
+        return admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group_name(g), tps)],
+                                                  request_timeout=120)[group_name(g)]
+
+    for start in range(0, groups, window):
+        todo = list(range(start, min(start + window, groups)))
+        for attempt in range(6):
+            futs = {g: request(g) for g in todo}
+            todo = []
+            for g, f in futs.items():
+                try:
+                    f.result()
+                except KafkaException as exc:
+                    if attempt == 5 or not ((exc.args and exc.args[0].retriable()) or "Timed out" in str(exc)):
+                        raise
+                    todo.append(g)
+            if not todo:
+                break
+            time.sleep(2)
 
 
 def stop_source_connector_with_offsets(env: LocalEnvironment, m: MigrationSpec, topics: int, partitions: int,
