@@ -164,13 +164,16 @@ def commands(flow: Path, connect_url: str) -> dict[str, list[str]]:
 def run_once(exe: str, args: list[str], timeout: float) -> tuple[float | None, float | None, int | None]:
     """(seconds, peak RSS MiB, exit code) of one run; (None, None, None) when it ran past ``timeout``."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen([exe, *args], stdout=out, stderr=subprocess.DEVNULL)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([exe, *args], stdout=out, stderr=err)
         deadline = time.time() + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 proc.returncode = os.waitstatus_to_exitcode(status)
+                if proc.returncode not in (0, 1):  # an error: its one line, so a table never hides it
+                    err.seek(0)
+                    print(f"    {exe} {args[0]}: exit {proc.returncode}: {err.read().decode(errors='replace').strip()[-300:]}")
                 return time.perf_counter() - t0, usage.ru_maxrss / 1024, proc.returncode
             if time.time() > deadline:
                 proc.kill()
