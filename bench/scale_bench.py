@@ -80,7 +80,8 @@ def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
 
 def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, offset: int, window: int = 16) -> None:
     """Group i commits ``offset`` on every partition of topics i and i+1 (mod topics), ``window`` requests in
-    flight; a request that times out (a loaded machine, the offsets topic still being created) is retried."""
+    flight; a request that fails (a loaded machine, topics just created, the offsets topic loading) is retried
+    (up to 6 times) until every partition's commit is accepted."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
 
     def request(g: int):
@@ -95,9 +96,12 @@ def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, off
             todo = []
             for g, f in futs.items():
                 try:
-                    f.result()
-                except KafkaException as exc:
-                    if attempt == 5 or not ((exc.args and exc.args[0].retriable()) or "Timed out" in str(exc)):
+                    res = f.result()
+                    failed = [tp.error for tp in res.topic_partitions if tp.error is not None]
+                    if failed:  # per-partition errors do not fail the future (topics just created, coordinator loading)
+                        raise KafkaException(failed[0])
+                except KafkaException:
+                    if attempt == 5:
                         raise
                     todo.append(g)
             if not todo:
