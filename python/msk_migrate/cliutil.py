@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 import click
@@ -35,6 +35,58 @@ def human(output: str) -> Console:
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     sys.stdout.flush()
+
+
+# ---- the one JSON shape ----------------------------------------------------------------------------
+#: Every ``--output json`` document is an object with these keys (more keys may follow):
+#: ``talked_to`` (object: role -> endpoint, {} when the command reaches nothing), ``rows`` (list of
+#: objects: the command's detail), ``verdict`` (string: what the outcome means) and ``exit_code`` (int:
+#: the process's exit code for it).
+JSON_SHAPE = ("talked_to", "rows", "verdict", "exit_code")
+
+
+def json_document(talked_to: dict[str, Any] | None, rows: Iterable[Any], verdict: str, exit_code: int,
+                  **extra: Any) -> dict[str, Any]:
+    """The document of :data:`JSON_SHAPE` (``rows`` items with ``to_dict`` are converted)."""
+    return {"talked_to": talked_to or {}, "rows": [_row(r) for r in rows], "verdict": verdict,
+            "exit_code": exit_code, **extra}
+
+
+def _row(r: Any) -> Any:
+    return r.to_dict() if hasattr(r, "to_dict") else r
+
+
+def json_shape_problems(doc: Any) -> list[str]:
+    """Why ``doc`` is not of :data:`JSON_SHAPE` (empty when it is)."""
+    if not isinstance(doc, dict):
+        return [f"the document is a {type(doc).__name__}, not an object with {', '.join(JSON_SHAPE)}"]
+    out = [f"no {k!r} key" for k in JSON_SHAPE if k not in doc]
+    types = {"talked_to": dict, "rows": list, "verdict": str, "exit_code": int}
+    out += [f"{k!r} is a {type(doc[k]).__name__}, not a {t.__name__}" for k, t in types.items()
+            if k in doc and not isinstance(doc[k], t)]
+    if isinstance(doc.get("rows"), list) and not all(isinstance(r, dict) for r in doc["rows"]):
+        out.append("'rows' holds items that are not objects")
+    return out
+
+
+def emit_json_stream(head: dict[str, Any], rows: Iterable[Any], tail: Callable[[], dict[str, Any]]) -> None:
+    """Write a :data:`JSON_SHAPE` document whose ``rows`` are streamed (one row in memory at a time):
+    ``head`` (with ``talked_to``) first, then ``rows``, then ``tail()`` (``verdict``, ``exit_code``:
+    known only after the last row)."""
+    out = sys.stdout
+    out.write("{\n")
+    for k, v in head.items():
+        out.write(f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True, default=str)},\n")
+    out.write('  "rows": [')
+    first = True
+    for r in rows:
+        out.write(("\n    " if first else ",\n    ") + json.dumps(_row(r), sort_keys=True, default=str))
+        first = False
+    out.write("\n  ]" if not first else "]")
+    for k, v in tail().items():
+        out.write(f",\n  {json.dumps(k)}: {json.dumps(v, sort_keys=True, default=str)}")
+    out.write("\n}\n")
+    out.flush()
 
 
 #: Exit code of an error msk-migrate did not anticipate (a bug): still one line, never a traceback,

@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from msk_migrate.cliutil import json_shape_problems
 from tests.images.support import ACCOUNT, IMAGES, REGION, REGISTRY, REPO, copy_image_inputs, dead_endpoint, git, head
 
 MANIFEST = f"build/manifest-{ACCOUNT}-{REGION}.json"
@@ -135,6 +136,7 @@ def test_dry_run_with_json_output_lists_the_commands_and_runs_none(build, checko
     assert run.code == 0, run.stderr
     doc = json.loads(run.stdout)
     assert doc["dry_run"] is True and doc["pushed"] is False and run.calls == []
+    assert not json_shape_problems(doc) and [r["image"] for r in doc["rows"]] == ["grafana"]
     assert list(doc["images"]) == ["grafana"] and doc["images"]["grafana"]["digest"] is None
     assert sum(c.startswith("docker buildx build") for c in doc["commands"]) == 1
 

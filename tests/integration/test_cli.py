@@ -102,7 +102,7 @@ def test_unreachable_connect_worker_is_exit_2_with_the_reason(tmp_path, local_en
 def test_connectors_status_json_lists_running_mm2_connectors(mm2, connect):
     r = run("connectors", "status", "--connect-url", connect.url, "--output", "json", *mm2)
     assert r.returncode == 0, r.stderr
-    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    rows = {row["name"]: row for row in json.loads(r.stdout)["rows"]}
     assert set(rows) == set(mm2) and all(row["state"] == "RUNNING" for row in rows.values())
 
 

@@ -6,6 +6,7 @@ and an allowed variable resolving need a worker of their own: the SCRAM worker o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def test_cli_reads_rest_credentials_from_the_environment(local_env):
     ok = subprocess.run(cmd, env={**env, "MSK_MIGRATE_CONNECT_USER": creds.username,
                                   "MSK_MIGRATE_CONNECT_PASSWORD": creds.password},
                         capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0 and ok.stdout.strip().startswith("["), ok.stderr
+    assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["rows"], list), ok.stderr
     # The environment wins over the harness's recorded credentials: a wrong password is refused.
     bad = subprocess.run(cmd, env={**env, "MSK_MIGRATE_CONNECT_USER": creds.username,
                                    "MSK_MIGRATE_CONNECT_PASSWORD": "wrong"},
@@ -129,8 +130,6 @@ def test_cli_reads_rest_credentials_from_the_environment(local_env):
 
 def test_cli_reads_rest_credentials_from_secrets_manager(local_env):
     """--connect-secret-arn against moto's Secrets Manager server (JSON keys username/password)."""
-    import json
-
     import boto3
     from moto.server import ThreadedMotoServer
 
@@ -152,7 +151,7 @@ def test_cli_reads_rest_credentials_from_secrets_manager(local_env):
         env.update(aws)
         base = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", url, "--output", "json"]
         ok = subprocess.run([*base, "--connect-secret-arn", arn], env=env, capture_output=True, text=True, timeout=120)
-        assert ok.returncode == 0 and ok.stdout.strip().startswith("["), ok.stderr
+        assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["rows"], list), ok.stderr
         # The secret is what authenticates (not the harness's local credentials): a wrong one is refused.
         wrong_pw = sm.create_secret(Name=f"rest-wrong-{RUN}", SecretString=json.dumps(
             {"username": creds.username, "password": "wrong"}))["ARN"]

@@ -10,6 +10,7 @@ import time
 import yaml
 from confluent_kafka import Consumer
 
+from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.kafka.admin import AdminSession
 from msk_migrate.kafka.offsets import latest_checkpoints
 from msk_migrate.local.procs import free_port
@@ -46,15 +47,15 @@ def test_lag_is_in_sync_after_replication_and_behind_for_a_topic_the_worker_does
 
     r = wait_until(in_sync, 90, interval=2, what="lag in sync")
     data = json.loads(r.stdout)
-    assert data["in_sync"] and {p["partition"] for p in data["partitions"]} == {0, 1}
-    assert all(p["behind"] == 0 and p["replicated"] == p["source_lso"] for p in data["partitions"])
-    assert sum(p["source_lso"] for p in data["partitions"]) == 300
+    assert data["in_sync"] and {p["partition"] for p in data["rows"]} == {0, 1}
+    assert all(p["behind"] == 0 and p["replicated"] == p["source_lso"] for p in data["rows"])
+    assert sum(p["source_lso"] for p in data["rows"]) == 300
     assert data["talked_to"]["worker"] == connect.url  # says what it talked to
     assert data["talked_to"]["source"] == local_env.source().bootstrap_servers
 
     r = run("lag", "--config", str(mf), "--connect-url", connect.url, "--topic", stray, "--output", "json")
     assert r.returncode == 1, r.stderr
-    (row,) = json.loads(r.stdout)["partitions"]
+    (row,) = json.loads(r.stdout)["rows"]
     assert row["behind"] == 40 and row["status"] == "behind"
     r = run("lag", "--config", str(mf), "--connect-url", connect.url, "--topic", stray, "--max-records", "40")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -134,6 +135,7 @@ def test_offsets_sync_moves_a_stopped_group_now_and_never_backwards_without_forc
     commit_group(tgt, group, topic, {0: 290})
     r = run("offsets", "sync", "--config", str(mf), "--group", group, "--output", "json")
     assert r.returncode == 0, r.stderr
+    assert not json_shape_problems(json.loads(r.stdout)), r.stdout
     (row,) = json.loads(r.stdout)["rows"]
     # placed exactly: the first record after the commit point (no transactions: the same offset), at or above MM2's checkpoint
     assert row["action"] == "backwards-refused" and row["method"] == "exact" and row["translated"] == 120
@@ -197,6 +199,7 @@ def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the
     try:
         r = run("rollback", "apply", "--config", str(mf), "--connect-url", connect.url, "--topic", topic, "--output", "json")
         assert r.returncode == 0, r.stdout + r.stderr
+        assert not json_shape_problems(json.loads(r.stdout)) and json.loads(r.stdout)["verdict"] == "applied", r.stdout
         wait_until(lambda: sum(end_offsets(src, topic).values()) >= 300, 90, what="reverse copy on the source")
         time.sleep(3)
         assert sum(end_offsets(src, topic).values()) == 300  # the forward-copied past is not copied back

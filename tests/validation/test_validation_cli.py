@@ -17,6 +17,7 @@ import pytest
 from kafka_data import Pair, create_pairs, records
 from validation_helpers import cli_args
 
+from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.validation.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,6 +81,7 @@ def test_identical_topic_exits_0_and_writes_json_and_html(clusters, spark, cli_t
     assert rc == 0, captured.err
     doc = json.loads(captured.out)
     assert doc["verdict"] == "match" and doc["exit_code"] == 0
+    assert not json_shape_problems(doc) and doc["rows"][0]["topic"] == cli_topics["same"]
     assert doc["summary"]["source_records"] == 12
     assert json.loads((out_dir / "report.json").read_text())["verdict"] == "match"
     html = parse_html((out_dir / "report.html").read_text())

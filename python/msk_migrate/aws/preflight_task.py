@@ -113,7 +113,7 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
     """Run in the VPC and print like the local preflight; the exit code: 0 ok, 1 a check failed, 2 no result."""
     from rich.table import Table
 
-    from ..cliutil import emit_json
+    from ..cliutil import emit_json, json_document
 
     cluster = opts.get("ecs_cluster")
     if not cluster:
@@ -122,7 +122,10 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
     with con.status("starting the preflight task") as status:
         result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)  # noqa: E501
     if output == "json":
-        emit_json({"task": result.to_dict(), "report": report})
+        code = 2 if result.last_status != "STOPPED" or result.exit_code is None else (0 if result.exit_code == 0 else 1)
+        emit_json({"task": result.to_dict(), "report": report,
+                   **json_document({"ecs_cluster": cluster}, (report or {}).get("checks", []),
+                                   {0: "ok", 1: "failed"}.get(code, "no-result"), code)})
     else:
         con.print(f"task {result.task_arn}: {result.last_status}, exit code {result.exit_code}"
                   + (f" ({result.stopped_reason})" if result.stopped_reason else ""))

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import paths
-from ..cliutil import emit_json, human, output_option, run_click
+from ..cliutil import emit_json, human, json_document, output_option, run_click
 from ..errors import UsageError
 from .images import IMAGE_NAMES
 
@@ -105,8 +105,10 @@ def build_images_cmd(
     if dry_run:
         commands = plan.commands()
         if output == "json":
-            emit_json({**plan.summary(), "dry_run": True, "pushed": False, "commands": commands,
-                       "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings})
+            summary = plan.summary()
+            emit_json({**summary, "dry_run": True, "pushed": False, "commands": commands,
+                       "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings,
+                       **json_document(_talked(summary), _image_rows(summary), "planned", 0)})
         else:
             console.print("[bold]dry run[/]: nothing is executed; a real run would do, in order:", highlight=False)
             for command in commands:
@@ -116,7 +118,7 @@ def build_images_cmd(
 
     result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
     if output == "json":
-        emit_json(result)
+        emit_json({**result, **json_document(_talked(result), _image_rows(result), "built", 0)})
         return
     for warning in plan.warnings[printed:]:
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
@@ -136,3 +138,13 @@ def main(argv: list[str] | None = None) -> None:
     """``./build_images.py`` behind the one error boundary (cliutil.run_guarded): bad input -> one line,
     exit 2; a failed build (BuildError) -> one line, exit 1."""
     run_click(build_images_cmd, argv, "build_images.py")
+
+
+def _talked(summary: dict) -> dict:
+    """``talked_to`` of the JSON document: the account and region whose registry the images go to."""
+    return {"account": summary.get("account"), "region": summary.get("region")}
+
+
+def _image_rows(summary: dict) -> list[dict]:
+    return [{"image": name, **entry} for name, entry in (summary.get("images") or {}).items()]
+

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, json_document, output_option
 from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
 from ..errors import UsageError
 from .apply import apply, connector_problems, status_rows
@@ -51,6 +51,9 @@ def _verify_target(flow: Flow) -> None:
 
     assert flow.target is not None
     flow.verify_clusters(AdminSession.for_endpoint("source", flow.source), AdminSession.for_endpoint("target", flow.target))
+def _talked(flow: Flow, client: ConnectClient) -> dict:
+    """``talked_to`` of the --output json document: the worker (and the flow's file, if any)."""
+    return {"worker": client.url, "config": flow.origin}
 
 
 def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[str]:
@@ -135,7 +138,8 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
     rows = status_rows(client, list(configs))
     data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged, "connectors": rows}
     if output == "json":
-        emit_json(data)
+        code = 1 if not no_wait and connector_problems(rows, checkpoint_needs_tasks=False) else 0
+        emit_json({**data, **json_document(_talked(flow, client), rows, "running" if code == 0 else "not-running", code)})
     else:
         con.print(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
                   f"unchanged: {', '.join(res.unchanged) or '-'}")
@@ -170,7 +174,8 @@ def status_cmd(names, output, **kw) -> None:
                              [n for n in _names(flow, ()) if n in set(client.connectors())])
     rows = status_rows(client, wanted)
     if output == "json":
-        emit_json(rows)
+        code = 1 if connector_problems(rows, checkpoint_needs_tasks=False) else 0
+        emit_json(json_document(_talked(flow, client), rows, "running" if code == 0 else "not-running", code))
     else:
         human(output).print(_status_table(rows))
     if connector_problems(rows, checkpoint_needs_tasks=False):
@@ -199,7 +204,8 @@ def _simple(action: str, help_text: str):
             else:
                 getattr(client, action)(name)
         if output == "json":
-            emit_json({action: wanted, "worker": client.url})
+            emit_json({action: wanted, "worker": client.url,
+                       **json_document(_talked(flow, client), [{"connector": n, "action": action} for n in wanted], "done", 0)})
         else:
             human(output).print(f"{action}: {', '.join(wanted)} on {client.url}")
 

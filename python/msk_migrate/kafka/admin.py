@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,6 +209,31 @@ class AdminSession:
         fut = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout)[group]
         res = self._result(f"listing offsets of group {group} failed", fut)
         return {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions if tp.offset >= 0}
+
+    def committed_many(self, groups: Iterable[str], window: int = 64) -> Iterator[tuple[str, dict[TP, int]]]:
+        """(group, committed offsets) for each of ``groups``, in order, with up to ``window`` OffsetFetch
+        requests in flight (librdkafka takes one group per request; waiting for each in turn costs a
+        round trip per group). A generator: callers that stream rows hold ``window`` groups at a time."""
+        names = list(groups)
+        pending: deque[tuple[str, Any]] = deque()
+        i = 0
+        while i < len(names) or pending:
+            while i < len(names) and len(pending) < window:
+                g = names[i]
+                fut = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)], request_timeout=self.timeout)[g]
+                pending.append((g, fut))
+                i += 1
+            g, fut = pending.popleft()
+            res = self._result(f"listing offsets of group {g} failed", fut)
+            yield g, {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions if tp.offset >= 0}
+
+    def group_members_many(self, groups: list[str]) -> dict[str, list[str]]:
+        """:meth:`group_members` of several groups in one DescribeGroups round."""
+        if not groups:
+            return {}
+        futs = self.admin.describe_consumer_groups(list(groups), request_timeout=self.timeout)
+        return {g: [f"{m.client_id}@{m.host}" for m in self._result(f"describing group {g} failed", f).members]
+                for g, f in futs.items()}
 
     def alter_committed(self, group: str, offsets: dict[TP, int]) -> None:
         tps = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]

@@ -166,3 +166,40 @@ def records_between(session: AdminSession, tp: TP, start: int, end: int, timeout
     finally:
         consumer.close()
     return n
+
+
+def count_records(session: AdminSession, ranges: dict[TP, tuple[int, int]], max_offsets: int = 100_000,
+                  timeout: float = 10.0) -> dict[TP, int]:
+    """Records a read_committed consumer sees in ``[start, end)`` of each partition, read by ONE consumer
+    assigned every partition at once (not a consumer per partition), bounded: only when the offsets to
+    read add up to at most ``max_offsets``, and within ``timeout``. Partitions not counted (over the
+    bound, or unfinished at the deadline) are absent from the result: callers fall back to the offset
+    gap, an upper bound."""
+    todo = {tp: (s, e) for tp, (s, e) in ranges.items() if e > s}
+    out = {tp: 0 for tp, (s, e) in ranges.items() if e <= s}
+    if not todo or sum(e - s for s, e in todo.values()) > max_offsets:
+        return out
+    consumer = Consumer(session.consumer_config(f"msk-migrate-count-{time.time_ns()}", **{"isolation.level": "read_committed"}))
+    consumer.assign([TopicPartition(t, p, s) for (t, p), (s, _) in todo.items()])
+    counts = dict.fromkeys(todo, 0)
+    deadline = time.time() + timeout
+    try:
+        while todo and time.time() < deadline:
+            for msg in consumer.consume(5000, timeout=0.3):
+                if msg.error() is not None:
+                    continue
+                tp = (msg.topic(), msg.partition())
+                if tp in todo and msg.offset() < todo[tp][1]:
+                    counts[tp] += 1
+            # a partition is done when the consumer's position passed its end (markers/aborted records skipped)
+            finished = [pos for pos in consumer.position([TopicPartition(t, p) for t, p in todo])
+                        if pos.offset >= todo[(pos.topic, pos.partition)][1]]
+            for pos in finished:
+                tp = (pos.topic, pos.partition)
+                out[tp] = counts[tp]
+                del todo[tp]
+            if finished:
+                consumer.pause(finished)
+    finally:
+        consumer.close()
+    return out

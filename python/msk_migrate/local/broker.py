@@ -9,6 +9,7 @@ once it has 3 brokers.
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,8 @@ class BrokerSpec:
     classpath: str
     data_dir: Path
     auto_create_topics: bool
-    heap: str = "384m"
+    #: JVM heap; ``MSK_MIGRATE_BROKER_HEAP`` sizes the local brokers for scale runs (e.g. ``1g`` at 10,000 partitions)
+    heap: str = field(default_factory=lambda: os.environ.get("MSK_MIGRATE_BROKER_HEAP", "384m"))
     security: BrokerSecurity | None = None
     #: listener name -> port, filled by :func:`start_broker` (PLAINTEXT, and SASL_SSL/SSL with ``security``),
     #: or given in advance by a multi-broker cluster (every voter must know every controller port)

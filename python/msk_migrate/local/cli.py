@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, json_document, output_option
 from .harness import DEFAULT_DIR, LocalEnvironment
 from .shape import DEFAULT_HEAP, make_shape
 
@@ -58,6 +58,13 @@ def shape_options(f):
     ]):
         f = opt(f)
     return f
+def _document(status: dict, base_dir: Path) -> dict:
+    """The JSON shape's keys for a status: what runs (one row per process), exit 0 when running."""
+    talked = {"dir": str(base_dir), **{k: v["bootstrap_servers"] for k, v in status.items()
+                                       if isinstance(v, dict) and "bootstrap_servers" in v}}
+    rows = [{"name": k, **v} for k, v in status.items() if isinstance(v, dict)]
+    running = bool(status.get("running"))
+    return json_document(talked, rows, "running" if running else "not-running", 0 if running else 1)
 
 
 @click.group("local")
@@ -82,7 +89,7 @@ def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_b
                                shape=shape if chosen else None)
         status = env.up()
     if output == "json":
-        emit_json(status)
+        emit_json({**status, **_document(status, base_dir)})
     else:
         con.print(_table(status))
 
@@ -94,7 +101,7 @@ def status_cmd(base_dir: Path, output: str) -> None:
     """Print bootstrap servers, the Connect REST URL and the metrics URL."""
     status = LocalEnvironment(base_dir).status()
     if output == "json":
-        emit_json(status)
+        emit_json({**status, **_document(status, base_dir)})
     else:
         human(output).print(_table(status))
     if not status["running"]:
@@ -109,6 +116,6 @@ def down(base_dir: Path, wipe: bool, output: str) -> None:
     """Stop only what `local up` started."""
     stopped = LocalEnvironment(base_dir).down(wipe=wipe)
     if output == "json":
-        emit_json({"stopped": stopped})
+        emit_json({"stopped": stopped, **json_document({"dir": str(base_dir)}, [{"stopped": n} for n in stopped], "stopped", 0)})
     else:
         human(output).print(f"stopped: {', '.join(stopped) or 'nothing was running'}")

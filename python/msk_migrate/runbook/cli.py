@@ -15,7 +15,7 @@ import click
 from rich.table import Table
 
 from ..aws.preflight_task import in_vpc_options
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, emit_json_stream, human, json_document, output_option
 from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
 from ..errors import UsageError
 from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, offset_syncs_topic
@@ -68,7 +68,8 @@ def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), **rep.to_dict()})
+        code = 0 if rep.ok else 1
+        emit_json({**rep.to_dict(), **json_document(talked_to(flow), rep.to_dict()["checks"], "ok" if rep.ok else "failed", code)})
     else:
         t = table("preflight", ("check", "status", "detail"))
         tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
@@ -89,19 +90,40 @@ def offsets_table(rows: list[dict]):
     return t
 
 
+#: Above this many rows the text output summarises per topic (every row stays in --output json).
+DETAIL_ROWS = 50
+
+
+def offsets_summary_table(summary) -> Table:
+    t = table("consumer group offsets per topic (source -> target), not-ok first",
+              ("topic", "groups", "partitions", "not ok", "max re-delivery", "worst"),
+              numeric=("groups", "partitions", "not ok", "max re-delivery"))
+    for s in summary.topics():
+        worst = ", ".join(f"{r.group}[{r.partition}] {r.status}" + (f" {r.redelivery}" if r.redelivery is not None else "")
+                          for r in s.worst) or "-"
+        t.add_row(s.topic, str(s.groups), str(s.rows), colour(s.bad == 0, str(s.bad)), str(s.max_redelivery), worst)
+    return t
+
+
 def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
-    from .offsets import verify_offsets
+    from .offsets import OffsetSummary, iter_offset_rows
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
     src, tgt = _sessions(flow)
-    rows = [r.to_dict() for r in verify_offsets(src, tgt, flow.migration, list(groups) or None)]
+    summary = OffsetSummary(keep=DETAIL_ROWS)
+    rows = summary.feed(iter_offset_rows(src, tgt, flow.migration, list(groups) or None))
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "in_sync": bool(rows) and all(r["status"] == "ok" for r in rows),
-                   "rows": rows})
+        emit_json_stream({"talked_to": talked_to(flow)}, rows,
+                         lambda: {"verdict": summary.verdict(), "exit_code": summary.exit_code(),
+                                  "in_sync": summary.exit_code() == 0})
     else:
-        human(output).print(offsets_table(rows))
-    sys.exit(0 if rows and all(r["status"] == "ok" for r in rows) else 1)
+        for _ in rows:
+            pass
+        con = human(output)
+        con.print(offsets_table([r.to_dict() for r in summary.kept]) if summary.count <= DETAIL_ROWS else offsets_summary_table(summary))
+        con.print(f"{summary.count} group-partition(s) of {summary.group_count} group(s): {summary.verdict()}", highlight=False)
+    sys.exit(summary.exit_code())
 
 
 @click.group("offsets", invoke_without_command=True)
@@ -152,10 +174,10 @@ def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bo
                          force, certificate)
     rows = res.rows()
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "group": group, "direction": res.direction, "dry_run": dry_run,
-                   "written": res.written, "verdict": res.certificate["verdict"], "exact": res.exact,
-                   "exit": "0 every partition exact; 1 some on MM2's checkpoint or left as they were",
-                   "totals": res.certificate["totals"], "certificate": res.locations, "rows": rows})
+        emit_json(json_document(talked_to(flow), rows, res.certificate["verdict"], 0 if res.exact else 1,
+                                group=group, direction=res.direction, dry_run=dry_run, written=res.written,
+                                exact=res.exact, totals=res.certificate["totals"], certificate=res.locations,
+                                exit="0 every partition exact; 1 some on MM2's checkpoint or left as they were"))
     else:
         t = table(f"offsets sync {group} ({res.direction})" + (" (dry run)" if dry_run else ""),
                   ("topic", "p", "commit", "current", "placed", "method", "re-delivered", "action", "why"),
@@ -206,6 +228,10 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], **kw) -> None:
 
 # ---- lag -------------------------------------------------------------------------------------------
 def lag_table(rows: list) -> Table:
+    """Up to :data:`DETAIL_ROWS` partitions: one row each; more: one row per topic, topics behind first
+    with their worst partitions (every partition stays in --output json)."""
+    if len(rows) > DETAIL_ROWS:
+        return lag_summary_table(rows)
     t = table("replication lag (source -> target)",
               ("topic", "p", "source LSO", "replicated", "behind", "age s", "latency s", "status"),
               numeric=("p", "source LSO", "replicated", "behind", "age s", "latency s"))
@@ -213,6 +239,26 @@ def lag_table(rows: list) -> Table:
         t.add_row(r.topic, str(r.partition), str(r.source_lso), str(r.replicated),
                   str(r.behind) if r.exact else f"<={r.behind}", "-" if r.newest_age_s is None else str(r.newest_age_s),
                   "-" if r.latency_s is None else str(r.latency_s), colour(r.status == "in-sync", r.status))
+    return t
+
+
+def lag_summary_table(rows: list) -> Table:
+    from .lag import summarize
+
+    topics = summarize(rows)
+    behind = sum(1 for s in topics if s.behind_partitions)
+    t = table(f"replication lag per topic (source -> target): {len(rows)} partitions of {len(topics)} topics, "
+              f"{behind} topic(s) behind, worst first",
+              ("topic", "partitions", "behind p", "behind", "latency s", "worst partitions"),
+              numeric=("partitions", "behind p", "behind", "latency s"))
+    for s in topics[:DETAIL_ROWS]:
+        worst = ", ".join(f"[{r.partition}] {r.behind if r.exact else f'<={r.behind}'}" for r in s.worst) or "-"
+        t.add_row(s.topic, str(s.partitions), colour(s.behind_partitions == 0, str(s.behind_partitions)),
+                  str(s.behind) if s.exact else f"<={s.behind}", "-" if s.max_latency_s is None else str(s.max_latency_s), worst)
+    if len(topics) > DETAIL_ROWS:
+        rest = topics[DETAIL_ROWS:]
+        t.add_row(f"... {len(rest)} more topic(s)", str(sum(s.partitions for s in rest)),
+                  str(sum(s.behind_partitions for s in rest)), str(sum(s.behind for s in rest)), "-", "--output json: every partition")
     return t
 
 
@@ -252,7 +298,7 @@ def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) ->
                 live.update(lag_table(rows))
     ok = bool(rows) and all(r.status == "in-sync" for r in rows)
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "in_sync": ok, "partitions": [r.to_dict() for r in rows]})
+        emit_json(json_document(talked_to(flow), rows, "in-sync" if ok else "behind", 0 if ok else 1, in_sync=ok))
     elif not watch:
         human(output).print(lag_table(rows))
     if not rows:
@@ -292,7 +338,8 @@ def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_
                           max_redelivery, report, max_report_age * 60, certificate)
     ready = all(c.ok for c in conds)
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "ready": ready, "groups": list(groups), "conditions": [c.to_dict() for c in conds]})
+        emit_json(json_document(talked_to(flow), conds, "ready" if ready else "not-ready", 0 if ready else 1,
+                                ready=ready, groups=list(groups), conditions=[c.to_dict() for c in conds]))
     else:
         t = table(f"cutover check: {', '.join(groups)}", ("condition", "result", "evidence"))
         for c in conds:
@@ -319,9 +366,10 @@ def _rollback_plan(topics, kw, output):
     return flow, src, tgt, plan(flow.source, target, flow.migration, list(topics), src, tgt)
 
 
-def _print_plan(p, output: str, applied: bool, flow: Flow | None = None) -> None:
+def _print_plan(p, output: str, applied: bool, talked: dict | None = None) -> None:
     if output == "json":
-        emit_json({"talked_to": talked_to(flow) if flow else None, "applied": applied, **p.to_dict()})
+        rows = [{"connector": n, "direction": "reverse", **c} for n, c in p.reverse.items()]
+        emit_json({"applied": applied, **p.to_dict(), **json_document(talked, rows, "applied" if applied else "planned", 0)})
         return
     con = human(output)
     con.print(f"forward flow: topics_exclude += {', '.join(p.forward_exclude_added)}")
@@ -344,7 +392,7 @@ def _print_plan(p, output: str, applied: bool, flow: Flow | None = None) -> None
 def rollback_plan(topics, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
     flow, _, _, p = _rollback_plan(topics, kw, output)
-    _print_plan(p, output, applied=False, flow=flow)
+    _print_plan(p, output, applied=False, talked=talked_to(flow))
 
 
 @rollback.command("apply")
@@ -363,7 +411,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
     with con.status("rolling back") as sp:
         apply_rollback(client, p, flow.migration, src, tgt, flow.source.alias, flow.require_target("rollback").alias,
                        timeout, sp.update)
-    _print_plan(p, output, applied=True, flow=flow)
+    _print_plan(p, output, applied=True, talked=talked_to(flow))
 
 
 # ---- cleanup ---------------------------------------------------------------------------------------
@@ -392,7 +440,8 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     if yes:
         delete(tgt, items)
     if output == "json":
-        emit_json({"talked_to": talked_to(flow), "deleted": yes, "items": [i.to_dict() for i in items]})
+        emit_json(json_document(talked_to(flow), items, "deleted" if yes else "listed", 0, deleted=yes,
+                                items=[i.to_dict() for i in items]))
         return
     con = human(output)
     t = table(f"left on the target {target.bootstrap_servers}", ("kind", "name", "why"))
@@ -422,7 +471,9 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: 
     with con.status("rehearsal") as sp:
         res = run(say=sp.update, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker, shape=shape)
     if output == "json":
-        emit_json(res.to_dict())
+        doc = res.to_dict()
+        talked = {k: (v.get("bootstrap_servers") or v.get("url")) for k, v in (res.status or {}).items() if isinstance(v, dict)}
+        emit_json({**doc, **json_document(talked, doc.get("steps", []), "ok" if res.ok else "failed", 0 if res.ok else 1)})
         sys.exit(0 if res.ok else 1)
     if res.topics:
         t = table("replicated topics", ("source topic", "target topic", "source records", "target records", "configs"),

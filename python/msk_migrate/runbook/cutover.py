@@ -180,7 +180,7 @@ def cutover_check(source: AdminSession, target: AdminSession, client: ConnectCli
                            "; ".join(problems) if problems else
                            ", ".join(f"{r['name']} {r['tasks_running']}/{r['tasks']}" for r in rows)))
 
-    topics = sorted({t for g in groups for t, _ in source.committed(g)})
+    topics = sorted({t for _, comm in source.committed_many(groups) for t, _ in comm})
     lag = measure_lag(source, target, client, migration, source_alias, topics, max_records, max_age)
     behind = [r for r in lag if r.status != "in-sync"]
     conds.append(Condition("lag within thresholds", bool(lag) and not behind,
@@ -197,7 +197,7 @@ def cutover_check(source: AdminSession, target: AdminSession, client: ConnectCli
                                f"re-delivery {bad[0].redelivery})" if bad else
                                f"never ahead, re-delivery at most {worst} (limit {max_redelivery})")))
 
-    active = {g: target.group_members(g) for g in groups}
+    active = target.group_members_many(groups)
     busy = [g for g, m in active.items() if m]
     conds.append(Condition("group inactive on target", not busy,
                            f"active on target: {', '.join(busy)}" if busy else f"{', '.join(groups)}: no member on the target"))

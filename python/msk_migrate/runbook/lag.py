@@ -3,8 +3,9 @@
 - source LSO: the last stable offset (what a read_committed consumer can read up to);
 - replicated: the next source offset MM2 will copy, from the source connector's committed offsets
   (Connect's offsets REST endpoint, Kafka >= 3.5 workers; committed every ``offset.flush.interval.ms``);
-- behind: records between the two (transaction markers and aborted records are not counted: gaps of up
-  to :data:`EXACT_COUNT_LIMIT` offsets are read; larger gaps are reported as the offset gap, an upper bound);
+- behind: records between the two (transaction markers and aborted records are not counted: when every
+  partition's gap adds up to at most :data:`EXACT_COUNT_LIMIT` offsets, ONE consumer assigned all of them
+  counts the records; otherwise each gap is reported as the offset gap, an upper bound, shown ``<=N``);
 - latency: source newest record time minus target newest record time (0 when nothing is behind).
 """
 
@@ -16,10 +17,11 @@ from dataclasses import asdict, dataclass
 from ..config.migration import MigrationSpec
 from ..connect.rest import ConnectClient
 from ..kafka.admin import AdminSession
-from ..kafka.offsets import last_stable_offsets, newest_timestamps, partitions, records_between, start_offsets
+from ..kafka.offsets import count_records, last_stable_offsets, newest_timestamps, partitions, start_offsets
 from ..kafka.selection import topic_selection
 
-EXACT_COUNT_LIMIT = 1000
+#: Offsets, summed over every behind partition, that one consumer reads for an exact count.
+EXACT_COUNT_LIMIT = 20_000
 
 
 @dataclass
@@ -52,30 +54,68 @@ def replicated_positions(client: ConnectClient, connector: str, source_alias: st
 def measure_lag(source: AdminSession, target: AdminSession, client: ConnectClient, migration: MigrationSpec,
                 source_alias: str, topics: list[str] | None = None, max_records: int = 0,
                 max_age: float | None = None) -> list[LagRow]:
+    """One row per partition. Every cluster read is batched: one metadata request per cluster, one
+    ListOffsets round per kind of offset (librdkafka groups them per leader), one Connect offsets call,
+    and at most one consumer (assigned every partition that is behind) for exact record counts."""
     sel = topic_selection(migration)
     chosen = sel.select(source.topics(refresh=True))
     if topics:
-        chosen = [t for t in chosen if t in topics]
+        wanted = set(topics)
+        chosen = [t for t in chosen if t in wanted]
     tps = partitions(source, chosen)
     lso = last_stable_offsets(source, tps)
     start = start_offsets(source, tps)
     done = replicated_positions(client, migration.connector_names()["source"], source_alias)
     src_ts = newest_timestamps(source, tps)
-    ttps = [(sel.target_name(t), p) for t, p in tps if sel.target_name(t) in target.topics(refresh=True)]
+    target_topics = target.topics(refresh=True)  # once: not per partition
+    names = {t: sel.target_name(t) for t in chosen}
+    ttps = [(names[t], p) for t, p in tps if names[t] in target_topics]
     tgt_ts = newest_timestamps(target, ttps)
+    pos = {tp: max(done.get(tp, start[tp]), start[tp]) for tp in tps}
+    gaps = {tp: (pos[tp], lso[tp]) for tp in tps if lso[tp] > pos[tp]}
+    exact = count_records(source, gaps, EXACT_COUNT_LIMIT) if gaps else {}
     now = time.time()
     rows = []
     for t, p in tps:
-        pos = max(done.get((t, p), start[(t, p)]), start[(t, p)])
-        gap = max(lso[(t, p)] - pos, 0)
-        exact = gap <= EXACT_COUNT_LIMIT
-        behind = records_between(source, (t, p), pos, lso[(t, p)]) if 0 < gap <= EXACT_COUNT_LIMIT else gap
-        tts = tgt_ts.get((sel.target_name(t), p))
-        sts = src_ts.get((t, p))
+        tp = (t, p)
+        gap = max(lso[tp] - pos[tp], 0)
+        counted = exact.get(tp)
+        behind = gap if counted is None else counted
+        tts = tgt_ts.get((names[t], p))
+        sts = src_ts.get(tp)
         age = round(now - tts / 1000, 1) if tts else None
         latency = 0.0 if behind == 0 else (round(max(sts - (tts or 0), 0) / 1000, 1) if sts else None)
-        row = LagRow(t, p, sel.target_name(t), lso[(t, p)], pos, behind, exact, age, latency)
+        row = LagRow(t, p, names[t], lso[tp], pos[tp], behind, gap == 0 or counted is not None, age, latency)
         late = max_age is not None and latency is not None and latency > max_age
         row.status = "behind" if behind > max_records or late else "in-sync"
         rows.append(row)
     return rows
+
+
+@dataclass
+class TopicLag:
+    """One topic's partitions summarised: the table shows these, worst first; JSON has every partition."""
+    topic: str
+    partitions: int
+    behind_partitions: int
+    behind: int  #: records behind, summed (an upper bound when ``exact`` is False)
+    exact: bool
+    worst: list[LagRow]  #: the partitions furthest behind (at most 3)
+    max_latency_s: float | None
+    min_age_s: float | None
+
+
+def summarize(rows: list[LagRow], worst: int = 3) -> list[TopicLag]:
+    """Per topic, the topics with the most records behind first (then by latency, then by name)."""
+    by_topic: dict[str, list[LagRow]] = {}
+    for r in rows:
+        by_topic.setdefault(r.topic, []).append(r)
+    out = []
+    for topic, rs in by_topic.items():
+        bad = sorted((r for r in rs if r.status != "in-sync"), key=lambda r: (-r.behind, -(r.latency_s or 0), r.partition))
+        lats = [r.latency_s for r in rs if r.latency_s is not None]
+        ages = [r.newest_age_s for r in rs if r.newest_age_s is not None]
+        out.append(TopicLag(topic, len(rs), len(bad), sum(r.behind for r in rs), all(r.exact for r in rs), bad[:worst],
+                            max(lats) if lats else None, min(ages) if ages else None))
+    out.sort(key=lambda s: (s.behind_partitions == 0, -s.behind, -(s.max_latency_s or 0), s.topic))
+    return out

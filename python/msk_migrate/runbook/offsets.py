@@ -12,11 +12,12 @@ at once, instead of waiting for MM2's next ``sync.group.offsets.interval.seconds
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
 
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..errors import UsageError
-from ..kafka.admin import AdminSession
+from ..kafka.admin import TP, AdminSession
 from ..kafka.offsets import end_offsets, latest_checkpoints
 from ..kafka.selection import group_selection, topic_selection
 
@@ -41,39 +42,60 @@ class OffsetRow:
 
 def verify_offsets(source: ClusterEndpoint | AdminSession, target: ClusterEndpoint | AdminSession,
                    migration: MigrationSpec, groups: list[str] | None = None) -> list[OffsetRow]:
+    """Every row of :func:`iter_offset_rows` (callers that can stream should use that)."""
+    return list(iter_offset_rows(source, target, migration, groups))
+
+
+def iter_offset_rows(source: ClusterEndpoint | AdminSession, target: ClusterEndpoint | AdminSession,
+                     migration: MigrationSpec, groups: list[str] | None = None, chunk: int = 64) -> Iterator[OffsetRow]:
+    """Rows group by group, streamed: memory holds ``chunk`` groups' offsets and one end offset per
+    partition (never every offset of every group). Per chunk of groups: OffsetFetch requests in flight
+    together on each cluster, and one ListOffsets round per cluster for end offsets not asked yet."""
     src = source if isinstance(source, AdminSession) else AdminSession.for_endpoint("source", source)
     tgt = target if isinstance(target, AdminSession) else AdminSession.for_endpoint("target", target)
     names = src.groups()
     if groups:
         require_known_groups(groups, names, "source")
-        names = [g for g in names if g in groups]
+        wanted = set(groups)
+        names = [g for g in names if g in wanted]
     else:
         names = group_selection(migration).select(names)
     sel = topic_selection(migration)
     target_topics = set(tgt.topics(refresh=True))
-    rows: list[OffsetRow] = []
-    for group in names:
-        s_comm = {k: v for k, v in src.committed(group).items() if sel.matches(k[0])}
-        if not s_comm:
+    s_end: dict[TP, int] = {}
+    t_end: dict[TP, int] = {}
+    for i in range(0, len(names), chunk):
+        batch = [(g, {k: v for k, v in comm.items() if sel.matches(k[0])})
+                 for g, comm in src.committed_many(names[i:i + chunk])]
+        batch = [(g, comm) for g, comm in batch if comm]
+        if not batch:
             continue
-        s_end = end_offsets(src, s_comm)
-        present = [(sel.target_name(t), p) for t, p in s_comm if sel.target_name(t) in target_topics]
-        t_end = end_offsets(tgt, present)
-        t_comm = tgt.committed(group)
-        for (topic, part), committed in sorted(s_comm.items()):
-            ttopic = sel.target_name(topic)
-            if ttopic not in target_topics:
-                rows.append(OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, None, None, None, "topic-missing"))
-                continue
-            tc, te = t_comm.get((ttopic, part)), t_end.get((ttopic, part))
-            if tc is None or te is None:
-                status, redelivery = "not-translated", None
-            else:
-                redelivery = (te - tc) - (s_end[(topic, part)] - committed)
-                status = "ok" if redelivery >= 0 else "ahead"
-            rows.append(OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, tc, te, redelivery, status))
-        _by_identity(src, tgt, group, s_comm, t_comm, sel.target_name, rows)
-    return rows
+        need = {tp for _, comm in batch for tp in comm if tp not in s_end}
+        s_end.update(end_offsets(src, need))
+        tneed = {(sel.target_name(t), p) for _, comm in batch for t, p in comm
+                 if sel.target_name(t) in target_topics and (sel.target_name(t), p) not in t_end}
+        t_end.update(end_offsets(tgt, tneed))
+        t_comms = dict(tgt.committed_many([g for g, _ in batch]))
+        for group, s_comm in batch:
+            rows = list(_group_rows(group, s_comm, t_comms[group], s_end, t_end, sel.target_name, target_topics))
+            _by_identity(src, tgt, group, s_comm, t_comms[group], sel.target_name, rows)
+            yield from rows
+
+
+def _group_rows(group: str, s_comm: dict[TP, int], t_comm: dict[TP, int], s_end: dict[TP, int], t_end: dict[TP, int],
+                target_name: Callable[[str], str], target_topics: set[str]) -> Iterator[OffsetRow]:
+    for (topic, part), committed in sorted(s_comm.items()):
+        ttopic = target_name(topic)
+        if ttopic not in target_topics:
+            yield OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, None, None, None, "topic-missing")
+            continue
+        tc, te = t_comm.get((ttopic, part)), t_end.get((ttopic, part))
+        if tc is None or te is None:
+            status, redelivery = "not-translated", None
+        else:
+            redelivery = (te - tc) - (s_end[(topic, part)] - committed)
+            status = "ok" if redelivery >= 0 else "ahead"
+        yield OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, tc, te, redelivery, status)
 
 
 def _by_identity(src: AdminSession, tgt: AdminSession, group: str, s_comm: dict, t_comm: dict, to_name, rows: list[OffsetRow]) -> None:
@@ -140,3 +162,72 @@ def apply_offset_sync(target: AdminSession, group: str, rows: list[SyncRow]) -> 
     todo = {(r.topic, r.partition): r.translated for r in rows if r.action in ("write", "backwards-forced")}
     if todo:
         target.alter_committed(group, todo)
+
+
+@dataclass
+class TopicOffsets:
+    """One topic's group-partitions summarised (the text table at scale; JSON keeps every row)."""
+    topic: str
+    rows: int = 0
+    bad: int = 0  #: rows whose status is not ok
+    max_redelivery: int = 0
+    group_names: set[str] = field(default_factory=set)
+    worst: list[OffsetRow] = field(default_factory=list)  #: not-ok rows first, then the largest re-delivery (at most 3)
+
+    @property
+    def groups(self) -> int:
+        return len(self.group_names)
+
+
+class OffsetSummary:
+    """Consumes rows as they stream past (:meth:`feed`), keeping per topic counts and its 3 worst rows,
+    the first ``keep`` rows (the detailed table of a small run), and the verdict: memory is flat in the
+    number of groups."""
+
+    def __init__(self, keep: int = 50, worst: int = 3):
+        self.keep, self.worst_n = keep, worst
+        self.kept: list[OffsetRow] = []
+        self.count = 0
+        self.bad = 0
+        self.group_count = 0
+        self._last_group: str | None = None
+        self._topics: dict[str, TopicOffsets] = {}
+
+    def feed(self, rows: Iterable[OffsetRow]) -> Iterator[OffsetRow]:
+        for r in rows:
+            self.add(r)
+            yield r
+
+    def add(self, r: OffsetRow) -> None:
+        self.count += 1
+        if r.group != self._last_group:
+            self.group_count, self._last_group = self.group_count + 1, r.group
+        if len(self.kept) < self.keep:
+            self.kept.append(r)
+        s = self._topics.setdefault(r.topic, TopicOffsets(r.topic))
+        s.rows += 1
+        s.group_names.add(r.group)
+        s.bad += r.status != "ok"
+        self.bad += r.status != "ok"
+        s.max_redelivery = max(s.max_redelivery, r.redelivery or 0)
+        s.worst = sorted([*s.worst, r], key=_badness)[:self.worst_n]
+
+    def topics(self) -> list[TopicOffsets]:
+        """Topics with not-ok rows first, then by the largest re-delivery."""
+        return sorted(self._topics.values(), key=lambda s: (-s.bad, -s.max_redelivery, s.topic))
+
+    def ok(self) -> bool:
+        """Verified: at least one group-partition compared and every one ok (never passes on nothing)."""
+        return self.count > 0 and self.bad == 0
+
+    def verdict(self) -> str:
+        if self.count == 0:
+            return "nothing-compared"
+        return "ok" if self.bad == 0 else "not-ok"
+
+    def exit_code(self) -> int:
+        return 0 if self.ok() else 1
+
+
+def _badness(r: OffsetRow) -> tuple:
+    return (r.status == "ok", -(r.redelivery or 0), r.group, r.partition)

@@ -25,7 +25,7 @@ from ..connectors.render import forward_spec_without, render_connectors, render_
 from ..errors import UsageError
 from ..kafka.admin import AdminSession
 from ..kafka.names import SOURCE_CONNECTOR_CLASS
-from ..kafka.offsets import latest_offset_syncs, partitions, records_between, start_offsets
+from ..kafka.offsets import count_records, latest_offset_syncs, partitions, start_offsets
 from ..kafka.selection import topic_selection
 from .lag import replicated_positions
 
@@ -68,7 +68,8 @@ def start_offsets_after_forward(client: ConnectClient, m: MigrationSpec, src: Ad
     syncs = latest_offset_syncs(tgt, source_alias, target_alias)
     tps = partitions(src, topics)
     tstart = start_offsets(tgt, [(sel.target_name(t), p) for t, p in tps])
-    out = {}
+    out: dict[tuple[str, int], int] = {}
+    tails: dict[tuple[str, int], tuple[int, int]] = {}  #: source records copied after the newest offset sync
     for t, p in tps:
         tt = (sel.target_name(t), p)
         sync = syncs.get((t, p))
@@ -76,8 +77,15 @@ def start_offsets_after_forward(client: ConnectClient, m: MigrationSpec, src: Ad
             out[tt] = tstart[tt]  # the forward flow wrote nothing here
             continue
         last = done[(t, p)] - 1
-        extra = records_between(src, (t, p), sync.upstream_offset + 1, last + 1) if sync.upstream_offset < last else 0
-        out[tt] = sync.downstream_offset + 1 + extra
+        tails[(t, p)] = (sync.upstream_offset + 1, last + 1)
+        out[tt] = sync.downstream_offset + 1
+    # one consumer for every partition's tail (not one per partition); the count must be exact here
+    counts = count_records(src, tails, max_offsets=sum(e - s for s, e in tails.values()), timeout=60.0)
+    missing = [tp for tp, (s, e) in tails.items() if e > s and tp not in counts]
+    if missing:
+        raise src.error(f"counting the records after the newest offset sync of {missing[0][0]}[{missing[0][1]}] did not finish")
+    for (t, p), n in counts.items():
+        out[(sel.target_name(t), p)] += n
     return out
 
 

@@ -19,7 +19,7 @@ import click
 import yaml
 
 from .. import cliutil
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, json_document, output_option
 from ..config.auth import AuthConfig
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
@@ -235,7 +235,9 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
             (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
-        emit_json({"talked_to": report.talked_to(), **report.to_dict(), "locations": report.locations})
+        doc = report.to_dict()
+        emit_json({**doc, "locations": report.locations,
+                   **json_document(report.talked_to(), doc.get("topics", []), str(doc.get("verdict")), report.exit_code)})
     else:
         print_report(report, con)
     if report.exit_code:

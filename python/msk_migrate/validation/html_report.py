@@ -25,6 +25,11 @@ th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
+#: A topic with more partitions than this shows its partition table collapsed (<details>), the partitions
+#: that do not match first and open; report.json keeps every partition either way.
+COLLAPSE_PARTITIONS = 32
+
+
 def _e(v: Any) -> str:
     if v is None:
         return "—"
@@ -126,10 +131,17 @@ def render_html(r: dict[str, Any]) -> str:
             for d in md["config_differences"]:
                 add(f"<tr><td>{_e(d['name'])}</td><td>{_e(d['source'])}</td><td>{_e(d['target'])}</td></tr>")
             add("</tbody></table>")
+        parts = t["partitions"]
+        large = len(parts) > COLLAPSE_PARTITIONS
+        if large:  # a large topic: collapsed, the partitions that do not match first
+            bad = sum(p["status"] != "match" for p in parts)
+            parts = sorted(parts, key=lambda p: (p["status"] == "match", p["partition"]))
+            add(f"<details class='partitions'{' open' if bad else ''}><summary>{len(parts)} partitions, "
+                f"{bad} not matching{' (listed first)' if bad else ''}</summary>")
         add("<table class='partitions'><thead><tr><th>Partition</th><th>Status</th><th>Method</th><th>Source</th>"
             "<th>Target</th><th>Missing</th><th>Unexpected</th><th>Duplicates</th><th>Changed</th>"
             "<th>Reordered</th><th>Explanation</th></tr></thead><tbody>")
-        for p in t["partitions"]:
+        for p in parts:
             diffs = "; ".join(p["differences"])
             add(
                 f"<tr data-partition='{p['partition']}' data-status='{_e(p['status'])}'><td class='n'>{p['partition']}</td>"
@@ -137,6 +149,8 @@ def render_html(r: dict[str, Any]) -> str:
                 f"{_n(p['missing'])}{_n(p['unexpected'])}{_n(p['duplicates'])}{_n(p['changed'])}{_n(p['reordered'])}<td>{_e(diffs)}</td></tr>"
             )
         add("</tbody></table>")
+        if large:
+            add("</details>")
         for p in t["partitions"]:
             for cat, items in p["samples"].items():
                 if not items:

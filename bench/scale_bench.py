@@ -1,0 +1,266 @@
+"""Operator commands at scale: `lag`, `offsets verify`, `cutover check`, `preflight`, `cleanup` and
+`rollback plan` on the local clusters holding TOPICS x PARTITIONS partitions and GROUPS consumer groups.
+
+The load (see :func:`build_load`): every topic on the source and the target with RECORDS records per
+partition; each group commits on two topics (source and target, the same offsets: translated, nothing
+ahead); the flow's MirrorSourceConnector exists STOPPED with Connect offsets that say every topic is
+copied except the first ``--behind-topics`` (BEHIND records short per partition: `lag` mid-copy).
+
+Each command runs ``--repeat`` times interleaved, ``before`` (another checkout's msk-migrate, e.g.
+main's venv: ``--before /work/main/.venv/bin/msk-migrate``) and ``after`` (this checkout). Per run:
+wall seconds and the command process's peak RSS (``wait4``). The table goes to docs/PERFORMANCE.md.
+
+    MSK_MIGRATE_BROKER_HEAP=1g python bench/scale_bench.py --topics 1000 --partitions 10 --groups 1000 \
+        --before /work/main/.venv/bin/msk-migrate
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from msk_migrate.config.migration import MigrationSpec
+from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connectors.render import render_connectors
+from msk_migrate.local.harness import LocalEnvironment
+from perfdoc import write_section
+
+AFTER = str(Path(sys.executable).with_name("msk-migrate"))
+
+
+def topic_name(i: int) -> str:
+    return f"scale-{i:04d}"
+
+
+def group_name(i: int) -> str:
+    return f"scale-g{i:04d}"
+
+
+def migration(name: str = "scale") -> MigrationSpec:
+    return MigrationSpec(name=name, topics=["scale-.*"], groups=["scale-g.*"], tasks_max=2, replication_factor=1,
+                         internal_replication_factor=1)
+
+
+def create_topics(bootstrap: str, topics: int, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    names = [topic_name(i) for i in range(topics)]
+    for i in range(0, len(names), 100):  # 100 topics a request: the controller stays responsive
+        futs = admin.create_topics([NewTopic(n, partitions, 1) for n in names[i:i + 100]], operation_timeout=120)
+        for f in futs.values():
+            try:
+                f.result()
+            except Exception as exc:
+                if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                    raise
+
+
+def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000,
+                  "queue.buffering.max.messages": 1_000_000,
+                  "enable.idempotence": True, "message.timeout.ms": 600_000})  # exact counts on a loaded machine
+    for i in range(topics):
+        for part in range(partitions):
+            for _ in range(records):
+                p.produce(topic_name(i), b"v" * 32, partition=part)
+        p.poll(0)
+    p.flush(120)
+
+
+def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, offset: int, window: int = 16) -> None:
+    """Group i commits ``offset`` on every partition of topics i and i+1 (mod topics), ``window`` requests in
+    flight; a request that fails (a loaded machine, topics just created, the offsets topic loading) is retried
+    (up to 6 times) until every partition's commit is accepted."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def request(g: int):
+        tps = [TopicPartition(topic_name(t % topics), p, offset) for t in (g, g + 1) for p in range(partitions)]
+        return admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group_name(g), tps)],
+                                                  request_timeout=120)[group_name(g)]
+
+    for start in range(0, groups, window):
+        todo = list(range(start, min(start + window, groups)))
+        for attempt in range(6):
+            futs = {g: request(g) for g in todo}
+            todo = []
+            for g, f in futs.items():
+                try:
+                    res = f.result()
+                    failed = [tp.error for tp in res.topic_partitions if tp.error is not None]
+                    if failed:  # per-partition errors do not fail the future (topics just created, coordinator loading)
+                        raise KafkaException(failed[0])
+                except KafkaException:
+                    if attempt == 5:
+                        raise
+                    todo.append(g)
+            if not todo:
+                break
+            time.sleep(2)
+
+
+def stop_source_connector_with_offsets(env: LocalEnvironment, m: MigrationSpec, topics: int, partitions: int,
+                                       records: int, behind_topics: int, behind: int) -> None:
+    """The flow's source connector, STOPPED, with Connect offsets: every record copied except ``behind`` per
+    partition of the first ``behind_topics`` topics (what `lag` reads, without copying 10,000 partitions)."""
+    client = ConnectClient(env.status()["connect"]["url"])
+    configs = render_connectors(env.source(), env.target(), m)
+    name = m.connector_names()["source"]
+    if name not in client.connectors():
+        client.create_stopped(name, {k: v for k, v in configs[name].items() if k != "name"})
+    offsets = [{"partition": {"cluster": env.source().alias, "topic": topic_name(t), "partition": p},
+                "offset": {"offset": records - 1 - (behind if t < behind_topics else 0)}}
+               for t in range(topics) for p in range(partitions)]
+    for i in range(0, len(offsets), 2000):
+        client.alter_offsets(name, offsets[i:i + 2000])
+
+
+def build_load(env: LocalEnvironment, a: argparse.Namespace) -> None:
+    src, tgt = env.source().bootstrap_servers, env.target().bootstrap_servers
+    for label, fn in (
+        ("topics on the source", lambda: create_topics(src, a.topics, a.partitions)),
+        ("topics on the target", lambda: create_topics(tgt, a.topics, a.partitions)),
+        ("records on the source", lambda: produce(src, a.topics, a.partitions, a.records)),
+        ("records on the target", lambda: produce(tgt, a.topics, a.partitions, a.records)),
+        ("groups on the source", lambda: commit_groups(src, a.groups, a.topics, a.partitions, a.records // 2)),
+        ("groups on the target", lambda: commit_groups(tgt, a.groups, a.topics, a.partitions, a.records // 2)),
+        ("stopped source connector with offsets",
+         lambda: stop_source_connector_with_offsets(env, migration(), a.topics, a.partitions, a.records, a.behind_topics, a.behind)),
+    ):
+        t0 = time.time()
+        fn()
+        print(f"  {label}: {time.time() - t0:.1f} s", flush=True)
+
+
+def flow_file(env: LocalEnvironment, d: Path) -> Path:
+    path = d / "scale-flow.yaml"
+    path.write_text(yaml.safe_dump({
+        "source": {"alias": "source", "bootstrap_servers": env.source().bootstrap_servers},
+        "target": {"alias": "target", "bootstrap_servers": env.target().bootstrap_servers},
+        "migration": migration().model_dump(),
+        "worker": {"replication_factor": 1},
+    }))
+    return path
+
+
+def commands(flow: Path, connect_url: str) -> dict[str, list[str]]:
+    common = ["--config", str(flow)]
+    return {
+        "lag": ["lag", *common, "--connect-url", connect_url, "--output", "json"],
+        "offsets verify": ["offsets", "verify", *common, "--output", "json"],
+        "cutover check": ["cutover", "check", *common, "--connect-url", connect_url, "--group", group_name(1), "--output", "json"],
+        "preflight": ["preflight", *common, "--output", "json"],
+        "cleanup": ["cleanup", *common, "--output", "json"],
+        "rollback plan": ["rollback", "plan", *common, "--topic", topic_name(1), "--output", "json"],
+    }
+
+
+def run_once(exe: str, args: list[str], timeout: float) -> tuple[float | None, float | None, int | None]:
+    """(seconds, peak RSS MiB, exit code) of one run; (None, None, None) when it ran past ``timeout``."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([exe, *args], stdout=out, stderr=err)
+        deadline = time.time() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                if proc.returncode not in (0, 1):  # an error: its one line, so a table never hides it
+                    err.seek(0)
+                    print(f"    {exe} {args[0]}: exit {proc.returncode}: {err.read().decode(errors='replace').strip()[-300:]}")
+                return time.perf_counter() - t0, usage.ru_maxrss / 1024, proc.returncode
+            if time.time() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                return None, None, None
+            time.sleep(0.05)
+
+
+def fmt(values: list[float | None], unit: str, timeout: float) -> str:
+    if not values:
+        return "-"
+    if any(v is None for v in values):
+        return f"> {timeout:.0f} s (stopped)" if unit == "s" else "-"
+    vals = [v for v in values if v is not None]
+    med = statistics.median(vals)
+    spread = f" ({min(vals):.1f}-{max(vals):.1f})" if len(vals) > 1 else ""
+    return f"{med:.1f}{spread}" if unit == "s" else f"{med:.0f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--topics", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=10)
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--records", type=int, default=20, help="records per partition")
+    ap.add_argument("--behind-topics", type=int, default=100, help="topics the connector's offsets leave behind")
+    ap.add_argument("--behind", type=int, default=10, help="records behind per partition of those topics")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", help="msk-migrate of the code to compare with (e.g. /work/main/.venv/bin/msk-migrate)")
+    ap.add_argument("--before-repeat", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds before a run is stopped")
+    ap.add_argument("--dir", type=Path, default=None, help="harness directory (default: a temporary one)")
+    ap.add_argument("--keep", action="store_true", help="leave the clusters running")
+    ap.add_argument("--no-doc", action="store_true")
+    a = ap.parse_args()
+
+    base = a.dir or Path(tempfile.mkdtemp(prefix="msk-scale-"))
+    env = LocalEnvironment(base, progress=lambda s: print(f"  {s}", flush=True))
+    load_avg = []
+    try:
+        t0 = time.time()
+        env.up()
+        print(f"harness up in {time.time() - t0:.0f} s ({base})", flush=True)
+        build_load(env, a)
+        flow = flow_file(env, base)
+        cmds = commands(flow, env.status()["connect"]["url"])
+        results: dict[tuple[str, str], list[tuple[float | None, float | None, int | None]]] = {}
+        for rnd in range(a.repeat):
+            for name, args in cmds.items():  # interleaved: before and after of a command back to back
+                sides = [("after", AFTER)] + ([("before", a.before)] if a.before and rnd < a.before_repeat else [])
+                for side, exe in sides:
+                    load_avg.append(os.getloadavg()[0])
+                    r = run_once(exe, args, a.timeout)
+                    results.setdefault((name, side), []).append(r)
+                    print(f"  round {rnd + 1} {side:6} {name:15} {r[0] if r[0] is None else round(r[0], 2)} s, "
+                          f"{r[1] if r[1] is None else round(r[1])} MiB, exit {r[2]}", flush=True)
+        rows = ["| command | before: s | before: peak MiB | after: s (median, min-max) | after: peak MiB | exit |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for name in cmds:
+            after, before = results.get((name, "after"), []), results.get((name, "before"), [])
+            rows.append(f"| `{name}` | {fmt([r[0] for r in before], 's', a.timeout)} | {fmt([r[1] for r in before], 'MiB', a.timeout)} "
+                        f"| {fmt([r[0] for r in after], 's', a.timeout)} | {fmt([r[1] for r in after], 'MiB', a.timeout)} "
+                        f"| {', '.join(sorted({str(r[2]) for r in after}))} |")
+        table = "\n".join(rows)
+        print(table)
+        load = f"1-min load average during the runs: {min(load_avg):.1f}-{max(load_avg):.1f} on {os.cpu_count()} cores"
+        body = (f"{a.topics * a.partitions:,} partitions ({a.topics:,} topics x {a.partitions}), {a.groups:,} groups "
+                f"(each on 2 topics: {a.groups * 2 * a.partitions:,} group-partitions), {a.records} records a partition; "
+                f"the source connector's offsets leave {a.behind_topics} topics {a.behind} records behind a partition "
+                f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_BROKER_HEAP', '384m')}. "
+                f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
+                f"({a.before_repeat} run(s); a run past {a.timeout:.0f} s is stopped). Seconds are wall time of the whole "
+                f"command process (Python start-up included); peak MiB is that process's maximum RSS. {load}.\n\n{table}\n")
+        print(body)
+        if not a.no_doc:
+            write_section("Operator commands at scale", body)
+    finally:
+        if not a.keep:
+            env.down(wipe=True)
+            if a.dir is None:
+                shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
