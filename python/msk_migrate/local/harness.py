@@ -9,6 +9,7 @@ previous ports), ``down`` stops only processes recorded by ``up`` (pid + kernel 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
@@ -38,16 +39,21 @@ class LocalEnvironment:
         workers: int = 1,
         exactly_once: bool = False,
         worker_settings: dict[str, Any] | None = None,
+        broker_heap: str | None = None,
     ):
         """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
         ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
-        ``worker_settings``: WorkerSpec fields for every worker (e.g. faster auto-restart back-off)."""
+        ``worker_settings``: WorkerSpec fields for every worker (e.g. faster auto-restart back-off, ``heap``).
+        ``broker_heap``: -Xmx of both brokers (e.g. "2g" for 10,000 partitions); default the environment
+        variable MSK_MIGRATE_LOCAL_BROKER_HEAP, else BrokerSpec's default (workers: ``heap`` in
+        ``worker_settings``, else MSK_MIGRATE_LOCAL_WORKER_HEAP, else the local worker's default)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.base_dir = Path(base_dir)
         self.workers = workers
         self.exactly_once = exactly_once
         self.worker_settings = dict(worker_settings or {})
+        self.broker_heap = broker_heap or os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or None
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
         self.progress = progress or (lambda msg: None)
@@ -104,6 +110,8 @@ class LocalEnvironment:
                 version, cp_name, auto_create = brokers[role]
                 self.progress(f"starting {role} cluster (Kafka {version}, KRaft)")
                 spec = BrokerSpec(role, version, classpath(cp_name), self.base_dir / role, auto_create)
+                if self.broker_heap:
+                    spec.heap = self.broker_heap
                 rec, port = start_broker(spec)
                 with lock:
                     state["procs"][name] = rec.to_dict()
@@ -152,6 +160,8 @@ class LocalEnvironment:
     def _ensure_workers(self, state: dict[str, Any]) -> None:
         """Start every missing or dead worker (same group, own ports and config dir), then wait for all."""
         settings = {k: v for k, v in self.worker_settings.items() if k != "group_id"}
+        if "heap" not in settings and os.environ.get("MSK_MIGRATE_LOCAL_WORKER_HEAP"):
+            settings["heap"] = os.environ["MSK_MIGRATE_LOCAL_WORKER_HEAP"]
         group = self.worker_settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
         if "worker" not in state:
             state["worker"] = local_worker_spec(group_id=group).model_copy(update=settings).model_dump()
