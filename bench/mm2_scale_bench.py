@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import requests
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from msk_migrate.config.migration import MigrationSpec
@@ -206,6 +206,8 @@ def main() -> None:
                             break
                         except BufferError:
                             p.poll(0.1)
+                        except KafkaException:  # metadata of a just-created topic not propagated yet
+                            p.poll(0.5)
         p.flush(600)
         fig["produce_s"] = time.time() - t
         tps = [TopicPartition(n, q) for n in names for q in range(args.partitions)]
@@ -283,7 +285,12 @@ def main() -> None:
             topic = f"{PREFIX}new-{uuid.uuid4().hex[:6]}"
             t = time.time()
             sadmin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result(60)
-            p.produce(topic, value=payload, partition=0)
+            while True:
+                try:
+                    p.produce(topic, value=payload, partition=0)
+                    break
+                except KafkaException:  # metadata of the just-created topic not propagated yet
+                    p.poll(0.2)
             p.flush(60)
             exists = rec_at = None
             while time.time() - t < 600 and rec_at is None:
