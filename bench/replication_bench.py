@@ -280,6 +280,11 @@ def main() -> None:
     per_round_ea = [e / a for e, a in zip(rps["eos"], rps["alo"], strict=True)]
     verdict = lambda ok: "met" if ok else "**not met**"  # noqa: E731
     bulk = PROFILES["bulk"]
+    peak = max(ld for v in runs.values() for _, ld in v)
+    caveat = (f"\n\n**This run is not conclusive**: the load reached {peak:.0f} on {os.cpu_count()} cores (other jobs), and "
+              "the rounds of one scenario differ by more than the scenarios do (see min-max and the per-round ratios). "
+              "Rerun on a quiet machine before drawing conclusions from the ratios."
+              if peak > 2 * (os.cpu_count() or 1) else "")
     body = f"""{n:,} records ({args.size}-byte values, half random printable bytes, half text; 10-byte keys),
 {args.partitions} partitions, produced once to the source; every run copies them into a target topic of its own.
 Source Kafka 3.9 and target Kafka 4.1 are single KRaft nodes; MM2 runs on one Connect worker per group
@@ -299,7 +304,7 @@ included); MB/s counts keys + values. Production to the source: {produce_s:.1f} 
 | MM2 at-least-once ÷ bare copy loop | **{alo_bare:.2f}** | {', '.join(f'{x:.2f}' for x in per_round_ab)} | ≥ 1.0: {verdict(alo_bare >= 1.0)} |
 | MM2 exactly-once ÷ at-least-once | **{eos_alo:.2f}** | {', '.join(f'{x:.2f}' for x in per_round_ea)} | ≥ 0.7: {verdict(eos_alo >= 0.7)} |
 | MM2 at-least-once ÷ target write rate | {med['alo'] / med['perf']:.2f} | | |
-| bare copy loop ÷ target write rate | {med['bare'] / med['perf']:.2f} | | |
+| bare copy loop ÷ target write rate | {med['bare'] / med['perf']:.2f} | | |{caveat}
 
 The shipped `bulk` profile (`msk_migrate.config.overrides.PROFILES`, rendered as `producer.override.*` and
 `source.consumer.*`): producer {', '.join(f'`{k}={v}`' for k, v in bulk['producer'].items())}; consumer
