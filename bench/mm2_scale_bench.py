@@ -171,6 +171,9 @@ def main() -> None:
     ap.add_argument("--broker-heap", default="2g")
     ap.add_argument("--worker-heap", default="2g")
     ap.add_argument("--new-topics", type=int, default=3, help="new-topic latency samples")
+    ap.add_argument("--precreate-target", action="store_true",
+                    help="create the target topics in batches of 100 first (MM2 asks for all in one request, "
+                         "which a KRaft controller refuses at this size; docs/sizing.md)")
     args = ap.parse_args()
     if args.groups > args.topics:
         raise SystemExit("--groups: at most --topics (one group per topic)")
@@ -227,6 +230,10 @@ def main() -> None:
                 f.result(120)
         log(f"{len(groups)} groups committed (half-way into their topic) in {time.time() - t:.1f} s")
 
+        if args.precreate_target:
+            t = time.time()
+            create_topics(tadmin, names, args.partitions)
+            log(f"{total_parts:,} target partitions pre-created in {time.time() - t:.1f} s")
         spec = MigrationSpec(name="scale", topics=[re.escape(PREFIX) + ".*"], groups=[re.escape(GROUP) + ".*"],
                              tasks_max=args.tasks, replication_factor=1, internal_replication_factor=1,
                              emit_heartbeats=False)
