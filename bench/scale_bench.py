@@ -10,7 +10,7 @@ Each command runs ``--repeat`` times interleaved, ``before`` (another checkout's
 main's venv: ``--before /work/main/.venv/bin/msk-migrate``) and ``after`` (this checkout). Per run:
 wall seconds and the command process's peak RSS (``wait4``). The table goes to docs/PERFORMANCE.md.
 
-    MSK_MIGRATE_BROKER_HEAP=1g python bench/scale_bench.py --topics 1000 --partitions 10 --groups 1000 \
+    MSK_MIGRATE_LOCAL_BROKER_HEAP=1g python bench/scale_bench.py --topics 1000 --partitions 10 --groups 1000 \
         --before /work/main/.venv/bin/msk-migrate
 """
 
@@ -248,7 +248,7 @@ def main() -> None:
         body = (f"{a.topics * a.partitions:,} partitions ({a.topics:,} topics x {a.partitions}), {a.groups:,} groups "
                 f"(each on 2 topics: {a.groups * 2 * a.partitions:,} group-partitions), {a.records} records a partition; "
                 f"the source connector's offsets leave {a.behind_topics} topics {a.behind} records behind a partition "
-                f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_BROKER_HEAP', '384m')}. "
+                f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
                 f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
                 f"({a.before_repeat} run(s); a run past {a.timeout:.0f} s is stopped). Seconds are wall time of the whole "
                 f"command process (Python start-up included); peak MiB is that process's maximum RSS. {load}.\n\n{table}\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from ..kafka.admin import quiet
+from .shape import default_heap
 from .procs import ProcRecord, free_port, launch, port_open, wait_ready
 
 LOG4J1 = """log4j.rootLogger=INFO, stdout
@@ -76,8 +77,8 @@ class BrokerSpec:
     classpath: str
     data_dir: Path
     auto_create_topics: bool
-    #: JVM heap; ``MSK_MIGRATE_BROKER_HEAP`` sizes the local brokers for scale runs (e.g. ``1g`` at 10,000 partitions)
-    heap: str = field(default_factory=lambda: os.environ.get("MSK_MIGRATE_BROKER_HEAP", "384m"))
+    #: JVM heap (:func:`.shape.default_heap`: MSK_MIGRATE_LOCAL_BROKER_HEAP sizes the brokers for scale runs)
+    heap: str = field(default_factory=default_heap)
     security: BrokerSecurity | None = None
     #: listener name -> port, filled by :func:`start_broker` (PLAINTEXT, and SASL_SSL/SSL with ``security``),
     #: or given in advance by a multi-broker cluster (every voter must know every controller port)

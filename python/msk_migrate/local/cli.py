@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..cliutil import emit_json, human, json_document, output_option
 from .harness import DEFAULT_DIR, LocalEnvironment
-from .shape import DEFAULT_HEAP, make_shape
+from .shape import default_heap, make_shape
 
 dir_option = click.option(
     "--dir", "base_dir", type=click.Path(path_type=Path), default=DEFAULT_DIR, show_default=True,
@@ -54,7 +54,8 @@ def shape_options(f):
         click.option("--source-security", type=click.Choice(["auto", "plaintext", "scram-tls"]), default="auto",
                      show_default=True, help="scram-tls: SCRAM-SHA-512 over TLS with the ACL authorizer on "
                      "(auto: scram-tls for a ZooKeeper-era source, plaintext for the default KRaft pair)."),
-        click.option("--broker-heap", default=DEFAULT_HEAP, show_default=True, help="JVM heap of each broker."),
+        click.option("--broker-heap", default=default_heap, show_default="384m, or MSK_MIGRATE_LOCAL_BROKER_HEAP",
+                     help="JVM heap of each broker."),
     ]):
         f = opt(f)
     return f
@@ -80,7 +81,7 @@ def local() -> None:
 def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
        source_security: str, broker_heap: str, output: str) -> None:
     """Start (or keep) the local environment. Idempotent. The shape options apply to a new environment."""
-    chosen = (source_kafka, source_brokers, target_brokers, source_security, broker_heap) != (None, 1, 1, "auto", DEFAULT_HEAP)
+    chosen = (source_kafka, source_brokers, target_brokers, source_security, broker_heap) != (None, 1, 1, "auto", default_heap())
     # checked before anything starts; without shape options an existing environment keeps its recorded shape
     shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)
     con = human(output)

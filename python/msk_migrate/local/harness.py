@@ -35,7 +35,7 @@ from .cluster import ClusterOps, bootstrap, broker_name, client_listener, plan_l
 from .connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
 from .procs import ProcRecord, stop
 from .scram import ADMIN_USER, MM2_USER, scram_users
-from .shape import DEFAULT_HEAP, EnvironmentShape, make_shape
+from .shape import EnvironmentShape, default_heap, make_shape
 
 DEFAULT_DIR = LOCAL_DIR / "env"
 ORDER = ["source-broker", "target-broker", "connect", "prometheus"]
@@ -55,12 +55,17 @@ class LocalEnvironment:
         exactly_once: bool = False,
         worker_settings: dict[str, Any] | None = None,
         shape: EnvironmentShape | None = None,
+        broker_heap: str | None = None,
     ):
         """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
         ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
-        ``worker_settings``: WorkerSpec fields for every worker (e.g. faster auto-restart back-off).
+        ``worker_settings``: WorkerSpec fields for every worker (e.g. faster auto-restart back-off, ``heap``).
         ``shape``: the clusters (:func:`.shape.make_shape`); None = the one recorded in state.json, else the
-        default pair (one 3.9 KRaft broker -> one 4.1 broker, plaintext)."""
+        default pair (one 3.9 KRaft broker -> one 4.1 broker, plaintext).
+        ``broker_heap``: -Xmx of every broker of the default pair (e.g. "2g" for 10,000 partitions); default
+        :data:`.shape.DEFAULT_HEAP` (the environment variable MSK_MIGRATE_LOCAL_BROKER_HEAP, else 384m).
+        Workers: ``heap`` in ``worker_settings``, else MSK_MIGRATE_LOCAL_WORKER_HEAP, else the local
+        worker's default."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.requested_shape = shape
@@ -68,6 +73,7 @@ class LocalEnvironment:
         self.workers = workers
         self.exactly_once = exactly_once
         self.worker_settings = dict(worker_settings or {})
+        self.broker_heap = broker_heap or os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or None
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
         self.progress = progress or (lambda msg: None)
@@ -97,7 +103,7 @@ class LocalEnvironment:
         state = state if state is not None else self._load()
         if state.get("shape"):
             return EnvironmentShape.from_dict(state["shape"])
-        return self.requested_shape or make_shape(heap=DEFAULT_HEAP, available=1 << 30)
+        return self.requested_shape or make_shape(heap=self.broker_heap or default_heap(), available=1 << 30)
 
     def _ops(self, state: dict[str, Any], role: str) -> ClusterOps:
         shape = self.shape(state)
