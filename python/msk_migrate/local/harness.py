@@ -274,6 +274,8 @@ class LocalEnvironment:
         # the worker's internal topics replicated like the target's (3 on a 3-broker target with min ISR 2)
         settings = {"replication_factor": self.shape(state).target.replication_factor,
                     **{k: v for k, v in self.worker_settings.items() if k != "group_id"}}
+        if "heap" not in settings and os.environ.get("MSK_MIGRATE_LOCAL_WORKER_HEAP"):
+            settings["heap"] = os.environ["MSK_MIGRATE_LOCAL_WORKER_HEAP"]
         group = self.worker_settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
         if "worker" not in state:
             state["worker"] = local_worker_spec(group_id=group).model_copy(update=settings).model_dump()
