@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth bench lint down clean images test-images faults bench-validation-full
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults bench-validation-full
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -35,12 +35,16 @@ rehearse: setup   ## one-command local migration rehearsal (clusters, MM2, valid
 synth: setup      ## synthesize the CDKTF stacks into cdktf.out/ (no cdktf CLI needed)
 	$(VENV)/python infra/main.py
 
+scan: setup       ## the pinned checkov over freshly synthesized stacks, as a user's CI runs it (infra/scan.py)
+	$(VENV)/python infra/scan.py
+
 bench: setup      ## benchmarks; figures go to docs/PERFORMANCE.md
 	@for b in bench/*_bench.py; do echo "== $$b"; $(VENV)/python $$b || exit 1; done
 
-lint: setup       ## ruff + mypy + shellcheck + hadolint (the same gates as .pre-commit-config.yaml)
+lint: setup       ## ruff + mypy + import layers + shellcheck + hadolint (the same gates as .pre-commit-config.yaml)
 	$(VENV)/ruff check .
 	$(VENV)/mypy
+	$(VENV)/lint-imports
 	$(VENV)/shellcheck --severity=style $$(git ls-files '*.sh')
 	$(VENV)/hadolint --failure-threshold style images/*/Dockerfile
 

@@ -27,8 +27,8 @@ from msk_migrate.build import standins  # noqa: E402
 from msk_migrate.build.bases import read_bases  # noqa: E402
 from msk_migrate.build.buildah import Store, bud_command  # noqa: E402
 from msk_migrate.build.images import IMAGES  # noqa: E402
-from msk_migrate.build.runner import _pom_kafka_version  # noqa: E402
 from msk_migrate.paths import LOCAL_DIR  # noqa: E402
+from msk_migrate.versions import checkout_kafka_version  # noqa: E402
 from perfdoc import write_section  # noqa: E402
 
 
@@ -36,7 +36,7 @@ def build(store: Store, name: str, cold: bool, tmpdir: Path) -> float:
     spec = IMAGES[name]
     args = {b.arg: b.by_tag for b in read_bases(ROOT / spec.dockerfile)}
     if spec.kafka_version_arg:
-        args["KAFKA_VERSION"] = _pom_kafka_version(ROOT)
+        args["KAFKA_VERSION"] = checkout_kafka_version(ROOT)
     iid = store.home / f"bench-{name}.iid"
     argv = bud_command(store, dockerfile=spec.dockerfile, tags=[f"localhost/msk-migrate-bench/{name}:latest"], build_args=args,
                        labels={}, iidfile=iid, pull_never=True)

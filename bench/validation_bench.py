@@ -42,6 +42,8 @@ def produce(bootstrap: str, topic: str, n: int, partitions: int, ts0: int, chang
     another value (the one differing partition)."""
     from confluent_kafka import Producer
 
+    from msk_migrate.kafka.produce import produce_waiting
+
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
                   "compression.type": "lz4", "enable.idempotence": False, "acks": "1",
                   "queue.buffering.max.messages": 500_000, "max.in.flight.requests.per.connection": 1})
@@ -49,13 +51,8 @@ def produce(bootstrap: str, topic: str, n: int, partitions: int, ts0: int, chang
     value = b"x" * 90
     for i in range(n):
         v = value + b"%010d" % i if i != change else b"changed" * 14
-        while True:
-            try:
-                p.produce(topic, key=b"key-%09d" % i, value=v, partition=i % partitions,
-                          timestamp=ts0 + i // 100, headers=[("h", b"%d" % (i % 7))] if i % 10 == 0 else None)
-                break
-            except BufferError:
-                p.poll(0.05)
+        produce_waiting(p, topic, 0.05, key=b"key-%09d" % i, value=v, partition=i % partitions,
+                        timestamp=ts0 + i // 100, headers=[("h", b"%d" % (i % 7))] if i % 10 == 0 else None)
     assert p.flush(300) == 0
     return time.time() - t
 

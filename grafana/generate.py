@@ -4,7 +4,8 @@
     python grafana/generate.py           # (re)write the JSON files
     python grafana/generate.py --check   # exit 1 when a checked-in file differs from this generator
 
-No dependency beyond the standard library: each panel is a small dict built by the helpers below, in
+No dependency beyond the standard library (and msk_migrate.kafka.names, itself standard library only,
+for the MM2 class names): each panel is a small dict built by the helpers below, in
 Grafana's dashboard JSON model (schemaVersion 39, Grafana 10/11). Every query uses only metric names
 produced by prometheus/jmx-exporter/kafka-connect-mm2.yaml (or the agent's JVM metrics), the same on
 Kafka 3.9 and 4.x workers. tests/monitoring checks that the JSON equals this output, and that every
@@ -21,11 +22,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "dashboards"
+sys.path.insert(0, str(HERE.parent / "python"))  # msk_migrate without an installed package
+
+from msk_migrate.kafka.names import CHECKPOINT_CONNECTOR_CLASS as CHECKPOINT_CLASS  # noqa: E402
 
 #: uid of the provisioned Prometheus datasource (grafana/provisioning/datasources/prometheus.yaml).
 DATASOURCE_UID = "prometheus"
 DS = {"type": "prometheus", "uid": "${datasource}"}
-CHECKPOINT_CLASS = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
 
 # ---------------------------------------------------------------------------- building blocks
 

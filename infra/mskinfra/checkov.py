@@ -13,6 +13,7 @@ with a reason; a skip whose check no longer fails is an error too, so skips cann
 
 from __future__ import annotations
 
+import copy
 import re
 
 from cdktf import TerraformElement
@@ -40,3 +41,23 @@ def skips_of(block: dict) -> dict[str, str]:
         if m and isinstance(reason, str):
             out[m.group(1)] = reason
     return out
+
+
+def scan_input(stack: dict) -> dict:
+    """What checkov reads instead of a synthesized stack (``cdk.tf.json``), which Terraform reads unchanged.
+
+    The one place that adapts the synthesized JSON to checkov's Terraform JSON parser (``make scan``,
+    infra/scan.py, and tests/infra/test_infra_checkov.py both use it). That parser expects every
+    ``terraform`` block attribute to be an object and stops at ``"required_version": ">= 1.5.0"`` (a
+    string, as Terraform defines it) with a parse error, then reports 0 passed / 0 failed and exit 0; it
+    crashes on the ``removed`` blocks (a list: ``'list' object has no attribute 'items'``). The copy drops
+    ``required_version`` (no check reads it), the ``ephemeral`` block (checkov has no notion of ephemeral
+    resources; they create nothing) and the ``removed { destroy = false }`` blocks (no resource, nothing
+    to check). Everything else, including the ``"//"`` skip comments, is passed on unchanged.
+    """
+    out = copy.deepcopy(stack)
+    out.get("terraform", {}).pop("required_version", None)
+    out.pop("ephemeral", None)
+    out.pop("removed", None)
+    return out
+

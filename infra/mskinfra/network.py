@@ -31,6 +31,7 @@ from cdktf_cdktf_provider_aws.vpc_security_group_egress_rule import VpcSecurityG
 from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
 from constructs import Construct
 
+from msk_migrate.config.auth import MSK_PORTS
 from msk_migrate.config.environment import PROMETHEUS_PORT, EnvironmentConfig, HttpsEgress, Peers
 
 from .util import cidr_args, construct_id
@@ -41,7 +42,7 @@ MSK_OPEN_MONITORING_PORTS = {11001: "JMX exporter", 11002: "node exporter"}
 
 def msk_client_ports(cfg: EnvironmentConfig) -> list[int]:
     """Ports of a created cluster the migrated clients reach: IAM 9098 (+ SCRAM 9096)."""
-    return sorted({9098} | ({9096} if cfg.target.create.scram else set()))
+    return sorted({MSK_PORTS["iam"]} | ({MSK_PORTS["scram"]} if cfg.target.create.scram else set()))
 
 
 def _group(scope: Construct, cfg: EnvironmentConfig, name: str, description: str) -> SecurityGroup:

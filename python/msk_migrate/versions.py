@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from importlib import metadata
 from pathlib import Path
 
+from .errors import UsageError
 from .paths import JVM_DIR
 
 _NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -53,6 +54,19 @@ def jvm_revision() -> str:
 def kafka_version() -> str:
     """Connect runtime and local source cluster."""
     return _pom("kafka.version")
+
+
+def checkout_kafka_version(root: Path) -> str:
+    """The Connect runtime pinned in another checkout's ``jvm/pom.xml`` (build_images.py builds from a git
+    checkout of its own). Bad or missing pom: :class:`UsageError` naming the file."""
+    pom = root / "jvm" / "pom.xml"
+    try:
+        value = pom_properties(root / "jvm").get("kafka.version", "")
+    except RuntimeError as exc:
+        raise UsageError(str(pom), f"cannot read the pinned kafka.version ({exc})") from None
+    if not value:
+        raise UsageError(str(pom), "has no kafka.version property")
+    return value
 
 
 def kafka_target_version() -> str:

@@ -14,16 +14,10 @@ import re
 import pytest
 
 from msk_migrate.cliutil import json_shape_problems
+from msk_migrate.versions import checkout_kafka_version
 from tests.images.support import ACCOUNT, IMAGES, REGION, REGISTRY, REPO, copy_image_inputs, dead_endpoint, git, head
 
 MANIFEST = f"build/manifest-{ACCOUNT}-{REGION}.json"
-
-
-def _pom_kafka_version() -> str:
-    import xml.etree.ElementTree as ET
-
-    ns = "{http://maven.apache.org/POM/4.0.0}"
-    return ET.parse(REPO / "jvm" / "pom.xml").getroot().find(f"{ns}properties").find(f"{ns}kafka.version").text.strip()
 
 
 def _one_line_error(run) -> str:
@@ -44,7 +38,7 @@ def test_recording_docker_sees_amd64_buildx_builds_tagged_with_the_commit_pushed
         expected = ["buildx", "build", "--platform", "linux/amd64", "--file", f"images/{name}/Dockerfile",
                     "--tag", f"{REGISTRY}/msk-migrate-dev-{name}:{sha[:12]}"]
         if name == "kafka-connect":
-            expected += ["--build-arg", f"KAFKA_VERSION={_pom_kafka_version()}"]
+            expected += ["--build-arg", f"KAFKA_VERSION={checkout_kafka_version(REPO)}"]
         expected += ["--label", f"org.opencontainers.image.revision={sha}",
                      "--label", f"org.opencontainers.image.version={sha[:12]}",
                      "--provenance=false", "--progress=plain", "--metadata-file", metadata, "--push", "."]
@@ -308,7 +302,7 @@ def test_env_and_repository_prefix_choose_the_repositories(build, ecr):
 
 
 def test_kafka_version_option_becomes_the_connect_build_arg_and_its_own_commit_tag(build, checkout, ecr):
-    assert _pom_kafka_version() != "4.1.2"
+    assert checkout_kafka_version(REPO) != "4.1.2"
     run = build(ACCOUNT, REGION, "--images", "kafka-connect,grafana", "--kafka-version", "4.1.2")
     assert run.code == 0, run.stderr
     connect, grafana = run.docker("buildx", "build")

@@ -133,9 +133,9 @@ def test_local_registry_refuses_anonymous_and_wrong_credentials(local_build):
 # ---- what is inside, run ------------------------------------------------------------------------
 
 def test_connect_image_holds_the_pinned_runtime_and_policy_jar_and_its_entrypoint_renders_the_worker_config(local_build):
-    from msk_migrate.build.runner import _pom_kafka_version
+    from msk_migrate.versions import checkout_kafka_version
 
-    kv = _pom_kafka_version(REPO)
+    kv = checkout_kafka_version(REPO)
     with Container(_uri(local_build, "kafka-connect")) as c:
         libs = c.run("ls", "/opt/kafka-connect/libs").stdout.split()
         assert f"connect-runtime-{kv}.jar" in libs and f"connect-mirror-{kv}.jar" in libs

@@ -9,7 +9,6 @@ a reason, written next to the resource in the construct (mskinfra.checkov.skip);
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 from infra_helpers import ALL_ENVS, REPO, Synth
 
-from mskinfra.checkov import skips_of
+from mskinfra.checkov import scan_input, skips_of
 
 CHECKOV = Path(os.environ.get("MSK_MIGRATE_CHECKOV", REPO / ".local" / "checkov-venv" / "bin" / "checkov"))
 #: A run that evaluates fewer checks than this did not really look at the stacks (the old silent 0/0).
@@ -32,19 +31,9 @@ def checkov_bin() -> str:
 
 
 def normalized_stack(stack: dict) -> dict:
-    """What checkov reads instead of the synthesized JSON, which plain terraform reads unchanged.
-
-    checkov's Terraform JSON parser expects every ``terraform`` block attribute to be an object and
-    stops at ``"required_version": ">= 1.5.0"`` (a string, as Terraform defines it) with a parse error,
-    then reports 0 passed / 0 failed and exit 0. The copy drops ``required_version`` (no check reads
-    it) and the ``ephemeral`` block (checkov has no notion of ephemeral resources; they create
-    nothing). Everything else, including the ``"//"`` skip comments, is passed on unchanged.
-    """
-    out = copy.deepcopy(stack)
-    out.get("terraform", {}).pop("required_version", None)
-    out.pop("ephemeral", None)
-    out.pop("removed", None)  # `removed { destroy = false }` blocks (a list): no resource, nothing to check
-    return out
+    """What checkov reads instead of the synthesized JSON (:func:`mskinfra.checkov.scan_input`, the one
+    place that adapts it; ``make scan`` uses it too)."""
+    return scan_input(stack)
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ def connect(local_env) -> ConnectClient:
 def mm2(local_env, connect):
     """The three MM2 connectors, rendered by the product renderer, applied once per session."""
     # a source connector without a matching topic has no task (not green): give the flow one topic first
-    from .kafka_util import create_topic
+    from tests.kafka_helpers import create_topic
 
     create_topic(local_env.source().bootstrap_servers, "it-seed", partitions=1)
     configs = render_connectors(local_env.source(), local_env.target(), TEST_MIGRATION)

@@ -7,7 +7,8 @@ import contextlib
 
 import pytest
 
-from .kafka_util import consume_all, create_topic, end_offsets, produce, wait_until
+from tests.kafka_helpers import consume_all, create_topic, end_offsets, produce, wait_until
+
 from .mm2_flows import apply_source, auto_restarts, flow, source_config
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ import yaml
 
 from msk_migrate.local.harness import LocalEnvironment
 from msk_migrate.local.procs import ProcRecord, free_port, start_time
+from tests.kafka_helpers import commit_group, create_topic, end_offsets, produce, wait_until
 
 from .conftest import TEST_MIGRATION
-from .kafka_util import commit_group, create_topic, end_offsets, produce, wait_until
 
 CLI = [sys.executable, "-m", "msk_migrate.cli"]
 

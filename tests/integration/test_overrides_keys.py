@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from msk_migrate.config.overrides import known_keys, regenerate
+from msk_migrate.config.overrides import known_keys
+from msk_migrate.local.config_keys import regenerate
 
 pytestmark = pytest.mark.integration
 
@@ -13,5 +14,5 @@ def test_pinned_config_keys_match_the_kafka_jars_on_the_connect_classpath():
     live = regenerate()
     pinned = known_keys()
     for kind in ("producer", "consumer", "mirror_source"):
-        assert live[kind] == pinned[kind], f"{kind} keys differ: run python -m msk_migrate.config.overrides --regenerate"
+        assert live[kind] == pinned[kind], f"{kind} keys differ: run python -m msk_migrate.local.config_keys"
     assert live["kafka_version"] == pinned["kafka_version"]

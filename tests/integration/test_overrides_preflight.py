@@ -8,8 +8,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from msk_migrate.runbook.preflight import run_preflight
-
-from .kafka_util import admin, create_topic, wait_until
+from tests.kafka_helpers import admin, create_topic, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from .kafka_util import admin, consume_all, create_topic, produce, wait_until
+from tests.kafka_helpers import admin, consume_all, create_topic, produce, wait_until
+
 from .mm2_flows import apply_source, flow, source_config
 
 pytestmark = pytest.mark.integration

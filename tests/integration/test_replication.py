@@ -5,7 +5,7 @@ from __future__ import annotations
 import requests
 from confluent_kafka.admin import ConfigResource
 
-from .kafka_util import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
+from tests.kafka_helpers import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
 
 
 def _records(n: int, partitions: int):

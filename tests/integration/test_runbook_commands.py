@@ -14,9 +14,9 @@ from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.kafka.admin import AdminSession
 from msk_migrate.kafka.offsets import latest_checkpoints
 from msk_migrate.local.procs import free_port
+from tests.kafka_helpers import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
 
 from .conftest import TEST_MIGRATION
-from .kafka_util import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
 from .test_cli import _migration_file, run
 
 

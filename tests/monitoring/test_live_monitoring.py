@@ -31,8 +31,8 @@ from msk_migrate.local import prometheus as prom
 from msk_migrate.local.connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
 from msk_migrate.local.harness import wait_for
 from msk_migrate.local.procs import stop
+from tests.kafka_helpers import create_topic
 
-from ..integration.kafka_util import create_topic
 from .promql import alert_rules, dashboard_queries
 from .test_jmx_exporter_rules import CONTRACT
 

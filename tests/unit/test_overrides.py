@@ -122,6 +122,6 @@ def test_exactly_once_is_refused_on_a_connect_runtime_older_than_3_5():
 def test_known_keys_are_pinned_for_the_connect_runtime_in_the_pom():
     keys = known_keys()
     assert keys["kafka_version"] == versions.kafka_version(), (
-        "jvm/pom.xml kafka.version changed: run python -m msk_migrate.config.overrides --regenerate")
+        "jvm/pom.xml kafka.version changed: run python -m msk_migrate.local.config_keys")
     assert "ProducerConfig" in keys["source"] and "MirrorSourceConnector" in keys["source"]
     assert keys["producer"]["batch.size"]["type"] == "INT"

@@ -39,9 +39,9 @@ def _require_tools() -> None:
 def clusters(request: pytest.FixtureRequest) -> dict[str, str]:
     """{'source': bootstrap, 'target': bootstrap} of the shared local clusters."""
     _require_tools()
-    import kafka_data
+    from tests import kafka_helpers
 
-    request.addfinalizer(kafka_data.close_all)
+    request.addfinalizer(kafka_helpers.close_all)
     env: Any = None
     try:
         env = request.getfixturevalue("local_env")

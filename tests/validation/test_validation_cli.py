@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from kafka_data import Pair, create_pairs, records
+from tests.kafka_helpers import Pair, create_pairs, records
 from validation_helpers import cli_args
 
 from msk_migrate.cliutil import json_shape_problems

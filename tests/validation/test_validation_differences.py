@@ -9,7 +9,7 @@ batch (at-least-once) is duplicates, never a reordering.
 from __future__ import annotations
 
 import pytest
-from kafka_data import BASE_TS, Pair, Rec, create_pairs, records
+from tests.kafka_helpers import BASE_TS, Pair, Rec, create_pairs, records
 from validation_helpers import make_request
 
 #: "<mode>" runs the Spark checksum pass; "<mode>-native" the confluent-kafka one (engine native; the

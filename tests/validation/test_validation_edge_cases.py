@@ -9,7 +9,7 @@ import time
 import uuid
 
 import pytest
-from kafka_data import BASE_TS, Pair, Rec, create_pairs, produce, records
+from tests.kafka_helpers import BASE_TS, Pair, Rec, create_pairs, produce, records
 from validation_helpers import make_request
 
 

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kafka_data import Pair, create_pairs, records
+from tests.kafka_helpers import Pair, create_pairs, records
 from validation_helpers import cli_args, make_request
 
 NO_PYTHON = "/nonexistent/executor-python"

@@ -159,7 +159,7 @@ def run(root: Path, local_dir: Path, images: list[str], say: Callable[[str], Non
             raise RuntimeError(f"build_images.py exited with {proc.returncode}")
         result = json.loads(proc.stdout)
         if "kafka-connect" in images:  # `make rehearse WORKER=image` runs this very image
-            from ..local.image_worker import adopt
+            from .rehearsal_image import adopt
 
             adopt(result["images"]["kafka-connect"]["uri"])
         auth = localregistry.write_auth_file(home / "run" / "skopeo-auth.json", registry.host, username, password)

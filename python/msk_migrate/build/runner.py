@@ -163,17 +163,6 @@ def default_repositories(env: str, prefix: str | None) -> dict[str, str]:
     return {name: inputs.repository_name(repo) for name, repo in names.items()}
 
 
-def _pom_kafka_version(root: Path) -> str:
-    """The Connect runtime pinned in the checkout's jvm/pom.xml (read by msk_migrate.versions, the one reader)."""
-    try:
-        value = versions.pom_properties(root / "jvm").get("kafka.version", "")
-    except RuntimeError as exc:
-        raise UsageError(str(root / "jvm" / "pom.xml"), f"cannot read the pinned kafka.version ({exc})") from None
-    if not value:
-        raise UsageError(str(root / "jvm" / "pom.xml"), "has no kafka.version property")
-    return value
-
-
 def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
     """Validates everything that can be validated without docker or AWS and lays out the commands."""
     account = inputs.account_id(req.account)
@@ -203,7 +192,7 @@ def prepare(req: Request, now: dt.datetime | None = None) -> Plan:
         commit_tag = f"{commit_tag}-dirty-{stamp}"
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         warnings.append(f"uncommitted changes go into the images ({shown}); tagging {commit_tag}")
-    pinned_kafka = _pom_kafka_version(req.root) if "kafka-connect" in names else None
+    pinned_kafka = versions.checkout_kafka_version(req.root) if "kafka-connect" in names else None
     if kafka_version and "kafka-connect" not in names:
         warnings.append("--kafka-version only applies to kafka-connect, which is not being built")
 

@@ -27,9 +27,9 @@ from urllib.parse import urlparse
 
 import click
 
-from ..connect.rest import CA_ENV, SECRET_ARN_ENV
 from ..errors import UsageError
 from ..paths import LOCAL_DIR, REPO_ROOT
+from .environ import CA_ENV, SECRET_ARN_ENV
 from .identifiers import SECRET_ARN
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .recorded import load_record, owner_of, record_path, save_record

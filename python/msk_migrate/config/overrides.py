@@ -5,7 +5,8 @@ The known keys, with their types, defaults and validators, are **not typed here*
 from the ConfigDefs of the Kafka jars on the Connect classpath (``ProducerConfig``, ``ConsumerConfig``,
 ``MirrorSourceConnector.config()``), with the producer keys the worker's override policy allows
 (``MirrorMakerOverridePolicy.PRODUCER_TUNING``). Regenerate it after a Kafka bump with
-``python -m msk_migrate.config.overrides --regenerate``; a test compares it with the jars.
+``python -m msk_migrate.local.config_keys`` (a developer tool, beside the classpath it reads); a test
+compares it with the jars.
 
 What an override may not do (refused with the reason and the fix):
   * change security or routing: ``security.protocol``, ``sasl.*``, ``ssl.*``, ``*.jaas.config``,
@@ -157,29 +158,3 @@ def check_overrides(kind: str, overrides: Mapping[str, object]) -> dict[str, str
             raise ValueError(f"{kind}_overrides.{key} has no value; give one or remove the key")
         out[key] = check_value(kind, key, value, table[key])
     return out
-
-
-def regenerate() -> dict:
-    """Print the key tables from the Connect classpath's jars (needs java + Maven); returns them."""
-    return json.loads(regenerate_text())
-
-
-def regenerate_text() -> str:
-    """The key tables exactly as ConfigKeys prints them (the committed file's format)."""
-    import subprocess
-
-    from ..local.classpath import classpath
-
-    proc = subprocess.run(["java", "-cp", classpath("connect"), "io.mskmigrate.connect.ConfigKeys"],
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        raise RuntimeError(f"ConfigKeys failed: {proc.stderr[-2000:]}")
-    return proc.stdout
-
-
-if __name__ == "__main__":  # python -m msk_migrate.config.overrides --regenerate
-    import sys
-
-    if "--regenerate" in sys.argv:
-        KEYS_FILE.write_text(regenerate_text())
-        print(f"wrote {KEYS_FILE}")

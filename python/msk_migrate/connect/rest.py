@@ -21,13 +21,12 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from ..config.environ import CA_ENV, CONNECT_PASSWORD_ENV, CONNECT_USER_ENV, SECRET_ARN_ENV
 from ..errors import UnreachableError, UsageError
 from ..paths import LOCAL_DIR
 
-USER_ENV = "MSK_MIGRATE_CONNECT_USER"
-PASSWORD_ENV = "MSK_MIGRATE_CONNECT_PASSWORD"
-CA_ENV = "MSK_MIGRATE_CONNECT_CA"
-SECRET_ARN_ENV = "MSK_MIGRATE_CONNECT_SECRET_ARN"
+USER_ENV = CONNECT_USER_ENV
+PASSWORD_ENV = CONNECT_PASSWORD_ENV
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ..errors import UnreachableError, UsageError
+from ..s3uri import split_s3_uri
 
 
 def _normalize(name_hint: str, data: object, origin: str) -> tuple[str, dict[str, str]]:
@@ -40,9 +41,7 @@ def from_s3(uri: str, endpoint_url: str | None = None) -> dict[str, dict[str, st
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    if not uri.startswith("s3://"):
-        raise UsageError("--from-s3", f"{uri!r} is not an s3:// URI", "use s3://bucket/prefix/")
-    bucket, _, prefix = uri[5:].partition("/")
+    bucket, prefix = split_s3_uri(uri, "--from-s3", "use s3://bucket/prefix/")
     s3 = boto3.client("s3", endpoint_url=endpoint_url)
     out = {}
     try:

@@ -11,15 +11,12 @@ from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..connect.rest import ConnectClient, RestCredentials, save_local_credentials
 from ..connectors import worker_env as wenv
 from ..connectors.worker_env import RestSecurity, worker_environment
+from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS, SOURCE_CONNECTOR_CLASS
 from ..paths import CONNECT_ENTRYPOINT, JMX_EXPORTER_RULES
 from .classpath import classpath, jar_in
 from .procs import ProcRecord, free_port, launch, wait_ready
 
-MIRROR_CLASSES = {
-    "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-    "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
-    "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
-}
+MIRROR_CLASSES = {SOURCE_CONNECTOR_CLASS, CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS}
 
 
 def local_worker_spec(group_id: str = "mm2-connect", rest_port: int | None = None, metrics_port: int | None = None) -> WorkerSpec:

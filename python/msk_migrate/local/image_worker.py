@@ -25,73 +25,22 @@ from ..build import standins
 from ..build.bases import read_bases
 from ..build.buildah import Store, bud_command
 from ..build.images import IMAGES
-from ..errors import UsageError
-from ..paths import LOCAL_DIR, REPO_ROOT
+from ..build.rehearsal_image import buildah as _buildah
+from ..build.rehearsal_image import image_id as _image_id
+from ..build.rehearsal_image import image_ref, inputs_hash, store
+from ..build.rehearsal_image import record_path as _record
+from ..paths import REPO_ROOT
+from ..versions import checkout_kafka_version
 from .procs import ProcRecord, launch
-
-IMAGE = "localhost/msk-migrate/kafka-connect:rehearsal"
-
-
-def image_ref(kafka_version: str | None) -> str:
-    """The default runtime (jvm/pom.xml) is :rehearsal; another Kafka runtime gets its own tag."""
-    return IMAGE if not kafka_version else f"{IMAGE}-kafka{kafka_version}"
-
-
-def store() -> Store:
-    return Store(LOCAL_DIR / "images")
-
-
-def _buildah(st: Store, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("buildah")
-    if not exe:
-        raise UsageError("--worker image", "buildah is not installed", "run `make setup` (scripts/setup-images.sh)")
-    proc = subprocess.run([exe, *st.global_args(), *args], capture_output=True, text=True, env=st.env(), timeout=timeout)
-    if check and proc.returncode != 0:
-        raise RuntimeError(f"buildah {args[0]} failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-    return proc
-
-
-def inputs_hash(st: Store, kafka_version: str) -> str:
-    """What the kafka-connect image is made of: its input files, the Kafka runtime, the bases' ids."""
-    h = hashlib.sha256(kafka_version.encode())
-    for rel in IMAGES["kafka-connect"].inputs:
-        for path in sorted((REPO_ROOT / rel).rglob("*")):
-            if path.is_file() and not {"target", "__pycache__", ".idea"} & set(path.relative_to(REPO_ROOT).parts):
-                h.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
-    for base in read_bases(REPO_ROOT / IMAGES["kafka-connect"].dockerfile):
-        h.update(_buildah(st, "inspect", "--type", "image", "--format", "{{.FromImageID}}", base.qualified).stdout.strip().encode())
-    return h.hexdigest()[:16]
-
-
-def _record(st: Store, ref: str) -> Path:
-    return st.home / f"{ref.rsplit('/', 1)[-1].replace(':', '_')}.inputs.json"
-
-
-def _image_id(st: Store, ref: str) -> str | None:
-    proc = _buildah(st, "inspect", "--type", "image", "--format", "{{.FromImageID}}", ref, check=False)
-    return proc.stdout.strip() if proc.returncode == 0 else None
-
-
-def adopt(built_ref: str, kafka_version: str | None = None) -> None:
-    """Tags an image `make images` just built from the current inputs as the rehearsal image."""
-    from ..build.runner import _pom_kafka_version
-
-    st = store()
-    kv = kafka_version or _pom_kafka_version(REPO_ROOT)
-    ref = image_ref(kafka_version)
-    _buildah(st, "tag", built_ref, ref)
-    _record(st, ref).write_text(json.dumps({"inputs": inputs_hash(st, kv), "id": _image_id(st, ref)}))
 
 
 def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version: str | None = None) -> str:
     """Builds the kafka-connect image from the stand-in bases unless one of the same inputs exists. Returns its id."""
-    from ..build.runner import _pom_kafka_version
-
     st = store()
     standins.ensure(REPO_ROOT, st, say=progress)
     spec = IMAGES["kafka-connect"]
     args = {b.arg: b.by_tag for b in read_bases(REPO_ROOT / spec.dockerfile)}
-    args["KAFKA_VERSION"] = kafka_version or _pom_kafka_version(REPO_ROOT)
+    args["KAFKA_VERSION"] = kafka_version or checkout_kafka_version(REPO_ROOT)
     ref = image_ref(kafka_version)
     wanted = inputs_hash(st, args["KAFKA_VERSION"])
     try:

@@ -26,6 +26,7 @@ from ..connect.apply import connector_problems, status_rows
 from ..connect.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka.admin import AdminSession
+from ..s3uri import is_s3_uri, split_s3_uri
 from .lag import measure_lag
 from .offsets import require_known_groups, verify_offsets
 
@@ -41,11 +42,12 @@ class Condition:
 
 
 def read_report(location: str) -> dict:
+    s3 = split_s3_uri(location, "--validation-report", "pass s3://BUCKET/PREFIX/report.json") if is_s3_uri(location) else None
     try:
-        if location.startswith("s3://"):
+        if s3:
             import boto3
 
-            bucket, _, key = location[5:].partition("/")
+            bucket, key = s3
             key = key if key.endswith(".json") else key.rstrip("/") + "/report.json"
             body = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
         else:

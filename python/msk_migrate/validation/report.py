@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..s3uri import split_s3_uri
 from .request import iso
 
 SCHEMA_VERSION = 1
@@ -318,10 +319,7 @@ class Report:
 
 
 def split_s3(url: str) -> tuple[str, str]:
-    rest = url[len("s3://"):]
-    bucket, _, prefix = rest.partition("/")
-    if not bucket:
-        raise UsageError("--report-dir", f"{url!r} has no bucket", "use s3://bucket/prefix")
+    bucket, prefix = split_s3_uri(url, "--report-dir")
     return bucket, prefix.strip("/")
 
 
