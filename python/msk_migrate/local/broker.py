@@ -9,7 +9,6 @@ once it has 3 brokers.
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +16,8 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from ..kafka.admin import quiet
-from .shape import default_heap
 from .procs import ProcRecord, free_port, launch, port_open, wait_ready
+from .shape import default_heap
 
 LOG4J1 = """log4j.rootLogger=INFO, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
