@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config.auth import AuthConfig
+from .config.identifiers import msk_region
 from .config.migration import ClusterEndpoint
 from .connectors.client_props import client_properties
 from .connectors.secrets import SecretRef, secret_env_name, secret_refs
@@ -183,15 +184,6 @@ def spark_kafka_options(
 
 # ---- librdkafka (confluent-kafka) ------------------------------------------------------------------
 
-_MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com", re.I)
-
-
-def msk_region(bootstrap_servers: str, environ: dict[str, str] | None = None) -> str | None:
-    env = environ if environ is not None else os.environ
-    m = _MSK_HOST.search(bootstrap_servers)
-    if m:
-        return m.group(1).lower()
-    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
 
 
 def msk_iam_token(region: str, credentials: Any = None) -> tuple[str, float]:

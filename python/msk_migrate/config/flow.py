@@ -95,14 +95,6 @@ class Flow:
                              f"{worker['kafka_cluster_id']}, not on this flow's target {tid} ({self.target and self.target.bootstrap_servers})",
                              "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
 
-    def verify_worker(self, client: Any, creating: bool = False) -> None:
-        """Refuse (exit 2) a worker that runs another migration's connectors or this migration's between
-        other clusters (:func:`msk_migrate.connect.rest.check_worker`)."""
-        from ..connect.rest import FlowIdentity, check_worker
-
-        self.verified["worker"] = check_worker(client, FlowIdentity(
-            self.migration.name, self.source.bootstrap_servers, self.target.bootstrap_servers if self.target else None,
-            self.verified.get("target_cluster_id")), creating)
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
@@ -196,7 +188,7 @@ def check_variables(env: str, region: str, values: dict[str, str | None], from_v
     """An exported variable (``MSK_MIGRATE_CONNECT_URL``, ``MSK_MIGRATE_TARGET_BOOTSTRAP``) that contradicts
     ``--env`` is bad input (exit 2, naming both sides): it holds another environment's recorded value, a
     value other than this environment's record, or an MSK bootstrap in another AWS region."""
-    from ..clients import msk_region
+    from .identifiers import msk_region
 
     rec = load_record(env) or {}
     for opt in sorted(from_variables):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import re
 
 #: Environment name: the file stem of ``infra/environments/<env>.yaml`` and part of every resource name.
@@ -134,3 +135,16 @@ def check_ids(values: list[str], pattern: re.Pattern[str], what: str, example: s
     if len(set(values)) != len(values):
         raise ValueError(f"duplicate {what} entries; list each once")
     return values
+
+
+#: An MSK broker host (``b-N.<cluster>.<id>.cN.kafka.<region>.amazonaws.com``) and its region.
+_MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com", re.I)
+
+
+def msk_region(bootstrap_servers: str, environ: dict[str, str] | None = None) -> str | None:
+    """The AWS region of an MSK bootstrap (from its host names), else AWS_REGION/AWS_DEFAULT_REGION."""
+    env = environ if environ is not None else os.environ
+    m = _MSK_HOST.search(bootstrap_servers)
+    if m:
+        return m.group(1).lower()
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")

@@ -16,7 +16,7 @@ from ..cliutil import emit_json, human, json_document, output_option
 from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
 from ..errors import UsageError
 from .apply import apply, connector_problems, status_rows
-from .rest import ConnectClient
+from .rest import ConnectClient, verify_worker
 from .sources import from_dir, from_s3
 
 
@@ -38,7 +38,7 @@ def _client(flow: Flow, output: str = "text", creating: bool = False) -> Connect
     """The worker named on the command line (never a default); the text output's first line names it."""
     client = ConnectClient(flow.require_connect())
     if flow.migration is not None:
-        flow.verify_worker(client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
+        verify_worker(flow, client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
     if output != "json":
         human(output).print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""),
                             highlight=False, soft_wrap=True)

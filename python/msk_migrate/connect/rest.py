@@ -381,3 +381,11 @@ def configs_of_flow(configs: dict[str, dict[str, str]], migration: str, source: 
 
 #: Connector name suffixes of a migration (forward and reverse).
 _ROLES = frozenset({"source", "checkpoint", "heartbeat", "reverse-source", "reverse-checkpoint"})
+
+
+def verify_worker(flow: Any, client: ConnectClient, creating: bool = False) -> None:
+    """Refuse (exit 2) a worker that runs another migration's connectors or this migration's between
+    other clusters (:func:`check_worker`); records what was found in ``flow.verified["worker"]``."""
+    flow.verified["worker"] = check_worker(client, FlowIdentity(
+        flow.migration.name, flow.source.bootstrap_servers, flow.target.bootstrap_servers if flow.target else None,
+        flow.verified.get("target_cluster_id")), creating)

@@ -34,10 +34,10 @@ def _sessions(flow: Flow, need_target: bool = True):
 
 
 def _connect(flow: Flow, allow_absent: bool = False):
-    from ..connect.rest import ConnectClient
+    from ..connect.rest import ConnectClient, verify_worker
 
     client = ConnectClient(flow.require_connect())
-    flow.verify_worker(client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
+    verify_worker(flow, client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
     return client
 
 

@@ -247,7 +247,7 @@ def portable(conf: dict[str, Any]) -> dict[str, Any]:
     rebuilt there from the region)."""
     out = {k: v for k, v in conf.items() if not callable(v) and k not in ("logger", "log_level")}
     if "oauth_cb" in conf:
-        from ..clients import msk_region
+        from ..config.identifiers import msk_region
 
         out["_iam_region"] = msk_region(conf["bootstrap.servers"])
     return out
