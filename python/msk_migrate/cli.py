@@ -30,7 +30,20 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: bad input and unreachable endpoints become one line on stderr and exit 2."""
+    """Entry point: bad input and unreachable endpoints become one line on stderr and exit 2.
+
+    ``--in-vpc`` on any operator command (but preflight, which has its own) runs that command as a
+    one-off ECS task inside the VPC (:mod:`msk_migrate.aws.operator_task`)."""
+    import sys
+
+    from .aws.operator_task import wants_in_vpc
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if wants_in_vpc(args):
+        from .aws.operator_task import main_in_vpc
+        from .cliutil import run_guarded
+
+        sys.exit(run_guarded(lambda: main_in_vpc(args)))
     run_click(cli, argv, "msk-migrate")
 
 
