@@ -11,17 +11,22 @@ from .cliutil import run_click
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="msk-migrate")
 def cli() -> None:
-    """Migrate self-managed Kafka to Amazon MSK with MirrorMaker 2 on ECS Fargate."""
+    """Migrate self-managed Kafka to Amazon MSK with MirrorMaker 2 on ECS Fargate.
+
+    Any operator command takes --in-vpc --ecs-cluster NAME [--ecs-service, --task-definition, --task-container,
+    --task-timeout, --aws-region]: it then runs as a one-off ECS task of the stack's operator task definition
+    inside the VPC, and its output and exit code come back here."""
 
 
 def _register() -> None:
+    from .acls.cli import acls
     from .build.cli import build_images_cmd
     from .connect.cli import connectors
     from .local.cli import local
     from .runbook.cli import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
     from .validation.cli import validate
 
-    for cmd in (local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
+    for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
                 build_images_cmd):
         cli.add_command(cmd)
 
