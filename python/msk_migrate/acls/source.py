@@ -15,6 +15,10 @@ from ..errors import UsageError
 from .plan import Acl
 
 
+#: confluent-kafka's names where Kafka's ACL names differ (the cluster resource is ``BROKER`` in librdkafka).
+_KAFKA_NAME = {"BROKER": "CLUSTER"}
+
+
 def read_acls(session) -> list[Acl]:
     """Every ACL binding of the cluster of ``session`` (an :class:`~msk_migrate.kafka.admin.AdminSession`)."""
     flt = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
@@ -27,7 +31,7 @@ def read_acls(session) -> list[Acl]:
             raise UsageError("source", f"the source cluster ({session.bootstrap}) has no authorizer: there are no ACLs to plan from",
                              "on a cluster without ACLs every authenticated client may do anything; write the IAM policies by hand") from None
         raise session.error("describe ACLs failed (the source user needs DESCRIBE on the cluster)", exc) from None
-    return [Acl(principal=b.principal, resource_type=b.restype.name, name=b.name, pattern=b.resource_pattern_type.name,
+    return [Acl(principal=b.principal, resource_type=_KAFKA_NAME.get(b.restype.name, b.restype.name), name=b.name, pattern=b.resource_pattern_type.name,
                 operation=b.operation.name, permission=b.permission_type.name, host=b.host) for b in bindings]
 
 
