@@ -137,6 +137,19 @@ class OperatorLoadBalancer(Construct):
                     description=f"operators to {ep.component} (HTTPS)", **args,
                 )
             task_sg = task_security_groups[ep.component]
+            if ep.component == "kafka-connect":
+                # The operator task (`msk-migrate … --in-vpc`, in the Connect security group) reaches Connect REST
+                # the way operators do: through this listener, by the certificate's name.
+                VpcSecurityGroupIngressRule(
+                    self, "alb_in_operator_task", security_group_id=self.security_group.id, referenced_security_group_id=task_sg.id,
+                    ip_protocol="tcp", from_port=ep.listener_port, to_port=ep.listener_port,
+                    description="operator task (--in-vpc) to Connect REST (HTTPS)",
+                )
+                VpcSecurityGroupEgressRule(
+                    self, "operator_task_to_alb", security_group_id=task_sg.id, referenced_security_group_id=self.security_group.id,
+                    ip_protocol="tcp", from_port=ep.listener_port, to_port=ep.listener_port,
+                    description="operator task (--in-vpc) to Connect REST on the operator load balancer",
+                )
             VpcSecurityGroupEgressRule(
                 self, f"alb_to_{cid}", security_group_id=self.security_group.id, referenced_security_group_id=task_sg.id,
                 ip_protocol="tcp", from_port=ep.container_port, to_port=ep.container_port,

@@ -50,7 +50,7 @@ def test_created_cluster_broker_type_is_its_instance_type_and_an_existing_one_is
 
     cfg = load_environment(_variant(tmp_path, existing))
     assert cfg.target.endpoint("b-1:9098").msk_broker_type == "kafka.m5.xlarge"
-    with pytest.raises(UsageError, match="broker_type 'kafka.m9.huge'"):
+    with pytest.raises(UsageError, match=r"broker_type 'kafka\.m9\.huge'"):
         load_environment(_variant(tmp_path, lambda d: (existing(d), d["target"].update(broker_type="kafka.m9.huge"))))
     with pytest.raises(UsageError, match="broker_type is for existing clusters"):
         load_environment(_variant(tmp_path, lambda d: d["target"].update(broker_type="kafka.m5.xlarge")))

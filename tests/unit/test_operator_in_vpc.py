@@ -10,7 +10,12 @@ import json
 
 from msk_migrate.aws import ecs_task, operator_task
 
-from .test_preflight_in_vpc import CLUSTER, MIGRATION_YAML, OPERATOR_ROLE, REGION, aws, cli, finish, moto_url  # noqa: F401
+from . import test_preflight_in_vpc as pf
+from .test_preflight_in_vpc import CLUSTER, MIGRATION_YAML, REGION, cli, finish
+
+# The same moto server and ECS/Logs fixtures as the preflight's --in-vpc tests.
+moto_url = pf.moto_url
+aws = pf.aws
 
 LAG_ROWS = {"talked_to": {"config": "flow file", "source": "kafka-1:9093", "target": "b-1:9098", "worker": None},
             "rows": [{"group": "orders", "lag": 3}], "ok": False}

@@ -14,7 +14,6 @@ from confluent_kafka.admin import (
 from ..errors import UsageError
 from .plan import Acl
 
-
 #: confluent-kafka's names where Kafka's ACL names differ (the cluster resource is ``BROKER`` in librdkafka).
 _KAFKA_NAME = {"BROKER": "CLUSTER"}
 

@@ -1,6 +1,6 @@
 """Run a command as a one-off ECS task with the network view and credentials of the Connect workers.
 
-``msk-migrate preflight --in-vpc`` and every other command's ``--in-vpc`` (:mod:`.operator_task`) use this: the preflight then resolves the brokers' names, opens
+``preflight --in-vpc`` and every other command's ``--in-vpc`` (:mod:`.operator_task`) use this: the preflight then resolves the brokers' names, opens
 connections through the Connect security group and authenticates with the Connect task role (MSK IAM)
 and the Connect secrets, exactly as the workers will, instead of from the operator's laptop.
 

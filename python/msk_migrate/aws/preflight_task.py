@@ -41,9 +41,9 @@ def in_vpc_options(f):
         click.option("--ecs-cluster", help="ECS cluster of the stack (output ecs_cluster_name); required with --in-vpc."),
         click.option("--ecs-service", help="Connect service whose network and task role the task uses. Default: <cluster>-kafka-connect."),
         click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-operator (the stack's operator task)."),
-        click.option("--container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
-        click.option("--region", help="AWS region (default: the AWS profile's)."),
-        click.option("--timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
+        click.option("--container", "--task-container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
+        click.option("--region", "--aws-region", help="AWS region (default: the AWS profile's)."),
+        click.option("--timeout", "--task-timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
     ]
 
     @functools.wraps(f)
