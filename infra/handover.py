@@ -75,7 +75,7 @@ def _terraform(stack_dir: Path, *args: str) -> subprocess.CompletedProcess:
     if not exe:
         from msk_migrate.errors import UsageError
 
-        raise UsageError("terraform", "not found on PATH", "install Terraform >= 1.7 (1.11.x is tested)")
+        raise UsageError("terraform", "not found on PATH", "install Terraform >= 1.11 (1.11.x is tested)")
     return subprocess.run([exe, f"-chdir={stack_dir}", *args], capture_output=True, text=True)
 
 

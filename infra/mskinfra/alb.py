@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from cdktf_cdktf_provider_aws.lb import Lb
 from cdktf_cdktf_provider_aws.lb_listener import LbListener, LbListenerDefaultAction
 from cdktf_cdktf_provider_aws.lb_target_group import LbTargetGroup, LbTargetGroupHealthCheck
+from cdktf_cdktf_provider_aws.route53_record import Route53Record, Route53RecordAlias
+from cdktf_cdktf_provider_aws.route53_zone import Route53Zone, Route53ZoneVpc
 from cdktf_cdktf_provider_aws.security_group import SecurityGroup
 from cdktf_cdktf_provider_aws.vpc_security_group_egress_rule import VpcSecurityGroupEgressRule
 from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
@@ -135,6 +137,19 @@ class OperatorLoadBalancer(Construct):
                     description=f"operators to {ep.component} (HTTPS)", **args,
                 )
             task_sg = task_security_groups[ep.component]
+            if ep.component == "kafka-connect":
+                # The operator task (`msk-migrate … --in-vpc`, in the Connect security group) reaches Connect REST
+                # the way operators do: through this listener, by the certificate's name.
+                VpcSecurityGroupIngressRule(
+                    self, "alb_in_operator_task", security_group_id=self.security_group.id, referenced_security_group_id=task_sg.id,
+                    ip_protocol="tcp", from_port=ep.listener_port, to_port=ep.listener_port,
+                    description="operator task (--in-vpc) to Connect REST (HTTPS)",
+                )
+                VpcSecurityGroupEgressRule(
+                    self, "operator_task_to_alb", security_group_id=task_sg.id, referenced_security_group_id=self.security_group.id,
+                    ip_protocol="tcp", from_port=ep.listener_port, to_port=ep.listener_port,
+                    description="operator task (--in-vpc) to Connect REST on the operator load balancer",
+                )
             VpcSecurityGroupEgressRule(
                 self, f"alb_to_{cid}", security_group_id=self.security_group.id, referenced_security_group_id=task_sg.id,
                 ip_protocol="tcp", from_port=ep.container_port, to_port=ep.container_port,
@@ -146,10 +161,33 @@ class OperatorLoadBalancer(Construct):
                 description=f"operator load balancer to {ep.component}",
             )
 
+        # The certificate's name -> the load balancer (private zone given or created), so the URLs work as printed.
+        tls = cfg.operator_tls
+        self.record: Route53Record | None = None
+        if tls.dns_name:
+            zone_id = tls.hosted_zone_id
+            if not zone_id:
+                zone = Route53Zone(
+                    self, "zone", name=tls.hosted_zone_name, comment=f"{p}: operator endpoints (private)",
+                    vpc=[Route53ZoneVpc(vpc_id=cfg.vpc_id)], force_destroy=False,
+                )
+                skip(zone, "CKV2_AWS_38", "DNSSEC signing is for public zones; this zone is private to the VPC")
+                skip(zone, "CKV2_AWS_39", "query logging of a private zone needs a Resolver query-log config of the VPC, "
+                     "outside this stack; the endpoints behind the name authenticate and log every request")
+                zone_id = zone.zone_id
+            self.record = Route53Record(
+                self, "dns", zone_id=zone_id, name=tls.dns_name, type="A",
+                alias=Route53RecordAlias(name=self.lb.dns_name, zone_id=self.lb.zone_id, evaluate_target_health=False),
+            )
+
+    def host(self, cfg: EnvironmentConfig) -> str:
+        """What operators type: the certificate's DNS name (the record above), else the load balancer's own name."""
+        return cfg.operator_tls.dns_name or self.lb.dns_name
+
     def url(self, component: str, cfg: EnvironmentConfig) -> str:
         port = {ep.component: ep.listener_port for ep in endpoints(cfg)}[component]
         suffix = "" if port == 443 else f":{port}"
-        return f"https://{self.lb.dns_name}{suffix}"
+        return f"https://{self.host(cfg)}{suffix}"
 
 
 def _peer_args(cfg: EnvironmentConfig) -> list[tuple[str, dict[str, str]]]:

@@ -13,8 +13,9 @@ from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
 
-#: ``removed`` blocks (forget without destroying) need Terraform 1.7.
-MIN_TERRAFORM = "1.7.0"
+#: Ephemeral resources and write-only arguments (`secret_string_wo`) need Terraform 1.11 (``removed``
+#: blocks 1.7, the S3 lock file 1.10).
+MIN_TERRAFORM = "1.11.0"
 
 
 def local_state_path(stack_name: str, outdir: Path, local_state_dir: Path) -> str:
@@ -48,7 +49,7 @@ def configure_stack(stack: TerraformStack, cfg: EnvironmentConfig, outdir: Path,
         )
         if b.use_lockfile:
             stack.add_override("terraform.backend.s3.use_lockfile", True)
-        stack.add_override("terraform.required_version", ">= 1.10.0" if b.use_lockfile else f">= {MIN_TERRAFORM}")
+        stack.add_override("terraform.required_version", f">= {MIN_TERRAFORM}")
     AwsProvider(
         stack,
         "aws",

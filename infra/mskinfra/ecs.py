@@ -18,13 +18,13 @@ from cdktf_cdktf_provider_aws.ecs_service import EcsService, EcsServiceLoadBalan
 from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
 from constructs import Construct
 
-from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
+from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SERVICE_COMPONENTS, EnvironmentConfig
 
 from .checkov import skip
 from .kms import log_group_name
 from .tfjson import tf_json
 
-LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafana": "grafana"}
+LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafana": "grafana", "operator": "operator"}
 
 #: The only paths each image writes to; everything else is the read-only root filesystem. One Fargate
 #: ephemeral volume per path (task storage; Fargate copies the image's directory, owner and mode into
@@ -35,13 +35,18 @@ LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafan
 #:                  /tmp  -- the rendered prometheus.yml and web config (prometheus/entrypoint.sh)
 #:   grafana        /var/lib/grafana -- GF_PATHS_DATA (sqlite database, sessions, plugins)
 #:                  /tmp  -- Grafana's temporary files (image renders, CSV exports)
+#:   operator       /tmp  -- the flow file of --in-vpc, the command's captured output, reports
 #: tests/infra/test_infra_container_hardening.py checks every task definition against this table and
 #: the table against the images' own files.
 WRITABLE_PATHS: dict[str, tuple[str, ...]] = {
     "kafka-connect": ("/tmp",),
     "prometheus": ("/prometheus", "/tmp"),
     "grafana": ("/var/lib/grafana", "/tmp"),
+    "operator": ("/tmp",),
 }
+
+#: Size of the one-off operator task (msk-migrate: Python, librdkafka; validate's native pass).
+OPERATOR_CPU, OPERATOR_MEMORY = 1024, 2048
 
 
 def volume_name(path: str) -> str:
@@ -116,6 +121,7 @@ class Services(Construct):
         log_groups: LogGroups,
         execution_role_arns: dict[str, str],
         connect_task_role_arn: str,
+        operator_task_role_arn: str,
         registry_arns: dict[str, str],
         security_group_ids: dict[str, str],
         connect_env: dict[str, str],
@@ -227,7 +233,7 @@ class Services(Construct):
         load_balancer_port = {"kafka-connect": w.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}
         self.task_definitions: dict[str, EcsTaskDefinition] = {}
         self.services: dict[str, EcsService] = {}
-        for component in ECR_COMPONENTS:
+        for component in SERVICE_COMPONENTS:
             cid = LOG_COMPONENT[component]
             cpu, memory = sizes[component]
             td = EcsTaskDefinition(
@@ -282,6 +288,32 @@ class Services(Construct):
                 # Autoscaling owns the Connect desired count after creation.
                 lifecycle=TerraformResourceLifecycle(ignore_changes=["desired_count"]) if connect else None,
             )
+
+        # The operator task: no service; `msk-migrate … --in-vpc` runs it once per command (RunTask) in the
+        # Connect subnets and security group, as the operator task role (infra/mskinfra/iam.py).
+        operator_container = {
+            "name": "operator",
+            "image": images["operator"],
+            "essential": True,
+            "environment": _env({"MSK_MIGRATE_ENVIRONMENT": cfg.name, "AWS_REGION": cfg.region}),
+            "logConfiguration": log_config("operator"),
+        }
+        self.operator_task_definition = EcsTaskDefinition(
+            self,
+            "operator_task",
+            family=f"{p}-operator",
+            requires_compatibilities=["FARGATE"],
+            network_mode="awsvpc",
+            cpu=str(OPERATOR_CPU),
+            memory=str(OPERATOR_MEMORY),
+            execution_role_arn=execution_role_arns["operator"],
+            task_role_arn=operator_task_role_arn,
+            runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
+            container_definitions=tf_json([hardened(operator_container, "operator")], substitutions, indent=None),
+            volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS["operator"]],
+            depends_on=[log_groups.groups["operator"]],
+        )
+        self.task_definitions["operator"] = self.operator_task_definition
 
         connect_service = self.services["kafka-connect"]
         self.scaling_target = AppautoscalingTarget(

@@ -35,6 +35,7 @@ from .iam_policy import (  # the policy documents, as plain data
     TARGET_GROUP_ACTIONS,
     TARGET_TOPIC_ACTIONS,
     msk_statements,
+    operator_statements,
     source_group_patterns,
     source_topic_patterns,
     target_group_patterns,
@@ -61,6 +62,8 @@ class Roles(Construct):
         target_cluster_arn: str,
         target_topic_arn_prefix: str,
         target_group_arn_prefix: str,
+        operator_secrets: list[str] = (),
+        operator_secret_kms_keys: list[str] = (),
     ) -> None:
         super().__init__(scope, id_)
         p = cfg.resource_prefix
@@ -142,3 +145,32 @@ class Roles(Construct):
         self.policies["kafka-connect"].append(
             IamRolePolicy(self, "connect_task_policy", name="connect", role=self.connect_task.id, policy=policy_json(statements))
         )
+
+        # The operator task (msk-migrate … --in-vpc): what the runbook's commands need, nothing more.
+        self.operator_task = IamRole(
+            self, "operator_task", name=f"{p}-operator-task", assume_role_policy=trust,
+            description=f"{p} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets, clean up MM2 topics",
+        )
+        op: list[dict] = operator_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
+        if cfg.source.auth.mode == "iam":
+            src = parse_msk_arn(cfg.source.msk_cluster_arn)
+            src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"
+            op += msk_statements(
+                "OperatorSourceMskRead", cfg.source.msk_cluster_arn,
+                f"{src_arn}:topic/{src['name']}/{src['uuid']}", f"{src_arn}:group/{src['name']}/{src['uuid']}",
+                SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, [*SOURCE_GROUP_ACTIONS, "kafka-cluster:AlterGroup"],
+                source_topic_patterns(cfg), [*source_group_patterns(cfg), "msk-migrate-*"],
+            )
+        if operator_secrets:
+            op.append({"Sid": "ReadOperatorSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
+                       "Resource": sorted(set(operator_secrets))})
+        if operator_secrets and operator_secret_kms_keys:
+            op.append({
+                "Sid": "DecryptOperatorSecrets", "Effect": "Allow", "Action": "kms:Decrypt",
+                "Resource": sorted(set(operator_secret_kms_keys)),
+                "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{cfg.region}.{dns_suffix(cfg)}"}},
+            })
+        if op:
+            self.policies["operator"].append(
+                IamRolePolicy(self, "operator_task_policy", name="operator", role=self.operator_task.id, policy=policy_json(op))
+            )

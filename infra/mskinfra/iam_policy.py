@@ -105,3 +105,27 @@ def transactional_id_statement(cfg: EnvironmentConfig, target_topic_arn_prefix: 
     prefix = target_topic_arn_prefix.replace(":topic/", ":transactional-id/", 1)
     return {"Sid": "TargetMskTransactionalIds", "Effect": "Allow", "Action": TARGET_TRANSACTIONAL_ID_ACTIONS,
             "Resource": [f"{prefix}/{t}" for t in transactional_ids(cfg)]}
+
+
+#: The operator task (``msk-migrate … --in-vpc``): read and compare on the target, move group offsets
+#: (``offsets sync``), delete MM2's internal topics (``cleanup``). Never write data, never create topics.
+OPERATOR_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:DescribeClusterDynamicConfiguration"]
+OPERATOR_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:DescribeTopicDynamicConfiguration"]
+OPERATOR_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"]
+OPERATOR_INTERNAL_TOPIC_ACTIONS = ["kafka-cluster:DeleteTopic"]
+#: Groups the operator's own readers use (validate's consumers, lag/offset probes): prefixed, never an application's.
+OPERATOR_OWN_GROUPS = "msk-migrate-*"
+
+
+def operator_statements(cfg: EnvironmentConfig, cluster_arn: str, topic_prefix: str, group_prefix: str) -> list[dict]:
+    """MSK IAM of the operator task role on the target (IAM targets only)."""
+    if cfg.target.auth.mode != "iam":
+        return []
+    statements = msk_statements(
+        "OperatorTargetMsk", cluster_arn, topic_prefix, group_prefix,
+        OPERATOR_CLUSTER_ACTIONS, OPERATOR_TOPIC_ACTIONS, OPERATOR_GROUP_ACTIONS,
+        target_topic_patterns(cfg), [*target_group_patterns(cfg), OPERATOR_OWN_GROUPS],
+    )
+    statements.append({"Sid": "OperatorCleanupInternalTopics", "Effect": "Allow", "Action": OPERATOR_INTERNAL_TOPIC_ACTIONS,
+                       "Resource": [f"{topic_prefix}/{t}" for t in internal_topics(cfg)]})
+    return statements

@@ -31,5 +31,7 @@ def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, buc
     out("target_bootstrap_brokers", msk.bootstrap_by_mode, "Target bootstrap brokers per auth mode")
     out("target_bootstrap_brokers_connect", msk.bootstrap, f"Bootstrap brokers Connect uses ({cfg.target.auth.mode})")
     out("ecs_cluster_name", services.cluster.name, "ECS cluster")
+    out("operator_task_definition", services.operator_task_definition.family,
+        "Task definition of msk-migrate --in-vpc (the default --task-definition: <ecs_cluster_name>-operator)")
     out("ecs_service_names", {c: s.name for c, s in services.services.items()}, "ECS services")
     out("connect_security_group_id", network.connect.id, "Connect workers' security group (allow it on the source brokers' firewall)")

@@ -133,6 +133,9 @@ class MigrationStack(TerraformStack):
             target_cluster_arn=msk.cluster_arn,
             target_topic_arn_prefix=msk.topic_arn_prefix,
             target_group_arn_prefix=msk.group_arn_prefix,
+            # The operator task reads the clusters' secrets itself (validate, acls plan, connectors ...).
+            operator_secrets=[*cfg.secret_arns(), creds.connect_rest.arn],
+            operator_secret_kms_keys=[*list(cfg.secrets_kms_key_arns), key_arn],
         )
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
@@ -144,6 +147,7 @@ class MigrationStack(TerraformStack):
             log_groups=logs,
             execution_role_arns={c: r.arn for c, r in roles.execution.items()},
             connect_task_role_arn=roles.connect_task.arn,
+            operator_task_role_arn=roles.operator_task.arn,
             registry_arns={c: s.arn for c, s in discovery.services.items()},
             security_group_ids={
                 "kafka-connect": network.connect.id,

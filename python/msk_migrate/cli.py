@@ -11,17 +11,22 @@ from .cliutil import run_click
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="msk-migrate")
 def cli() -> None:
-    """Migrate self-managed Kafka to Amazon MSK with MirrorMaker 2 on ECS Fargate."""
+    """Migrate self-managed Kafka to Amazon MSK with MirrorMaker 2 on ECS Fargate.
+
+    Any operator command takes --in-vpc --ecs-cluster NAME [--ecs-service, --task-definition, --task-container,
+    --task-timeout, --aws-region]: it then runs as a one-off ECS task of the stack's operator task definition
+    inside the VPC, and its output and exit code come back here."""
 
 
 def _register() -> None:
+    from .acls.cli import acls
     from .build.cli import build_images_cmd
     from .connect.cli import connectors
     from .local.cli import local
     from .runbook.cli import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
     from .validation.cli import validate
 
-    for cmd in (local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
+    for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
                 build_images_cmd):
         cli.add_command(cmd)
 
@@ -30,7 +35,20 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: bad input and unreachable endpoints become one line on stderr and exit 2."""
+    """Entry point: bad input and unreachable endpoints become one line on stderr and exit 2.
+
+    ``--in-vpc`` on any operator command (but preflight, which has its own) runs that command as a
+    one-off ECS task inside the VPC (:mod:`msk_migrate.aws.operator_task`)."""
+    import sys
+
+    from .aws.operator_task import wants_in_vpc
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if wants_in_vpc(args):
+        from .aws.operator_task import main_in_vpc
+        from .cliutil import run_guarded
+
+        sys.exit(run_guarded(lambda: main_in_vpc(args)))
     run_click(cli, argv, "msk-migrate")
 
 

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 ACCOUNT = "123456789012"  # moto's default account: its ECR answers for this registry id
 REGION = "us-east-1"
 REGISTRY = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
-IMAGES = ("kafka-connect", "prometheus", "grafana")
+IMAGES = ("kafka-connect", "prometheus", "grafana", "operator")
 
 
 def dead_endpoint() -> str:
@@ -29,7 +29,7 @@ def git(root: Path, *args: str) -> str:
 
 def copy_image_inputs(dest: Path) -> None:
     """Copies what the images are built from (and the pinned versions) into ``dest``."""
-    for rel in ("images", "jvm/pom.xml", "prometheus", "grafana", ".dockerignore"):
+    for rel in ("images", "jvm/pom.xml", "prometheus", "grafana", ".dockerignore", "python", "pyproject.toml", "requirements.lock"):
         src = REPO / rel
         if src.is_dir():
             shutil.copytree(src, dest / rel, ignore=shutil.ignore_patterns("target", "__pycache__"))

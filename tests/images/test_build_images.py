@@ -50,7 +50,7 @@ def test_preflight_then_login_then_builds_in_that_order(build, ecr):
     assert run.code == 0, run.stderr
     kinds = [" ".join(c["argv"][:2]) for c in run.calls]
     assert kinds == ["buildx version", "info --format", "buildx inspect", "login --username",
-                     "buildx build", "buildx build", "buildx build"]
+                     *["buildx build"] * len(IMAGES)]
 
 
 def test_docker_login_reads_the_decoded_ecr_token_password_on_stdin(build, ecr):
@@ -120,7 +120,7 @@ def test_dry_run_prints_every_command_and_runs_none(build, checkout, ecr):
                      f"--tag {REGISTRY}/msk-migrate-dev-kafka-connect:{sha[:12]} --tag {REGISTRY}/msk-migrate-dev-kafka-connect:v2.0.0",
                      f"write {checkout / MANIFEST}"):
         assert expected in out, expected
-    assert out.count("docker buildx build --platform linux/amd64") == 3
+    assert out.count("docker buildx build --platform linux/amd64") == len(IMAGES)
     assert out.index("ecr.describe_repositories") < out.index("docker login") < out.index("docker buildx build")
 
 
@@ -202,7 +202,7 @@ def test_no_push_loads_locally_and_touches_neither_ecr_nor_the_manifest(build, c
     run = build(ACCOUNT, REGION, "--no-push", env={"AWS_ENDPOINT_URL_ECR": dead_endpoint()})
     assert run.code == 0, run.stderr
     builds = run.docker("buildx", "build")
-    assert len(builds) == 3 and all("--load" in b and "--push" not in b for b in builds)
+    assert len(builds) == len(IMAGES) and all("--load" in b and "--push" not in b for b in builds)
     assert not run.docker("login")
     assert not (checkout / MANIFEST).exists()
 

@@ -52,7 +52,10 @@ def stages(dockerfile: Path) -> list[list[tuple[str, str]]]:
 
 
 def test_there_is_a_dockerfile_per_image():
-    assert [p.parent.name for p in DOCKERFILES] == ["grafana", "kafka-connect", "prometheus"]
+    from msk_migrate.build.images import IMAGES
+
+    assert [p.parent.name for p in DOCKERFILES] == ["grafana", "kafka-connect", "operator", "prometheus"]
+    assert sorted(IMAGES) == [p.parent.name for p in DOCKERFILES]
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
@@ -96,6 +99,18 @@ def test_connect_and_prometheus_bases_are_pinned_by_digest_and_grafana_is_flagge
     [grafana] = read_bases(IMAGES_DIR / "grafana" / "Dockerfile")
     if grafana.digest is None:
         assert "Pinned by TAG ONLY" in (IMAGES_DIR / "grafana" / "Dockerfile").read_text()
+    # Same for python:3.11.11-slim-bookworm (the operator image).
+    for base in read_bases(IMAGES_DIR / "operator" / "Dockerfile"):
+        if base.digest is None:
+            assert "Pinned by TAG ONLY" in (IMAGES_DIR / "operator" / "Dockerfile").read_text()
+
+
+def test_operator_image_runs_as_nobody_without_an_entrypoint_so_the_task_command_is_the_whole_command():
+    text = (IMAGES_DIR / "operator" / "Dockerfile").read_text()
+    runtime = stages(IMAGES_DIR / "operator" / "Dockerfile")[-1]
+    assert ("USER", "65534:65534") in runtime
+    assert not any(ins == "ENTRYPOINT" for ins, _ in runtime), "ECS command overrides replace CMD only"
+    assert "PIP_CONSTRAINT=/src/requirements.lock" in text and "pyspark" not in text
 
 
 def test_connect_runtime_is_a_pinned_java_17_jre_running_as_a_numeric_non_root_user():
@@ -171,10 +186,11 @@ def test_every_copied_repository_file_exists_and_is_in_the_build_context(dockerf
 
 
 def test_dockerignore_keeps_maven_output_and_the_rest_of_the_repo_out_of_the_context():
-    for rel in ("jvm/replication-policy/target/x.jar", "python/msk_migrate/cli.py", ".git/HEAD", ".venv/bin/python",
+    for rel in ("jvm/replication-policy/target/x.jar", "python/msk_migrate/__pycache__/cli.cpython-311.pyc", ".git/HEAD", ".venv/bin/python",
                 ".local/build/kafka-connect.log", "build/manifest-1-r.json", "docs/images.md"):
         assert not _dockerignore_allows(rel), rel
-    for rel in ("jvm/pom.xml", "images/kafka-connect/entrypoint.sh", "prometheus/rules/x.yml", "grafana/dashboards/x.json"):
+    for rel in ("jvm/pom.xml", "images/kafka-connect/entrypoint.sh", "prometheus/rules/x.yml", "grafana/dashboards/x.json",
+                "python/msk_migrate/cli.py", "pyproject.toml", "requirements.lock"):  # the operator image installs the CLI
         assert _dockerignore_allows(rel), rel
 
 

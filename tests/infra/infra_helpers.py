@@ -40,6 +40,7 @@ DEV_DIGESTS = {
     "kafka-connect": "sha256:" + "a" * 64,
     "prometheus": "sha256:" + "b" * 64,
     "grafana": "sha256:" + "c" * 64,
+    "operator": "sha256:" + "e" * 64,
 }
 
 

@@ -11,7 +11,7 @@ from infra_helpers import env_config, write_manifest
 from msk_migrate.errors import UsageError
 from mskinfra.images import choose_images, manifest_path
 
-DIGESTS = {"kafka-connect": "sha256:" + "1" * 64, "prometheus": "sha256:" + "2" * 64, "grafana": "sha256:" + "3" * 64}
+DIGESTS = {"kafka-connect": "sha256:" + "1" * 64, "prometheus": "sha256:" + "2" * 64, "grafana": "sha256:" + "3" * 64, "operator": "sha256:" + "4" * 64}
 
 
 def test_without_manifest_every_image_uses_the_configured_tag(tmp_path: Path) -> None:

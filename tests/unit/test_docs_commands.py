@@ -69,7 +69,10 @@ def _check_click(command: click.Command, args: list[str], where: str) -> None:
         command, args = sub, args[1:]
     if isinstance(command, click.Group) and not args:
         return
-    known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)} | {"--help", "-h"}
+    from msk_migrate.aws.operator_task import IN_VPC_OPTIONS
+
+    # --in-vpc and its options are taken off every operator command's line before click parses it.
+    known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)} | {"--help", "-h"} | set(IN_VPC_OPTIONS)
     for a in args:
         if a.startswith("--") or re.fullmatch(r"-[a-zA-Z]", a):
             name = a.split("=", 1)[0]

@@ -23,8 +23,9 @@ from msk_migrate.aws import ecs_task, preflight_task
 
 REGION = "eu-west-1"
 CLUSTER = "msk-migrate-dev"
-LOG_GROUP = "/msk-migrate-dev/preflight"
+LOG_GROUP = "/msk-migrate-dev/operator"
 TASK_ROLE = "arn:aws:iam::123456789012:role/msk-migrate-dev-kafka-connect-task"
+OPERATOR_ROLE = "arn:aws:iam::123456789012:role/msk-migrate-dev-operator-task"
 REPORT = {"ok": True, "checks": [{"name": "source reachable", "status": "ok", "detail": "3 brokers"}], "topics": [], "groups": []}
 
 MIGRATION_YAML = """\
@@ -73,11 +74,12 @@ def aws(moto_url, monkeypatch):
         cpu="1024", memory="4096", containerDefinitions=[{"name": "kafka-connect", "image": "connect:1", "essential": True, "cpu": 1024, "memory": 4096}],
     )["taskDefinition"]["taskDefinitionArn"]
     ecs.register_task_definition(
-        family=f"{CLUSTER}-preflight", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+        family=f"{CLUSTER}-operator", taskRoleArn=OPERATOR_ROLE, networkMode="awsvpc", requiresCompatibilities=["FARGATE"],
+        cpu="256", memory="512",
         containerDefinitions=[{
-            "name": "preflight", "image": "msk-migrate:1", "essential": True, "cpu": 256, "memory": 512,
+            "name": "operator", "image": "msk-migrate:1", "essential": True, "cpu": 256, "memory": 512,
             "logConfiguration": {"logDriver": "awslogs", "options": {
-                "awslogs-group": LOG_GROUP, "awslogs-region": REGION, "awslogs-stream-prefix": "preflight"}},
+                "awslogs-group": LOG_GROUP, "awslogs-region": REGION, "awslogs-stream-prefix": "operator"}},
         }],
     )
     ecs.create_service(
@@ -112,7 +114,7 @@ def finish(aws: dict, exit_code: int, lines: list[str], delay: float = 0.5) -> t
             return
         time.sleep(delay)
         arn = running[0]
-        stream = f"preflight/preflight/{arn.rsplit('/', 1)[-1]}"
+        stream = f"operator/operator/{arn.rsplit('/', 1)[-1]}"
         aws["logs"].create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
         now = int(time.time() * 1000)
         aws["logs"].put_log_events(logGroupName=LOG_GROUP, logStreamName=stream,
@@ -122,7 +124,7 @@ def finish(aws: dict, exit_code: int, lines: list[str], delay: float = 0.5) -> t
         backend = get_backend("ecs")["123456789012"][REGION]
         for task in backend.tasks[CLUSTER].values():
             if task.task_arn == arn:
-                task.containers = [{"name": "preflight", "exitCode": exit_code, "lastStatus": "STOPPED"}]
+                task.containers = [{"name": "operator", "exitCode": exit_code, "lastStatus": "STOPPED"}]
         aws["ecs"].stop_task(cluster=CLUSTER, task=arn, reason="Essential container in task exited")
 
     t = threading.Thread(target=run, daemon=True)
@@ -134,20 +136,20 @@ def test_preflight_task_runs_in_the_connect_subnets_with_the_connect_task_role(a
     cfg = tmp_path / "migration.yaml"
     cfg.write_text(MIGRATION_YAML)
     waiter = finish(aws, 0, ["starting", json.dumps(REPORT, indent=2)])
-    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="preflight",
+    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
                                         region=REGION, timeout=60, poll=0.2, clients=(aws["ecs"], aws["logs"]))
     waiter.join(5)
     assert result.ok and result.exit_code == 0 and report == REPORT
     task = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[result.task_arn])["tasks"][0]
     assert task["launchType"] == "FARGATE" and task["startedBy"] == ecs_task.STARTED_BY
-    assert task["taskDefinitionArn"].split("/")[-1].startswith(f"{CLUSTER}-preflight:")
+    assert task["taskDefinitionArn"].split("/")[-1].startswith(f"{CLUSTER}-operator:")
     awsvpc = task["attachments"][0]["details"] if task.get("attachments") else []
     if awsvpc:  # moto records the ENI of the awsvpc network configuration
         assert {"name": "subnetId", "value": aws["subnet"]} in awsvpc
     overrides = task["overrides"]
     assert overrides["taskRoleArn"] == TASK_ROLE
     (co,) = overrides["containerOverrides"]
-    assert co["name"] == "preflight" and co["command"] == preflight_task.task_command()
+    assert co["name"] == "operator" and co["command"] == preflight_task.task_command()
     assert co["environment"] == [{"name": preflight_task.CONFIG_ENV, "value": MIGRATION_YAML}]
     assert "msk-migrate preflight --config" in co["command"][2] and "--output json" in co["command"][2]
 
@@ -176,7 +178,7 @@ def test_a_task_that_never_finishes_is_stopped_after_the_timeout(aws, tmp_path, 
     cfg.write_text(MIGRATION_YAML)
     real_wait = ecs_task.wait_stopped
     monkeypatch.setattr(ecs_task, "wait_stopped", lambda *a, **kw: real_wait(*a, **{**kw, "timeout": 1.0}))
-    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="preflight",
+    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
                                         region=REGION, timeout=30, poll=0.2, clients=(aws["ecs"], aws["logs"]))
     assert not result.ok and report is None and "no result within" in result.stopped_reason
     task = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[result.task_arn])["tasks"][0]
@@ -191,3 +193,6 @@ def test_missing_cluster_or_service_is_one_line_naming_the_option(aws, tmp_path)
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     res = cli("preflight", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--ecs-service", "nope", "--region", REGION)
     assert res.returncode == 2 and "--ecs-service" in res.stderr and "nope" in res.stderr
+    res = cli("preflight", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "absent", "--region", REGION)
+    assert res.returncode == 2 and "--task-definition" in res.stderr and "absent" in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr

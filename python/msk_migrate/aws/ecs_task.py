@@ -1,6 +1,6 @@
 """Run a command as a one-off ECS task with the network view and credentials of the Connect workers.
 
-``msk-migrate preflight --in-vpc`` uses this: the preflight then resolves the brokers' names, opens
+``preflight --in-vpc`` and every other command's ``--in-vpc`` (:mod:`.operator_task`) use this: the preflight then resolves the brokers' names, opens
 connections through the Connect security group and authenticates with the Connect task role (MSK IAM)
 and the Connect secrets, exactly as the workers will, instead of from the operator's laptop.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..errors import UnreachableError, UsageError
 
 #: ``startedBy`` of every task this module starts (find or stop them by it).
-STARTED_BY = "msk-migrate-preflight"
+STARTED_BY = "msk-migrate-in-vpc"
 
 
 @dataclass
@@ -67,15 +67,17 @@ def connect_placement(ecs, cluster: str, service: str) -> ConnectPlacement:
 
 
 def start_task(ecs, *, cluster: str, task_definition: str, container: str, command: list[str],
-               environment: dict[str, str], placement: ConnectPlacement) -> str:
-    """RunTask on Fargate in the Connect subnets/security groups with the Connect task role; the task ARN."""
+               environment: dict[str, str], placement: ConnectPlacement, task_role: str = "connect") -> str:
+    """RunTask on Fargate in the Connect subnets/security groups; the task ARN. ``task_role``: ``connect``
+    runs as the Connect task role (preflight: what the workers will see), ``own`` as the task definition's
+    own role (the operator role)."""
     overrides: dict = {
         "containerOverrides": [
             {"name": container, "command": command,
              "environment": [{"name": k, "value": v} for k, v in sorted(environment.items())]}
         ]
     }
-    if placement.task_role_arn:
+    if task_role == "connect" and placement.task_role_arn:
         overrides["taskRoleArn"] = placement.task_role_arn
     resp = ecs.run_task(
         cluster=cluster,
@@ -137,13 +139,13 @@ def task_log_lines(ecs, logs, task_definition: str, container: str, task_arn: st
 
 def run_in_vpc(ecs, logs, *, cluster: str, service: str, task_definition: str, container: str, command: list[str],
                environment: dict[str, str], timeout: float, poll: float = 5.0,
-               on_status: Callable[[str], None] | None = None) -> TaskResult:
+               on_status: Callable[[str], None] | None = None, task_role: str = "connect") -> TaskResult:
     """Start the one-off task beside the Connect service, wait (bounded), collect exit code and logs.
 
     A task still running at ``timeout`` is stopped (nothing is left behind) and reported as not ok."""
     placement = connect_placement(ecs, cluster, service)
     task_arn = start_task(ecs, cluster=cluster, task_definition=task_definition, container=container,
-                          command=command, environment=environment, placement=placement)
+                          command=command, environment=environment, placement=placement, task_role=task_role)
     task = wait_stopped(ecs, cluster, task_arn, timeout=timeout, poll=poll, on_status=on_status)
     reason = task.get("stoppedReason", "")
     if task.get("lastStatus") != "STOPPED":

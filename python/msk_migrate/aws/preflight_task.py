@@ -40,10 +40,10 @@ def in_vpc_options(f):
         click.option("--in-vpc", is_flag=True, help="Run the preflight as a one-off ECS task in the Connect subnets with the Connect task role."),
         click.option("--ecs-cluster", help="ECS cluster of the stack (output ecs_cluster_name); required with --in-vpc."),
         click.option("--ecs-service", help="Connect service whose network and task role the task uses. Default: <cluster>-kafka-connect."),
-        click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-preflight."),
-        click.option("--container", default="preflight", show_default=True, help="Container of the task definition that runs the command."),
-        click.option("--region", help="AWS region (default: the AWS profile's)."),
-        click.option("--timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
+        click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-operator (the stack's operator task)."),
+        click.option("--container", "--task-container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
+        click.option("--region", "--aws-region", help="AWS region (default: the AWS profile's)."),
+        click.option("--timeout", "--task-timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
     ]
 
     @functools.wraps(f)
@@ -86,6 +86,7 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
     import boto3
 
     from .ecs_task import run_in_vpc
+    from .operator_task import require_task_definition
 
     if not ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
@@ -93,11 +94,13 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
     if target_bootstrap:
         env["MSK_MIGRATE_TARGET_BOOTSTRAP"] = target_bootstrap
     ecs, logs = clients or (boto3.client("ecs", region_name=region), boto3.client("logs", region_name=region))
+    task_definition = task_definition or f"{ecs_cluster}-operator"
+    require_task_definition(ecs, task_definition)
     result = run_in_vpc(
         ecs, logs,
         cluster=ecs_cluster,
         service=ecs_service or f"{ecs_cluster}-kafka-connect",
-        task_definition=task_definition or f"{ecs_cluster}-preflight",
+        task_definition=task_definition,
         container=container,
         command=task_command(flag),
         environment=env,

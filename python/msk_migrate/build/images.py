@@ -27,6 +27,7 @@ IMAGES: dict[str, ImageSpec] = {
         ),
         ImageSpec("prometheus", "images/prometheus/Dockerfile", ("images/prometheus", "prometheus/prometheus.yml", "prometheus/rules")),
         ImageSpec("grafana", "images/grafana/Dockerfile", ("images/grafana", "grafana")),
+        ImageSpec("operator", "images/operator/Dockerfile", ("images/operator", "python", "pyproject.toml", "requirements.lock", "jvm/pom.xml")),
     )
 }
 

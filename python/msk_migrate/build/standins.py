@@ -12,6 +12,8 @@ eclipse-temurin:…-jre-jammy  OpenJDK 17 JRE, bash, coreutils, curl, hostname, 
 prom/prometheus              Debian's Prometheus 2.42: ``/bin/prometheus``, ``/bin/promtool``, user nobody
 grafana/grafana              **no Grafana binary** (not installable here): user 472, upstream's paths,
                              a ``/run.sh`` that says it is a stand-in
+python:…-slim-bookworm       Debian's Python 3.11 with venv and pip (the CA bundle trusts the build
+                             machine's extra CAs, so pip reaches PyPI through this network)
 ==========================  =======================================================================
 
 All start from one Debian rootfs (``debootstrap --variant=minbase bookworm``, cached as
@@ -47,6 +49,7 @@ CONTAINERFILES = {
     "eclipse-temurin": "temurin-jre.Containerfile",
     "prom/prometheus": "prometheus.Containerfile",
     "grafana/grafana": "grafana.Containerfile",
+    "python": "python.Containerfile",
 }
 INPUTS_LABEL = "io.mskmigrate.standin.inputs"
 CA_DIR = Path(os.environ.get("MSK_MIGRATE_EXTRA_CA_DIR", "/usr/local/share/ca-certificates"))

@@ -52,6 +52,9 @@ class BrokerSecurity:
     keystore_pem: Path
     scram_users: dict[str, str]
     scram_mechanism: str = "SCRAM-SHA-512"
+    #: ACL authorizer on (KRaft StandardAuthorizer); these principals are super users (the PLAINTEXT and
+    #: controller listeners' User:ANONYMOUS must be one, or the broker cannot reach its controller).
+    super_users: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -105,6 +108,8 @@ def _security_properties(sec: BrokerSecurity, sasl_port: int, ssl_port: int) -> 
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(sec.ca_pem),
         "ssl.endpoint.identification.algorithm": "https",
+        **({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": ";".join(sec.super_users)} if sec.super_users else {}),
     }
 
 

@@ -137,7 +137,8 @@ def partition_limit_check(tgt: AdminClient, topics: list[dict], m: MigrationSpec
     """Target partition replicas per broker after the migration vs AWS's limit for the broker type."""
     name = "MSK partitions per broker"
     if not broker_type:
-        return (name, "warn", "target broker type unknown: set target.msk_broker_type (e.g. kafka.m7g.large) "
+        return (name, "warn", "target broker type unknown: set target.broker_type (existing cluster, e.g. kafka.m7g.large; "
+                              "a created cluster uses target.create.instance_type) "
                               "to check AWS's per-broker partition limit")
     limit = MSK_PARTITIONS_PER_BROKER.get(broker_type)
     if limit is None:

@@ -106,15 +106,51 @@ def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
     return out
 
 
+def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Any]:
+    """``--env`` / ``--config``: clusters, auth and secrets from the environment YAML or flow file, like
+    every other command (config/flow.py); the target's bootstrap servers of an environment come from
+    ``--target-bootstrap-servers`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output. The flow's
+    migration is returned too (its topic regexes are the default selection)."""
+    import os
+
+    from ..config.flow import resolve_flow
+
+    given = [opt for opt, key in (("--clusters", "clusters"), ("--source-bootstrap-servers", "source_bootstrap"),
+                                  ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
+                                  ("--source-ca-secret-arn", "source_ca_secret_arn"),
+                                  ("--target-ca-secret-arn", "target_ca_secret_arn")) if kw.get(key)]
+    chosen = "--env" if kw.get("env") else "--config"
+    if given:
+        raise UsageError(chosen, f"given together with {', '.join(given)}",
+                         f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
+    target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
+    flow = resolve_flow(kw.get("env"), Path(kw["config"]) if kw.get("config") else None, False, None,
+                        target_bootstrap if kw.get("env") else None)
+    if kw.get("config") and kw.get("target_bootstrap"):
+        raise UsageError("--target-bootstrap-servers", "the flow file names the target's bootstrap servers", "drop it")
+    target = flow.require_target("validate")
+    return flow.source, target, flow
+
+
 def build_request(kw: dict[str, Any]) -> ValidationRequest:
     """The CLI's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
-    if kw.get("clusters"):
+    flow = None
+    if kw.get("env") and kw.get("config"):
+        raise UsageError("--env/--config", "give one source of the clusters", "use --env NAME for an environment")
+    if kw.get("env") or kw.get("config"):
+        source, target, flow = _flow_clusters(kw)
+    elif kw.get("clusters"):
         if kw.get("source_bootstrap") or kw.get("target_bootstrap"):
             raise UsageError("--clusters", "given together with --source/--target-bootstrap-servers", "use one of them")
         source, target = _clusters_file(kw["clusters"])
     else:
         source, target = _endpoint("source", kw), _endpoint("target", kw)
     topics = [t.strip() for item in kw.get("topics") or () for t in item.split(",") if t.strip()]
+    if flow is not None and not topics and not kw.get("topic_regex") and not kw.get("offsets_snapshot"):
+        # The flow's replicated topics are the default selection (its excludes too, unless given).
+        kw["topic_regex"] = "|".join(f"(?:{r})" for r in flow.migration.topics)
+        if not kw.get("exclude_regex"):
+            kw["exclude_regex"] = (*DEFAULT_EXCLUDES, *flow.migration.topics_exclude)
     data: dict[str, Any] = {
         "source": source,
         "target": target,
@@ -180,6 +216,10 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 
 
 @click.command("validate")
+@click.option("--env", "env", help="Environment name (infra/environments/NAME.yaml) or its path: clusters, auth and "
+              "secrets from it (target bootstrap: --target-bootstrap-servers, the stack output).")
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="Flow file (source, target, migration sections) instead of the --source-*/--target-* options.")
 @_side_options("source")
 @_side_options("target")
 @click.option("--clusters", type=click.Path(dir_okay=False), help="YAML with source: and target: "

@@ -29,7 +29,7 @@ from .model import LOG_RETENTION_DAYS, EnvironmentConfig, load_environment, load
 from .monitoring import GRAFANA_PORT, PROMETHEUS_PORT, AlertmanagerRoute, MonitoringConfig
 from .network import ALB_TLS_POLICIES, OPERATOR_CIDR_MIN_PREFIX, HttpsEgress, NetworkConfig, OperatorAccess, OperatorTls, Peers
 from .services import FARGATE_SIZES, MAX_DISCOVERABLE_WORKERS, ConnectService, GrafanaService, TaskSize
-from .state import ECR_COMPONENTS, BackendConfig, EcrConfig, default_prefix, ecr_repository_names
+from .state import ECR_COMPONENTS, SERVICE_COMPONENTS, BackendConfig, EcrConfig, default_prefix, ecr_repository_names
 
 __all__ = [
     "ALB_TLS_POLICIES",
@@ -42,6 +42,7 @@ __all__ = [
     "OPERATOR_CIDR_MIN_PREFIX",
     "PROMETHEUS_PORT",
     "SAFE_BROKER_DEFAULTS",
+    "SERVICE_COMPONENTS",
     "SUPPORTED_MSK_VERSIONS",
     "AlertmanagerRoute",
     "BackendConfig",

@@ -245,6 +245,11 @@ class TargetCluster(BaseModel):
         description="Existing cluster only: add an ingress rule from Connect to each network.security_group_ids "
         "(set false when another configuration owns those groups' rules).",
     )
+    broker_type: str | None = Field(
+        None,
+        description="Existing cluster only: its broker instance type (e.g. kafka.m7g.large); preflight checks "
+        "partitions per broker against AWS's limit for it (a created cluster uses create.instance_type).",
+    )
 
     @field_validator("alias")
     @classmethod
@@ -258,6 +263,15 @@ class TargetCluster(BaseModel):
 
     _arn = field_validator("existing_cluster_arn")(classmethod(lambda cls, v: optional_msk_arn(v)))
 
+    @field_validator("broker_type")
+    @classmethod
+    def _broker_type(cls, v: str | None) -> str | None:
+        if v is not None and v not in MSK_INSTANCE_TYPES:
+            family = ".".join(v.split(".")[:2])
+            close = [t for t in MSK_INSTANCE_TYPES if t.startswith(family + ".")] or [t for t in MSK_INSTANCE_TYPES if "m7g" in t]
+            raise ValueError(f"broker_type {v!r} is not an MSK broker type; use one of {', '.join(close)}")
+        return v
+
     @model_validator(mode="after")
     def _one(self) -> TargetCluster:
         check_full_secret_arns(self.auth, "")
@@ -270,6 +284,8 @@ class TargetCluster(BaseModel):
                 if not self.create.scram:
                     raise ValueError("auth mode 'scram' needs create.scram: true")
                 check_msk_scram_secret(self.auth.secret_arn or "", "auth.secret_arn")
+            if self.broker_type is not None:
+                raise ValueError("broker_type is for existing clusters; a created cluster's is create.instance_type (remove broker_type)")
             if self.network is not None:
                 raise ValueError("network is for existing clusters; a created cluster gets its own security group (remove network)")
         else:
@@ -289,5 +305,11 @@ class TargetCluster(BaseModel):
     def port(self) -> int:
         return self.auth.msk_port
 
+    @property
+    def instance_type(self) -> str | None:
+        """The brokers' instance type: ``create.instance_type``, or ``broker_type`` of an existing cluster."""
+        return self.create.instance_type if self.create else self.broker_type
+
     def endpoint(self, bootstrap_servers: str) -> ClusterEndpoint:
-        return ClusterEndpoint(alias=self.alias, bootstrap_servers=bootstrap_servers, auth=self.auth)
+        return ClusterEndpoint(alias=self.alias, bootstrap_servers=bootstrap_servers, auth=self.auth,
+                               msk_broker_type=self.instance_type)

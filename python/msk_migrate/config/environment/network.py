@@ -151,6 +151,20 @@ class OperatorTls(BaseModel):
         "what operators type (point a private DNS record at the load balancer output)."
     )
     ssl_policy: str = Field(ALB_TLS_POLICIES[0], description="ELB TLS policy (TLS 1.2+ policies only).")
+    dns_name: str | None = Field(
+        None,
+        description="The certificate's DNS name operators type (e.g. migration.dev.corp.example): the stack creates an alias "
+        "record for it pointing at the load balancer, and the URL outputs use it. Unset: the outputs name the load "
+        "balancer itself, which the certificate does not cover.",
+    )
+    hosted_zone_name: str | None = Field(
+        None, description="Private Route 53 zone holding dns_name (dns_name must be inside it); required with dns_name."
+    )
+    hosted_zone_id: str | None = Field(
+        None,
+        description="Existing private hosted zone (Z...) named hosted_zone_name, associated with the VPC. Unset: the stack "
+        "creates the private zone hosted_zone_name in the VPC.",
+    )
 
     @field_validator("certificate_arn")
     @classmethod
@@ -158,6 +172,31 @@ class OperatorTls(BaseModel):
         if not _ACM_ARN.match(v):
             raise ValueError(f"{v!r} is not an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID)")
         return v
+
+    @field_validator("hosted_zone_id")
+    @classmethod
+    def _zone_id(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"Z[A-Z0-9]{1,31}", v):
+            raise ValueError(f"hosted_zone_id {v!r} is not a Route 53 zone id (Z followed by letters and digits)")
+        return v
+
+    @model_validator(mode="after")
+    def _dns(self) -> OperatorTls:
+        name = (self.dns_name or "").lower().rstrip(".")
+        zone = (self.hosted_zone_name or "").lower().rstrip(".")
+        if self.dns_name is None:
+            if self.hosted_zone_name or self.hosted_zone_id:
+                raise ValueError("hosted_zone_name/hosted_zone_id need dns_name (the certificate's name to put in the zone)")
+            return self
+        if not re.fullmatch(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}", name):
+            raise ValueError(f"dns_name {self.dns_name!r} is not a DNS name")
+        if not zone:
+            raise ValueError("dns_name needs hosted_zone_name (the private zone to create the record in)")
+        if name != zone and not name.endswith("." + zone):
+            raise ValueError(f"dns_name {self.dns_name!r} is not inside hosted_zone_name {self.hosted_zone_name!r}: "
+                             "give the zone the certificate's name belongs to")
+        self.dns_name, self.hosted_zone_name = name, zone
+        return self
 
     @field_validator("ssl_policy")
     @classmethod

@@ -9,8 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..identifiers import KMS_KEY_ARN
 from ._fields import field_error
 
-#: The three images (and ECR repositories) of a migration, in build order.
-ECR_COMPONENTS: tuple[str, ...] = ("kafka-connect", "prometheus", "grafana")
+#: The images (and ECR repositories) of a migration, in build order: the three services and the operator
+#: image (msk-migrate itself, run as one-off tasks by ``--in-vpc``).
+ECR_COMPONENTS: tuple[str, ...] = ("kafka-connect", "prometheus", "grafana", "operator")
+#: The components that run as ECS services behind the operator load balancer.
+SERVICE_COMPONENTS: tuple[str, ...] = ("kafka-connect", "prometheus", "grafana")
 
 
 def default_prefix(env_name: str) -> str:

@@ -1,0 +1,1 @@
+"""Moving applications from SCRAM users and Kafka ACLs to MSK IAM: ``msk-migrate acls plan``."""

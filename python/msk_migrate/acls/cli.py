@@ -1,0 +1,109 @@
+"""``msk-migrate acls plan``: the source's ACLs as MSK IAM policies, per principal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..cliutil import emit_json, human, output_option
+from ..config.flow import announce, flow_from_kwargs, flow_options, talked_to
+from ..errors import UsageError
+from ..tables import table
+
+
+@click.group("acls")
+def acls() -> None:
+    """Move applications from SCRAM users and Kafka ACLs to MSK IAM."""
+
+
+def _cluster_arn(given: str | None, kw: dict) -> str:
+    from .plan import CLUSTER_ARN
+
+    arn = given
+    if not arn and kw.get("env"):
+        from ..config.environment import load_environment
+        from ..config.flow import environment_path
+
+        arn = load_environment(environment_path(kw["env"])).target.existing_cluster_arn
+    if not arn:
+        raise UsageError("--cluster-arn", "the target MSK cluster's ARN is needed for the policies' resources",
+                         "pass --cluster-arn (stack output target_cluster_arn)")
+    if not CLUSTER_ARN.fullmatch(arn):
+        raise UsageError("--cluster-arn", f"{arn!r} is not an MSK cluster ARN",
+                         "pass arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID (stack output target_cluster_arn)")
+    return arn
+
+
+@acls.command("plan")
+@flow_options
+@click.option("--cluster-arn", help="Target MSK cluster ARN (stack output target_cluster_arn; default: the environment's "
+              "target.existing_cluster_arn).")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write policies/<principal>.json, acls.tf.json (aws_iam_policy per principal) and plan.json here.")
+@click.option("--strict", is_flag=True, help="Exit 2, writing nothing, when an ACL cannot be carried over one to one.")
+@output_option
+def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output: str, **kw) -> None:
+    """Read the source's ACLs and SCRAM users; write per principal the MSK IAM policy granting the same, the
+    ACLs that did not map (DENY, User:*, host-restricted, no IAM action) and the client settings per library.
+
+    Exit 0: every ACL carried over; 1: the plan has findings to review; 2: bad input, unreachable, or --strict
+    with an ACL the IAM model cannot express."""
+    from ..kafka.admin import AdminSession
+    from .clients import client_settings
+    from .plan import CLUSTER_ARN, build_plan, terraform_json
+    from .source import read_acls, read_scram_users
+
+    arn = _cluster_arn(cluster_arn, kw)
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    con = human(output)
+    with con.status(f"reading ACLs and SCRAM users of the source {flow.source.bootstrap_servers}"):
+        session = AdminSession.for_endpoint("source", flow.source)
+        acl_list = read_acls(session)
+        users = read_scram_users(session)
+    plan = build_plan(acl_list, users or [], arn)
+    if not acl_list:
+        raise UsageError("source", f"the source ({flow.source.bootstrap_servers}) returned no ACL: nothing to plan from",
+                         "check that the source user may DESCRIBE the cluster's ACLs")
+    review = [f for f in plan.findings if f.kind in plan.REVIEW]
+    if strict and review:
+        raise UsageError("--strict", f"{len(review)} ACL(s) not carried over one to one, first: {review[0].detail}",
+                         "review them in the plan without --strict")
+    region = CLUSTER_ARN.fullmatch(arn).group(2)  # type: ignore[union-attr]
+    doc = {
+        "talked_to": talked_to(flow),
+        "cluster_arn": arn,
+        "acls": plan.acl_count,
+        "scram_users": users,
+        "rows": [p.to_dict() for p in plan.policies],
+        "findings": [f.to_dict() for f in plan.findings],
+        "client_settings": client_settings(region),
+        "ok": plan.complete,
+        "exit_meaning": "0 every ACL carried over; 1 findings to review; 2 bad input or unreachable",
+    }
+    if out_dir:
+        (out_dir / "policies").mkdir(parents=True, exist_ok=True)
+        for p in plan.policies:
+            (out_dir / "policies" / f"{p.name}.json").write_text(json.dumps(p.document, indent=2, sort_keys=True) + "\n")
+        (out_dir / "acls.tf.json").write_text(json.dumps(terraform_json(plan), indent=2, sort_keys=True) + "\n")
+        (out_dir / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    if output == "json":
+        emit_json(doc)
+    else:
+        t = table(f"IAM policies for {arn}", ("principal", "ACLs", "actions"), numeric=("ACLs",))
+        for p in plan.policies:
+            actions = sorted({a for s in p.document["Statement"] for a in s["Action"]})
+            t.add_row(p.principal, str(p.acls), ", ".join(a.removeprefix("kafka-cluster:") for a in actions))
+        con.print(t)
+        if plan.findings:
+            f = table("not carried over one to one (review)", ("kind", "detail"))
+            for finding in plan.findings:
+                f.add_row(finding.kind, finding.detail)
+            con.print(f)
+        if out_dir:
+            con.print(f"written: {out_dir}/policies/*.json, {out_dir}/acls.tf.json, {out_dir}/plan.json")
+        con.print("client settings per library: --output json (client_settings) or docs/acls.md")
+    sys.exit(0 if plan.complete else 1)

@@ -1,0 +1,238 @@
+"""``msk-migrate <any command> --in-vpc``: run an operator command as a one-off Fargate task inside the VPC.
+
+Operators reach only the load balancer; MSK (9098, IAM) answers only inside the application subnets. So
+``lag``, ``offsets``, ``cutover check``, ``cleanup``, ``validate``, ``acls plan`` ... run as a one-off task
+of the stack's operator task definition (``<cluster>-operator``: the operator image, the operator task
+role, its own log group), placed in the Connect service's subnets and security groups, and this process
+prints what the command printed (CloudWatch Logs) and exits with its exit code.
+
+How the command travels: the command line minus the ``--in-vpc`` options becomes the container command;
+the flow file (``--env NAME`` or ``--config FILE``) is read here and sent as the environment override
+``MSK_MIGRATE_CONFIG_YAML`` (the YAML holds no secret: only Secrets Manager ARNs), and the task writes it
+to ``/tmp`` (the only writable path of the operator image) before running the command against that file.
+The task prints the command's stderr, a marker line, then its stdout, so ``--output json`` stays one JSON
+document on this side's stdout.
+
+The ``--in-vpc`` options are taken off the command line before click parses it (:func:`split_argv`), so
+every command gets them without declaring them; ``preflight`` keeps its own ``--in-vpc`` (it runs with the
+Connect task role, to check exactly what the workers will see).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+
+CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
+IN_TASK_FLOW = "/tmp/msk-migrate-flow.yaml"
+#: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
+MAX_CONFIG_BYTES = 6 * 1024
+#: Between the command's stderr and its stdout in the task's log (see :func:`task_command`).
+STDOUT_MARKER = "--- msk-migrate stdout ---"
+DEFAULT_CONTAINER = "operator"
+
+#: The options ``--in-vpc`` adds to every command (name -> takes a value).
+IN_VPC_OPTIONS: dict[str, bool] = {
+    "--in-vpc": False,
+    "--ecs-cluster": True,
+    "--ecs-service": True,
+    "--task-definition": True,
+    "--task-container": True,
+    "--task-timeout": True,
+    "--aws-region": True,
+}
+#: Environment variables of msk-migrate that name no secret and travel to the task as they are.
+FORWARDED_ENV = ("MSK_MIGRATE_CONNECT_URL", "MSK_MIGRATE_TARGET_BOOTSTRAP", "MSK_MIGRATE_CONNECT_SECRET_ARN")
+#: Commands with their own ``--in-vpc`` (left to click).
+OWN_IN_VPC = ("preflight",)
+
+
+@dataclass
+class InVpcRequest:
+    """An operator command to run in the VPC, and where."""
+
+    argv: list[str]  #: the command line without the --in-vpc options
+    ecs_cluster: str | None = None
+    ecs_service: str | None = None
+    task_definition: str | None = None
+    container: str = DEFAULT_CONTAINER
+    timeout: float = 900.0
+    region: str | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def wants_in_vpc(argv: list[str]) -> bool:
+    """True when ``--in-vpc`` is on the command line of a command without its own ``--in-vpc``."""
+    if "--in-vpc" not in argv:
+        return False
+    words = [a for a in argv if not a.startswith("-")]
+    return not (words and words[0] in OWN_IN_VPC)
+
+
+def split_argv(argv: list[str]) -> InVpcRequest:
+    """Take the --in-vpc options (``--opt value`` or ``--opt=value``) off ``argv``."""
+    rest: list[str] = []
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline = arg.partition("=")
+        if name in IN_VPC_OPTIONS:
+            if IN_VPC_OPTIONS[name]:
+                if eq:
+                    values[name] = inline
+                elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                    values[name] = argv[i + 1]
+                    i += 1
+                else:
+                    raise UsageError(name, "needs a value", f"pass {name} VALUE")
+            i += 1
+            continue
+        rest.append(arg)
+        i += 1
+    req = InVpcRequest(argv=rest, ecs_cluster=values.get("--ecs-cluster"), ecs_service=values.get("--ecs-service"),
+                       task_definition=values.get("--task-definition"),
+                       container=values.get("--task-container", DEFAULT_CONTAINER), region=values.get("--aws-region"))
+    if "--task-timeout" in values:
+        try:
+            req.timeout = float(values["--task-timeout"])
+        except ValueError:
+            raise UsageError("--task-timeout", f"{values['--task-timeout']!r} is not a number of seconds", "pass e.g. --task-timeout 900") from None
+        if not 30 <= req.timeout <= 3600:
+            raise UsageError("--task-timeout", f"{req.timeout:g} s is outside 30..3600", "pass a timeout between 30 and 3600 seconds")
+    return req
+
+
+def _flow_file(argv: list[str]) -> tuple[int, str, Path] | None:
+    """(index of the value, option, local path) of ``--env``/``--config`` in ``argv``, or None."""
+    from ..config.flow import environment_path
+
+    for i, arg in enumerate(argv):
+        for opt in ("--env", "--config"):
+            if arg == opt and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(opt + "="):
+                value = arg.split("=", 1)[1]
+            else:
+                continue
+            return i, opt, (environment_path(value) if opt == "--env" else Path(value))
+    return None
+
+
+def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The container command and environment for ``req``; every input checked before anything starts."""
+    environ = dict(os.environ if environ is None else environ)
+    if not req.ecs_cluster:
+        raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
+    if "--local" in req.argv:
+        raise UsageError("--in-vpc", "the local rehearsal environment is not in the VPC", "pass --env NAME or --config FILE instead of --local")
+    if "--connect-ca" in req.argv or any(a.startswith("--connect-ca=") for a in req.argv):
+        raise UsageError("--connect-ca", "a local file does not travel to the task", "drop --connect-ca: the task trusts the stack's certificates")
+    argv = list(req.argv)
+    env: dict[str, str] = {k: environ[k] for k in FORWARDED_ENV if environ.get(k)}
+    found = _flow_file(argv)
+    if found:
+        i, opt, path = found
+        if not path.is_file():
+            raise UsageError(opt, f"{path} is not a file", "pass an existing environment YAML or flow file")
+        text = path.read_text()
+        if len(text.encode()) > MAX_CONFIG_BYTES:
+            raise UsageError(opt, f"{path} is {len(text.encode())} bytes; ECS task overrides carry at most {MAX_CONFIG_BYTES}",
+                             "drop comments from the YAML")
+        env[CONFIG_ENV] = text
+        if argv[i] == opt:
+            argv[i + 1] = IN_TASK_FLOW
+        else:
+            argv[i] = f"{opt}={IN_TASK_FLOW}"
+    words = [a for a in argv if not a.startswith("-")]
+    if not words:
+        raise UsageError("--in-vpc", "no command to run", "put --in-vpc after an operator command, e.g. msk-migrate lag --env dev --in-vpc ...")
+    return task_command(argv, with_flow=CONFIG_ENV in env), env
+
+
+def task_command(argv: list[str], *, with_flow: bool) -> list[str]:
+    """``sh -c``: write the flow from the environment, run msk-migrate, print stderr, the marker, stdout; exit with its code."""
+    write = f'printf "%s" "${CONFIG_ENV}" > {IN_TASK_FLOW} && ' if with_flow else ""
+    run = "msk-migrate " + " ".join(shlex.quote(a) for a in argv)
+    script = (f"{write}{run} > /tmp/msk-migrate.out 2> /tmp/msk-migrate.err; rc=$?; "
+              f"cat /tmp/msk-migrate.err; echo '{STDOUT_MARKER}'; cat /tmp/msk-migrate.out; exit $rc")
+    return ["sh", "-c", script]
+
+
+def split_output(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(stderr lines, stdout lines) of the command from the task's log lines."""
+    if STDOUT_MARKER not in lines:
+        return lines, []
+    at = len(lines) - 1 - lines[::-1].index(STDOUT_MARKER)
+    return lines[:at], lines[at + 1:]
+
+
+def require_task_definition(ecs, task_definition: str) -> None:
+    """The task definition must exist before anything starts (the operator task of the stack)."""
+    try:
+        ecs.describe_task_definition(taskDefinition=task_definition)
+    except ecs.exceptions.ClientException:
+        raise UsageError("--task-definition", f"no task definition {task_definition!r}",
+                         "deploy the stack (it creates <cluster>-operator) or pass --task-definition NAME") from None
+
+
+def run_request(req: InVpcRequest, *, clients=None, poll: float = 5.0, on_status=None, on_checked=None):
+    """Check, start, wait, collect: ``(TaskResult, stderr lines, stdout lines)``. ``on_checked`` is called
+    once every input is checked, before the task starts."""
+    import boto3
+
+    from .ecs_task import run_in_vpc
+
+    command, env = prepare(req)
+    ecs, logs = clients or (boto3.client("ecs", region_name=req.region), boto3.client("logs", region_name=req.region))
+    assert req.ecs_cluster
+    task_definition = req.task_definition or f"{req.ecs_cluster}-operator"
+    require_task_definition(ecs, task_definition)
+    if on_checked:
+        on_checked()
+    result = run_in_vpc(
+        ecs, logs,
+        cluster=req.ecs_cluster,
+        service=req.ecs_service or f"{req.ecs_cluster}-kafka-connect",
+        task_definition=task_definition,
+        container=req.container,
+        command=command,
+        environment=env,
+        timeout=req.timeout,
+        poll=poll,
+        on_status=on_status,
+        task_role="own",
+    )
+    err, out = split_output(result.log_lines)
+    return result, err, out
+
+
+def main_in_vpc(argv: list[str]) -> int:
+    """Run ``argv`` (a full msk-migrate command line with --in-vpc) in the VPC; print its output; its exit code.
+
+    The task's status goes to stderr; the command's stdout to stdout. Exit 2 when no result came back."""
+    from ..cliutil import err_console
+
+    req = split_argv(argv)
+
+    def announce() -> None:
+        err_console.print(f"running `msk-migrate {' '.join(req.argv)}` in ECS cluster {req.ecs_cluster} "
+                          "(operator task: Connect subnets, operator task role)", highlight=False, soft_wrap=True)
+
+    with err_console.status("starting the operator task") as status:
+        result, err, out = run_request(req, on_status=lambda s: status.update(f"operator task: {s.lower()}"), on_checked=announce)
+    for line in err:
+        sys.stderr.write(line + "\n")
+    for line in out:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    err_console.print(f"task {result.task_arn}: {result.last_status}, exit code {result.exit_code}"
+                      + (f" ({result.stopped_reason})" if result.stopped_reason else ""), highlight=False, soft_wrap=True)
+    if result.last_status != "STOPPED" or result.exit_code is None:
+        return 2
+    return int(result.exit_code)

@@ -1,0 +1,73 @@
+"""``msk-migrate <command> --in-vpc``: any operator command as a one-off Fargate task, against moto's ECS and Logs.
+
+Same moto server and the same stand-in for the ECS agent + awslogs driver (``finish``) as the preflight's
+``--in-vpc`` tests; here the task is the stack's operator task definition with its own task role.
+"""
+
+from __future__ import annotations
+
+import json
+
+from msk_migrate.aws import ecs_task, operator_task
+
+from . import test_preflight_in_vpc as pf
+from .test_preflight_in_vpc import CLUSTER, MIGRATION_YAML, REGION, cli, finish
+
+# The same moto server and ECS/Logs fixtures as the preflight's --in-vpc tests.
+moto_url = pf.moto_url
+aws = pf.aws
+
+LAG_ROWS = {"talked_to": {"config": "flow file", "source": "kafka-1:9093", "target": "b-1:9098", "worker": None},
+            "rows": [{"group": "orders", "lag": 3}], "ok": False}
+
+
+def test_any_command_runs_in_the_operator_task_and_its_json_and_exit_code_come_back(aws, tmp_path) -> None:
+    cfg = tmp_path / "flow.yaml"
+    cfg.write_text(MIGRATION_YAML)
+    # What the task's shell prints: the command's stderr, the marker, then its stdout (one JSON document).
+    waiter = finish(aws, 1, ["config: flow file ...", operator_task.STDOUT_MARKER, *json.dumps(LAG_ROWS, indent=2).splitlines()])
+    res = cli("lag", "--config", str(cfg), "--output", "json", "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
+    waiter.join(5)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert json.loads(res.stdout) == LAG_ROWS, "stdout is exactly the command's JSON document"
+    assert "config: flow file ..." in res.stderr and "exit code 1" in res.stderr
+    (arn,) = aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY, desiredStatus="STOPPED")["taskArns"][-1:]
+    task = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[arn])["tasks"][0]
+    assert task["taskDefinitionArn"].split("/")[-1].startswith(f"{CLUSTER}-operator:")
+    assert "taskRoleArn" not in task["overrides"], "the operator task runs as its own (operator) role"
+    (co,) = task["overrides"]["containerOverrides"]
+    script = co["command"][2]
+    assert co["name"] == "operator" and co["command"][:2] == ["sh", "-c"]
+    assert f"msk-migrate lag --config {operator_task.IN_TASK_FLOW} --output json" in script
+    assert "--in-vpc" not in script and "--ecs-cluster" not in script and "exit $rc" in script
+    assert {"name": operator_task.CONFIG_ENV, "value": MIGRATION_YAML} in co["environment"]
+
+
+def test_the_command_line_loses_only_the_in_vpc_options() -> None:
+    req = operator_task.split_argv(["cutover", "check", "--env=dev", "--in-vpc", "--ecs-cluster", "c1", "--task-timeout=120",
+                                    "--task-definition", "td", "--aws-region", "eu-west-1", "--output", "json"])
+    assert req.argv == ["cutover", "check", "--env=dev", "--output", "json"]
+    assert (req.ecs_cluster, req.task_definition, req.timeout, req.region) == ("c1", "td", 120.0, "eu-west-1")
+    assert operator_task.wants_in_vpc(["lag", "--in-vpc"]) and not operator_task.wants_in_vpc(["preflight", "--in-vpc"])
+    assert not operator_task.wants_in_vpc(["lag", "--env", "dev"])
+
+
+def test_output_is_split_at_the_last_marker() -> None:
+    err, out = operator_task.split_output(["a", operator_task.STDOUT_MARKER, "{", "}"])
+    assert (err, out) == (["a"], ["{", "}"])
+
+
+def test_in_vpc_without_the_task_definition_is_one_line_and_starts_nothing(aws, tmp_path) -> None:
+    cfg = tmp_path / "flow.yaml"
+    cfg.write_text(MIGRATION_YAML)
+    before = aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY)["taskArns"]
+    res = cli("lag", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "msk-migrate-dev-nope",
+              "--aws-region", REGION)
+    assert res.returncode == 2 and "--task-definition" in res.stderr and "msk-migrate-dev-nope" in res.stderr, res.stderr
+    assert [ln for ln in res.stderr.splitlines() if ln.startswith("error:")] == [res.stderr.strip().splitlines()[-1]]
+    assert "Traceback" not in res.stderr
+    assert aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY)["taskArns"] == before, "nothing started"
+    res = cli("lag", "--config", str(cfg), "--in-vpc")
+    assert res.returncode == 2 and "--ecs-cluster" in res.stderr
+    res = cli("lag", "--local", "--in-vpc", "--ecs-cluster", CLUSTER)
+    assert res.returncode == 2 and "--local" in res.stderr

@@ -1,0 +1,31 @@
+"""``validate --env``: clusters, auth and secrets come from the environment YAML like every other command."""
+
+from __future__ import annotations
+
+import pytest
+
+from msk_migrate.config.environment import load_environment
+from msk_migrate.config.flow import environment_path
+from msk_migrate.errors import UsageError
+from msk_migrate.validation.cli import build_request
+
+
+def test_validate_env_takes_the_source_auth_and_private_ca_secret_from_the_environment() -> None:
+    cfg = load_environment(environment_path("dev"))
+    req = build_request({"env": "dev", "target_bootstrap": "b-1.dev.kafka.eu-west-1.amazonaws.com:9098", "no_report": True})
+    assert req.source.bootstrap_servers == cfg.source.bootstrap_servers
+    assert req.source.auth.mode == "scram" and req.source.auth.ca_secret_arn == cfg.source.auth.ca_secret_arn
+    assert req.target.bootstrap_servers == "b-1.dev.kafka.eu-west-1.amazonaws.com:9098" and req.target.auth.mode == "iam"
+    assert req.target.msk_broker_type == cfg.target.create.instance_type
+    # The migration's topic regexes are the default selection.
+    assert req.topic_regex is not None and all(f"(?:{r})" in req.topic_regex for r in cfg.migration.topics)
+
+
+def test_validate_env_needs_the_target_bootstrap_and_refuses_retyped_clusters(monkeypatch) -> None:
+    monkeypatch.delenv("MSK_MIGRATE_TARGET_BOOTSTRAP", raising=False)
+    with pytest.raises(UsageError) as exc:
+        build_request({"env": "dev", "no_report": True})
+    assert exc.value.field == "--target-bootstrap"
+    with pytest.raises(UsageError) as exc:
+        build_request({"env": "dev", "source_bootstrap": "a:9092", "target_bootstrap": "b:9098", "no_report": True})
+    assert exc.value.field == "--env" and "--source-bootstrap-servers" in str(exc.value)
