@@ -160,9 +160,9 @@ def _statements(grants: set[tuple[str, str]], effect: str, arns: Arns) -> list[d
     for action, resources in by_action.items():
         groups.setdefault(tuple(sorted(resources)), []).append(PREFIX + action)
     statements = []
-    for i, (resources, actions) in enumerate(sorted(groups.items(), key=lambda kv: (sorted(kv[1]), kv[0]))):
+    for i, (arns_of, actions) in enumerate(sorted(groups.items(), key=lambda kv: (sorted(kv[1]), kv[0]))):
         statements.append({"Sid": f"{effect}{i + 1}", "Effect": effect, "Action": sorted(actions),
-                           "Resource": list(resources) if len(resources) > 1 else resources[0]})
+                           "Resource": list(arns_of) if len(arns_of) > 1 else arns_of[0]})
     return statements
 
 

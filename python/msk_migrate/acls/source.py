@@ -25,7 +25,7 @@ def read_acls(session) -> list[Acl]:
         bindings = session.admin.describe_acls(flt, request_timeout=session.timeout).result(timeout=session.timeout + 5)
     except KafkaException as exc:
         err = exc.args[0] if exc.args else None
-        text = err.str() if hasattr(err, "str") else str(exc)
+        text = err.str() if err is not None and hasattr(err, "str") else str(exc)
         if "SECURITY_DISABLED" in text.upper() or "no authorizer" in text.lower():
             raise UsageError("source", f"the source cluster ({session.bootstrap}) has no authorizer: there are no ACLs to plan from",
                              "on a cluster without ACLs every authenticated client may do anything; write the IAM policies by hand") from None
