@@ -21,6 +21,7 @@ from confluent_kafka.admin import (
 )
 
 from msk_migrate import versions
+from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.local.broker import BrokerSecurity, BrokerSpec, start_broker, wait_broker_ready
 from msk_migrate.local.classpath import classpath
 from msk_migrate.local.procs import stop
@@ -103,6 +104,7 @@ def test_acls_plan_turns_the_real_acls_of_a_scram_source_into_iam_policies(acl_s
                "--out-dir", str(out), "--output", "json")
     assert res.returncode == 1, res.stdout + res.stderr  # findings to review: the DENY, User:*, the host ACL
     doc = json.loads(res.stdout)
+    assert json_shape_problems(doc) == [] and doc["verdict"] == "review" and doc["exit_code"] == 1
     assert doc["talked_to"]["source"] == f"127.0.0.1:{acl_source['port']}" and doc["acls"] == 8
     assert doc["scram_users"] == ["admin", "idle", "orders-app"]
     (row,) = doc["rows"]

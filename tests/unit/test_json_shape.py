@@ -29,6 +29,7 @@ RUN_AT_SCALE = {
 #: Commands too heavy or too disruptive for that tour: the test file that checks their document's shape.
 ASSERTED_IN = {
     "offsets sync": "tests/integration/test_runbook_commands.py",  # needs MM2's checkpoints of a group
+    "acls plan": "tests/integration/test_acls_plan.py",  # a SCRAM source with the ACL authorizer on
     "rollback apply": "tests/integration/test_runbook_commands.py",  # reverses a live flow
     "validate": "tests/validation/test_validation_cli.py",  # Spark
     "build-images": "tests/images/test_build_images.py",  # buildah, ECR

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cliutil import emit_json, human, output_option
+from ..cliutil import emit_json, human, json_document, output_option
 from ..config.flow import announce, flow_from_kwargs, flow_options, talked_to
 from ..errors import UsageError
 from ..tables import table
@@ -73,17 +73,16 @@ def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output
         raise UsageError("--strict", f"{len(review)} ACL(s) not carried over one to one, first: {review[0].detail}",
                          "review them in the plan without --strict")
     region = CLUSTER_ARN.fullmatch(arn).group(2)  # type: ignore[union-attr]
-    doc = {
-        "talked_to": talked_to(flow),
-        "cluster_arn": arn,
-        "acls": plan.acl_count,
-        "scram_users": users,
-        "rows": [p.to_dict() for p in plan.policies],
-        "findings": [f.to_dict() for f in plan.findings],
-        "client_settings": client_settings(region),
-        "ok": plan.complete,
-        "exit_meaning": "0 every ACL carried over; 1 findings to review; 2 bad input or unreachable",
-    }
+    doc = json_document(
+        talked_to(flow), [p.to_dict() for p in plan.policies], "complete" if plan.complete else "review", 0 if plan.complete else 1,
+        cluster_arn=arn,
+        acls=plan.acl_count,
+        scram_users=users,
+        findings=[f.to_dict() for f in plan.findings],
+        client_settings=client_settings(region),
+        ok=plan.complete,
+        exit_meaning="0 every ACL carried over; 1 findings to review; 2 bad input or unreachable",
+    )
     if out_dir:
         (out_dir / "policies").mkdir(parents=True, exist_ok=True)
         for p in plan.policies:
