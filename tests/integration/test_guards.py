@@ -14,9 +14,9 @@ from msk_migrate.config.flow import Flow, check_variables
 from msk_migrate.config.recorded import RECORD_DIR_ENV
 from msk_migrate.errors import UsageError
 from msk_migrate.kafka.admin import AdminSession
+from tests.kafka_helpers import admin, commit_group, create_topic, end_offsets, produce, wait_until
 
 from .conftest import TEST_MIGRATION
-from .kafka_util import admin, commit_group, create_topic, end_offsets, produce, wait_until
 from .test_cli import _migration_file
 from .test_runbook_commands import _one_line_exit_2
 

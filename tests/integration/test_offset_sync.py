@@ -19,9 +19,9 @@ from confluent_kafka.admin import AdminClient
 from msk_migrate.kafka.admin import AdminSession
 from msk_migrate.offset_translation.plan import PartitionProof
 from msk_migrate.offset_translation.sync import sync_group
+from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until
 
 from .conftest import TEST_MIGRATION
-from .kafka_util import commit_group, committed, create_topic, end_offsets, wait_until
 from .test_cli import _migration_file, run
 
 Record = tuple[bytes | None, bytes | None, list | None, int]  # key, value, headers, timestamp ms
