@@ -41,8 +41,9 @@ def scale(local_env, connect: ConnectClient, tmp_path_factory):
         sb.produce(bootstrap, TOPICS, PARTITIONS, RECORDS)
         sb.commit_groups(bootstrap, GROUPS, TOPICS, PARTITIONS, COMMITTED)
     ahead = [TopicPartition(sb.topic_name(t), p, COMMITTED + 2) for t in (AHEAD_GROUP, AHEAD_GROUP + 1) for p in range(PARTITIONS)]
-    AdminClient({"bootstrap.servers": tgt}).alter_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(sb.group_name(AHEAD_GROUP), ahead)])[sb.group_name(AHEAD_GROUP)].result()
+    admin = AdminClient({"bootstrap.servers": tgt})  # held: a client collected mid-request never answers its futures
+    admin.alter_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(sb.group_name(AHEAD_GROUP), ahead)])[sb.group_name(AHEAD_GROUP)].result(timeout=120)
     m = sb.migration()
     sb.stop_source_connector_with_offsets(local_env, m, TOPICS, PARTITIONS, RECORDS, BEHIND_TOPICS, BEHIND)
     flow = sb.flow_file(local_env, tmp_path_factory.mktemp("scale"))
