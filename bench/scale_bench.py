@@ -70,12 +70,21 @@ def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000,
                   "queue.buffering.max.messages": 1_000_000,
                   "enable.idempotence": True, "message.timeout.ms": 600_000})  # exact counts on a loaded machine
+    errors: list[str] = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            errors.append(str(err))
+
     for i in range(topics):
         for part in range(partitions):
             for _ in range(records):
-                p.produce(topic_name(i), b"v" * 32, partition=part)
+                p.produce(topic_name(i), b"v" * 32, partition=part, on_delivery=delivered)
         p.poll(0)
-    p.flush(120)
+    # New partitions may have no leader yet: wait for every record (the load's counts are asserted exactly).
+    left = p.flush(600)
+    if left or errors:
+        raise RuntimeError(f"producing the scale load to {bootstrap}: {left} record(s) undelivered, errors {errors[:3]}")
 
 
 def commit_groups(bootstrap: str, groups: int, topics: int, partitions: int, offset: int, window: int = 16) -> None:
