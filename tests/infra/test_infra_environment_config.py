@@ -40,6 +40,7 @@ def test_ecr_repository_names_follow_the_prefix() -> None:
         "kafka-connect": "msk-migrate-dev-kafka-connect",
         "prometheus": "msk-migrate-dev-prometheus",
         "grafana": "msk-migrate-dev-grafana",
+        "operator": "msk-migrate-dev-operator",
     }
     assert env_config("msk-scram").ecr_repository_names() == ecr_repository_names("mm2-scramtest")
 
