@@ -64,6 +64,11 @@ def test_load_balancer_admits_only_the_operator_networks(synth: Synth, env: str)
     alb_sg = ref("aws_security_group", alb_sg_key, "id")
     peers = set(cfg.operator_access.cidrs + cfg.operator_access.prefix_list_ids + cfg.operator_access.security_group_ids)
     rules = [r for r in synth.resources(env, "aws_vpc_security_group_ingress_rule").values() if r["security_group_id"] == alb_sg]
+    # The one more source: the operator task (`msk-migrate … --in-vpc`, in the Connect security group) reaches
+    # Connect REST through the load balancer like an operator, on the Connect listener's port only.
+    task = [r for r in rules if r.get("referenced_security_group_id", "").startswith("${aws_security_group.network_connect_sg")]
+    assert len(task) == 1 and task[0]["from_port"] == task[0]["to_port"] and "operator task" in task[0]["description"]
+    rules = [r for r in rules if r not in task]
     sources = {r.get("cidr_ipv4") or r.get("cidr_ipv6") or r.get("prefix_list_id") or r.get("referenced_security_group_id") for r in rules}
     assert sources == peers
     assert len(rules) == 3 * len(peers)
@@ -128,9 +133,13 @@ def test_only_the_execution_roles_read_the_generated_credentials(synth: Synth, e
             for key, arn in secrets.items():
                 if arn in resources:
                     readers.setdefault(key, set()).add((policy["name"], policy["role"], st["Action"]))
-    for key, found in readers.items():
-        assert {name for name, _, _ in found} == {"execution"}, (key, found)
-        assert {action for _, _, action in found} == {"secretsmanager:GetSecretValue"}
     rest = next(k for k in secrets if k.startswith("connect_rest_auth_"))
     prom = next(k for k in secrets if k.startswith("prometheus_web_auth_"))
-    assert len(readers[rest]) == 1 and len(readers[prom]) == 2  # Connect; Prometheus and Grafana
+    for key, found in readers.items():
+        # the operator task (`--in-vpc` commands) calls Connect REST: it reads the REST credentials, nothing else
+        allowed = {"execution", "operator"} if key == rest else {"execution"}
+        assert {name for name, _, _ in found} == allowed, (key, found)
+        assert {action for _, _, action in found} == {"secretsmanager:GetSecretValue"}
+    operator = [role for name, role, _ in readers[rest] if name == "operator"]
+    assert len(operator) == 1 and "operator_task" in operator[0]  # the operator task role, never the Connect task role
+    assert len(readers[rest]) == 2 and len(readers[prom]) == 2  # Connect + operator; Prometheus and Grafana
