@@ -86,7 +86,7 @@ def skopeo_check(host: str, ca_file: Path, auth_file: Path, entry: dict[str, Any
         problems.append(f"label org.opencontainers.image.title={labels.get('org.opencontainers.image.title')!r}")
     if not _non_root(cfg.get("User", "")) or cfg.get("User", "") != expected.user:
         problems.append(f"user {cfg.get('User')!r} (Dockerfile: {expected.user!r}, must not be root)")
-    if cfg.get("Entrypoint") != expected.entrypoint:
+    if (cfg.get("Entrypoint") or []) != (expected.entrypoint or []):  # no ENTRYPOINT: the registry says null
         problems.append(f"entrypoint {cfg.get('Entrypoint')} != Dockerfile's {expected.entrypoint}")
     if problems:
         raise AssertionError(f"{name} ({entry['uri']}): " + "; ".join(problems))
