@@ -98,7 +98,7 @@ def _uri(local_build, name: str) -> str:
 
 # ---- build, push, skopeo -------------------------------------------------------------------------
 
-def test_three_amd64_images_are_pushed_and_the_manifest_pins_the_registry_digests(local_build):
+def test_every_amd64_image_is_pushed_and_the_manifest_pins_the_registry_digests(local_build):
     manifest = json.loads(Path(local_build["build"]["manifest_path"]).read_text())
     assert Path(local_build["build"]["manifest_path"]).parent == LOCAL / "images"  # never build/ (the stacks' manifest)
     assert (manifest["account"], manifest["region"]) == (ACCOUNT, REGION)
@@ -114,10 +114,11 @@ def test_three_amd64_images_are_pushed_and_the_manifest_pins_the_registry_digest
 
 def test_pushed_images_run_as_the_dockerfiles_non_root_users_with_their_entrypoints(local_build):
     users = {name: local_build["skopeo"][name]["user"] for name in IMAGES}
-    assert users == {"kafka-connect": "10001:10001", "prometheus": "nobody", "grafana": "472"}
+    assert users == {"kafka-connect": "10001:10001", "prometheus": "nobody", "grafana": "472", "operator": "65534:65534"}
     assert local_build["skopeo"]["kafka-connect"]["entrypoint"] == ["/opt/kafka-connect/entrypoint.sh"]
     assert local_build["skopeo"]["prometheus"]["entrypoint"] == ["/usr/local/bin/prometheus-entrypoint.sh"]
     assert local_build["skopeo"]["grafana"]["entrypoint"] == ["/usr/local/bin/require-admin-password.sh", "/run.sh"]
+    assert not local_build["skopeo"]["operator"]["entrypoint"]  # the operator task names the command it runs
     for name in IMAGES:
         labels = local_build["skopeo"][name]["labels"]
         assert labels["org.opencontainers.image.revision"] == local_build["build"]["git_commit"]
