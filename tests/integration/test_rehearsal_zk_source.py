@@ -21,9 +21,9 @@ from msk_migrate.local.memory import PeakSampler
 from msk_migrate.local.scram import MM2_USER
 from msk_migrate.local.shape import make_shape
 from msk_migrate.paths import LOCAL_DIR
-from msk_migrate.runbook.rehearse import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, REHEARSAL_MIGRATION, ROLLBACK_TOPIC, rehearse
+from msk_migrate.runbook.rehearse import REHEARSAL_MIGRATION, rehearse
 
-from .test_rehearsal import STEPS
+from .test_rehearsal import assert_every_step_to_a_match_both_ways_with_exact_cutovers
 
 TIERS = ("kafka", "spark")
 BROKERS = 3
@@ -52,18 +52,8 @@ def zk_rehearsal():
 
 
 def test_rehearsal_on_a_zookeeper_scram_source_walks_every_step_to_a_match_both_ways(zk_rehearsal):
-    res = zk_rehearsal.res
-    failed = [s.to_dict() for s in res.steps if not s.ok]
-    assert not failed, failed
-    assert [s.name for s in res.steps] == STEPS
-    assert res.validation["verdict"] == "match"
-    assert res.reverse_validation["verdict"] == "match"
-    assert res.reverse_validation["records_compared"] == DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
-    moved = next(s for s in res.steps if s.name == "move consumer groups").result
-    back = next(s for s in res.steps if s.name == "roll a group back").result
-    # both cutovers place the groups exactly (issue 22), onto the 4.1 target and back onto the 2.8 source
-    assert "placed exactly" in moved and "0 re-delivered, no gap" in moved
-    assert "placed exactly on the source" in back and "0 re-delivered, no gap" in back
+    # both cutovers exact: onto the 4.1 target and back onto the 2.8 source
+    assert_every_step_to_a_match_both_ways_with_exact_cutovers(zk_rehearsal.res)
     assert zk_rehearsal.peak > 0
 
 
