@@ -13,6 +13,10 @@
 #                             the plain password only for Prometheus' scrape of itself). Required:
 #                             without them the entrypoint refuses to start, unless
 #                             MM2_PROMETHEUS_WEB_AUTH=none says so explicitly (tests, a laptop).
+#   MM2_PROMETHEUS_TLS_DIR    directory with cert.pem, key.pem and ca.pem (on ECS: written at task start by
+#                             the serving-cert init container): Prometheus serves HTTPS only, scrapes itself
+#                             over HTTPS verifying ca.pem, and promtool-http.yml (beside the rendered config)
+#                             lets the health check (`promtool check healthy`) do the same with basic auth.
 # Unset variables keep the defaults baked into the template. Usage (the image's ENTRYPOINT):
 #   entrypoint.sh [--config.file=TEMPLATE] [other prometheus flags...]
 # Test hooks: PROMETHEUS_BIN (default /bin/prometheus), PROMTOOL_BIN (default /bin/promtool),
@@ -98,17 +102,41 @@ if [ -n "$BROKERS" ]; then
   done
 fi
 
-# Basic auth: web config beside the rendered file; Prometheus scrapes itself with the same user.
-if [ -n "$WEB_USER" ]; then
-  WEB_CONFIG="$(dirname "$OUT")/web.yml"
-  PASSWORD_FILE="$(dirname "$OUT")/web-password"
+# TLS (optional) and basic auth: web config beside the rendered file; Prometheus scrapes itself the way
+# clients reach it (same user, same scheme), and promtool-http.yml gives the health check the same.
+TLS_DIR="${MM2_PROMETHEUS_TLS_DIR:-}"
+if [ -n "$TLS_DIR" ]; then
+  for f in cert.pem key.pem ca.pem; do
+    [ -r "$TLS_DIR/$f" ] || die "MM2_PROMETHEUS_TLS_DIR=$TLS_DIR has no readable $f (on ECS the serving-cert container writes it)"
+  done
+fi
+WEB_CONFIG="$(dirname "$OUT")/web.yml"
+PASSWORD_FILE="$(dirname "$OUT")/web-password"
+CLIENT_CONFIG="$(dirname "$OUT")/promtool-http.yml"
+if [ -n "$WEB_USER$TLS_DIR" ]; then
   ( umask 077
-    printf 'basic_auth_users:\n  "%s": "%s"\n' "$WEB_USER" "$WEB_HASH" > "$WEB_CONFIG"
-    printf '%s' "$WEB_PASSWORD" > "$PASSWORD_FILE" )
-  awk -v u="$WEB_USER" -v f="$PASSWORD_FILE" '{ print }
-    /^  - job_name: prometheus$/ { print "    basic_auth:"; print "      username: \"" u "\""; print "      password_file: \"" f "\"" }' \
-    "$OUT" > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
-  grep -q "password_file: \"$PASSWORD_FILE\"" "$OUT" || die "could not add basic auth to the self-scrape job in $OUT"
+    : > "$WEB_CONFIG"; : > "$CLIENT_CONFIG"
+    if [ -n "$WEB_USER" ]; then
+      printf 'basic_auth_users:\n  "%s": "%s"\n' "$WEB_USER" "$WEB_HASH" >> "$WEB_CONFIG"
+      printf '%s' "$WEB_PASSWORD" > "$PASSWORD_FILE"
+      printf 'basic_auth:\n  username: "%s"\n  password_file: "%s"\n' "$WEB_USER" "$PASSWORD_FILE" >> "$CLIENT_CONFIG"
+    fi
+    if [ -n "$TLS_DIR" ]; then
+      printf 'tls_server_config:\n  cert_file: "%s"\n  key_file: "%s"\n  min_version: TLS12\n' \
+        "$TLS_DIR/cert.pem" "$TLS_DIR/key.pem" >> "$WEB_CONFIG"
+      printf 'tls_config:\n  ca_file: "%s"\n' "$TLS_DIR/ca.pem" >> "$CLIENT_CONFIG"
+    fi )
+  awk -v u="$WEB_USER" -v f="$PASSWORD_FILE" -v ca="${TLS_DIR:+$TLS_DIR/ca.pem}" '{ print }
+    /^  - job_name: prometheus$/ {
+      if (u != "") { print "    basic_auth:"; print "      username: \"" u "\""; print "      password_file: \"" f "\"" }
+      if (ca != "") { print "    scheme: https"; print "    tls_config:"; print "      ca_file: \"" ca "\"" }
+    }' "$OUT" > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
+  if [ -n "$WEB_USER" ]; then
+    grep -q "password_file: \"$PASSWORD_FILE\"" "$OUT" || die "could not add basic auth to the self-scrape job in $OUT"
+  fi
+  if [ -n "$TLS_DIR" ]; then
+    grep -q "ca_file: \"$TLS_DIR/ca.pem\"" "$OUT" || die "could not add TLS to the self-scrape job in $OUT"
+  fi
   set -- "--web.config.file=$WEB_CONFIG" "$@"
 fi
 
@@ -134,7 +162,7 @@ fi
 PROMTOOL="${PROMTOOL_BIN:-/bin/promtool}"
 if [ -x "$PROMTOOL" ]; then
   "$PROMTOOL" check config "$OUT" >&2 || die "rendered config $OUT is invalid"
-  if [ -n "$WEB_USER" ]; then
+  if [ -n "$WEB_USER$TLS_DIR" ]; then
     "$PROMTOOL" check web-config "$WEB_CONFIG" >&2 || die "web config $WEB_CONFIG is invalid"
   fi
 fi

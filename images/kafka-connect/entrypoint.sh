@@ -9,7 +9,9 @@
 #      (rest.advertised.host.name) and the REST keystore password,
 #   3. writes the secret files Kafka's REST extensions read from disk into CONNECT_CONFIG_DIR (tmpfs):
 #      the basic-auth credentials (CONNECT_REST_USERNAME/PASSWORD, JAAS entry CONNECT_REST_JAAS_CONFIG)
-#      and the REST keystore (CONNECT_REST_TLS_KEYSTORE, base64 PKCS#12),
+#      and the REST keystore (CONNECT_REST_TLS_KEYSTORE, base64 PKCS#12) -- or, with
+#      CONNECT_REST_TLS_CA_SEED, makes the REST certificate of this task from the environment's internal
+#      CA (serving-cert.sh beside this script: keystore, truststore and a fresh password in rest-tls/),
 #   4. starts the JVM with the JMX exporter agent.
 # The variable list is documented at the top of python/msk_migrate/connectors/worker_env.py.
 #
@@ -60,7 +62,14 @@ if [[ -n "${CONNECT_REST_USERNAME:-}" && -n "${CONNECT_REST_JAAS_CONFIG:-}" ]]; 
   JVM_SECURITY_OPTS+=("-Djava.security.auth.login.config=$CONFIG_DIR/rest-jaas.conf")
 fi
 REST_KEYSTORE_PASSWORD_LINE=""
-if [[ -n "${CONNECT_REST_TLS_KEYSTORE:-}" ]]; then
+if [[ -n "${CONNECT_REST_TLS_CA_SEED:-}" ]]; then
+  # The SAN holds the address other workers use (rest.advertised.host.name): they verify it.
+  if [[ "$CONNECT_REST_ADVERTISED_HOST" =~ ^[0-9.]+$|^[0-9a-fA-F:]+$ ]]; then san=(--ip "$CONNECT_REST_ADVERTISED_HOST"); else san=(--dns "$CONNECT_REST_ADVERTISED_HOST"); fi
+  "${SERVING_CERT:-$(dirname "$0")/serving-cert.sh}" --out "$CONFIG_DIR/rest-tls" --seed-env CONNECT_REST_TLS_CA_SEED \
+    "${san[@]}" --pkcs12 || die "could not make the REST certificate (see the line above)"
+  store_password="$(cat "$CONFIG_DIR/rest-tls/store-password")"
+  REST_KEYSTORE_PASSWORD_LINE="listeners.https.ssl.keystore.password=${store_password}"$'\n'"listeners.https.ssl.truststore.password=${store_password}"
+elif [[ -n "${CONNECT_REST_TLS_KEYSTORE:-}" ]]; then
   printf '%s' "$CONNECT_REST_TLS_KEYSTORE" | base64 -d > "$CONFIG_DIR/rest-keystore.p12" 2>/dev/null \
     || die "CONNECT_REST_TLS_KEYSTORE is not base64 (expected a base64-encoded PKCS#12 keystore)"
   [[ "${CONNECT_REST_TLS_KEYSTORE_PASSWORD:-}" != *[\\$'\n\r']* ]] || die "CONNECT_REST_TLS_KEYSTORE_PASSWORD must not contain a backslash or line break"
@@ -77,7 +86,7 @@ write_worker_properties() {
 write_worker_properties > "$WORKER_PROPERTIES"
 
 if [[ -n "${CONNECT_DRY_RUN:-}" ]]; then
-  sed 's/^\(listeners\.https\.ssl\.keystore\.password\)=.*/\1=*****/' "$WORKER_PROPERTIES"
+  sed 's/^\(listeners\.https\.ssl\.\(key\|trust\)store\.password\)=.*/\1=*****/' "$WORKER_PROPERTIES"
   exit 0
 fi
 

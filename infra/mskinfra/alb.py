@@ -10,10 +10,16 @@ reasoning and what stays inside the VPC.
 ====================  ======================  ===========================  ==============================
 operator reaches      listener (HTTPS)        forwards to (inside VPC)     authentication
 ====================  ======================  ===========================  ==============================
-Grafana               443                     Grafana task :3000           Grafana login (admin secret)
-Prometheus            9090                    Prometheus task :9090        basic auth (web config, secret)
-Connect REST          worker.rest_port        Connect tasks :rest_port     basic auth (REST extension)
+Grafana               443                     Grafana :3000 (HTTPS)        Grafana login (admin secret)
+Prometheus            9090                    Prometheus :9090 (HTTPS)     basic auth (web config, secret)
+Connect REST          worker.rest_port        Connect :rest_port (HTTPS)   basic auth (REST extension)
 ====================  ======================  ===========================  ==============================
+
+Every hop is TLS: the load balancer terminates the ACM certificate and opens a new TLS connection to the
+task, whose certificate the task made at start from the environment's internal CA (the seed in
+``<prefix>/internal-ca``; images/kafka-connect/serving-cert.sh). The load balancer does not verify target
+certificates (AWS documents this); the clients inside the VPC do: Connect workers calling each other and
+Grafana calling Prometheus trust only that CA.
 
 The load balancer is ``internal`` (private subnets, no public address) and its security group admits
 only ``operator_access`` on the three listener ports; the tasks' security groups admit the UI ports
@@ -48,7 +54,7 @@ GRAFANA_LISTENER_PORT = 443
 class Endpoint:
     component: str  #: ECS component (container name)
     listener_port: int  #: HTTPS port on the load balancer
-    container_port: int  #: HTTP port of the task inside the VPC
+    container_port: int  #: HTTPS port of the task inside the VPC
     health_path: str
     health_codes: str  #: 401 = up and refusing anonymous requests (basic-auth endpoints)
 
@@ -104,13 +110,15 @@ class OperatorLoadBalancer(Construct):
                 f"{cid}_tg",
                 name=f"{p[:26]}-{short[ep.component]}",
                 target_type="ip",
-                protocol="HTTP",
+                # Re-encrypted to the task: every service serves HTTPS with a certificate it makes at start
+                # (internal CA, images/kafka-connect/serving-cert.sh); ALB targets need no trusted chain.
+                protocol="HTTPS",
                 port=ep.container_port,
                 vpc_id=cfg.vpc_id,
                 deregistration_delay="30",
                 health_check=LbTargetGroupHealthCheck(
                     enabled=True,
-                    protocol="HTTP",
+                    protocol="HTTPS",
                     path=ep.health_path,
                     matcher=ep.health_codes,
                     interval=30,

@@ -9,6 +9,8 @@ tasks.max receive no replication work and only add rebalances and cost.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cdktf import TerraformResourceLifecycle
 from cdktf_cdktf_provider_aws.appautoscaling_policy import AppautoscalingPolicy
 from cdktf_cdktf_provider_aws.appautoscaling_target import AppautoscalingTarget
@@ -19,12 +21,26 @@ from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsT
 from constructs import Construct
 
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SERVICE_COMPONENTS, EnvironmentConfig
+from msk_migrate.connectors.worker_env import ECS_REST, health_check_command
 
 from .checkov import skip
 from .kms import log_group_name
 from .tfjson import tf_json
 
 LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafana": "grafana", "operator": "operator"}
+
+#: The init container that makes Prometheus' and Grafana's TLS certificate at task start: the Connect image's
+#: serving-cert.sh (openssl), issuing from the environment's internal CA (credentials.InternalCaSeed). It
+#: writes into SERVING_CERT_VOLUME mounted at its /tmp (world-writable in its image, so a non-root user may
+#: create the directory); the service container reads the volume read-only at SERVING_CERT_MOUNT.
+SERVING_CERT = "serving-cert"
+SERVING_CERT_SCRIPT = "/opt/kafka-connect/serving-cert.sh"
+SERVING_CERT_VOLUME = "serving-cert"
+SERVING_CERT_MOUNT = "/run/serving-cert"
+#: Where the service container finds cert.pem, key.pem and ca.pem.
+SERVING_CERT_DIR = f"{SERVING_CERT_MOUNT}/tls"
+#: Users the init container runs as, so the key it writes (0600) is readable by the service's own user.
+SERVICE_USER = {"prometheus": "65534", "grafana": "472"}
 
 #: The only paths each image writes to; everything else is the read-only root filesystem. One Fargate
 #: ephemeral volume per path (task storage; Fargate copies the image's directory, owner and mode into
@@ -36,6 +52,7 @@ LOG_COMPONENT = {"kafka-connect": "connect", "prometheus": "prometheus", "grafan
 #:   grafana        /var/lib/grafana -- GF_PATHS_DATA (sqlite database, sessions, plugins)
 #:                  /tmp  -- Grafana's temporary files (image renders, CSV exports)
 #:   operator       /tmp  -- the flow file of --in-vpc, the command's captured output, reports
+#:   serving-cert   /tmp  -- the init container of Prometheus and Grafana: its certificate (SERVING_CERT_VOLUME)
 #: tests/infra/test_infra_container_hardening.py checks every task definition against this table and
 #: the table against the images' own files.
 WRITABLE_PATHS: dict[str, tuple[str, ...]] = {
@@ -43,6 +60,7 @@ WRITABLE_PATHS: dict[str, tuple[str, ...]] = {
     "prometheus": ("/prometheus", "/tmp"),
     "grafana": ("/var/lib/grafana", "/tmp"),
     "operator": ("/tmp",),
+    SERVING_CERT: ("/tmp",),
 }
 
 #: Size of the one-off operator task (msk-migrate: Python, librdkafka; validate's native pass).
@@ -110,7 +128,47 @@ def _secrets(values: dict[str, str]) -> list[dict[str, str]]:
     return [{"name": k, "valueFrom": v} for k, v in sorted(values.items())]
 
 
+def serving_cert_container(image: str, user: str, dns: tuple[str, ...], secret_env: dict[str, str], logs: dict) -> dict:
+    """The init container making a service's TLS certificate (SERVING_CERT): runs once, as the service's
+    user, and must succeed before the service starts. Its seed variable is the only entry of ``secret_env``."""
+    (seed_env,) = secret_env
+    container = {
+        "name": SERVING_CERT,
+        "image": image,
+        "essential": False,
+        "user": user,
+        "entryPoint": [SERVING_CERT_SCRIPT],
+        "command": ["--out", "/tmp/tls", "--seed-env", seed_env, *[a for name in dns for a in ("--dns", name)]],
+        "secrets": _secrets(secret_env),
+        "logConfiguration": logs,
+    }
+    out = hardened(container, SERVING_CERT)
+    out["mountPoints"] = [{"sourceVolume": SERVING_CERT_VOLUME, "containerPath": "/tmp", "readOnly": False}]
+    return out
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """What one service's container gets beyond what every task gets (image, logs, hardening, roles)."""
+
+    env: dict[str, str]
+    secret_env: dict[str, str]
+    #: DNS names the serving certificate must also carry (Prometheus: its Cloud Map name, Grafana's datasource
+    #: verifies it); None = the service makes no certificate through the init container (Connect makes its own).
+    serving_cert_dns: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TaskRoles:
+    execution: dict[str, str]  #: component -> execution role ARN (pull, logs, secrets)
+    connect_task: str
+    operator_task: str
+
+
 class Services(Construct):
+    """The ECS cluster, the three services behind the operators' load balancer (each serving HTTPS with a
+    certificate made at start), the operator task definition and Connect's autoscaling."""
+
     def __init__(
         self,
         scope: Construct,
@@ -119,18 +177,12 @@ class Services(Construct):
         *,
         images: dict[str, str],
         log_groups: LogGroups,
-        execution_role_arns: dict[str, str],
-        connect_task_role_arn: str,
-        operator_task_role_arn: str,
+        roles: TaskRoles,
         registry_arns: dict[str, str],
         security_group_ids: dict[str, str],
-        connect_env: dict[str, str],
-        connect_secret_env: dict[str, str],
-        prometheus_env: dict[str, str],
-        prometheus_secret_env: dict[str, str],
+        specs: dict[str, ServiceSpec],
+        serving_cert_secret_env: dict[str, str],
         load_balancer,
-        grafana_env: dict[str, str],
-        grafana_secret_env: dict[str, str],
         substitutions: dict[str, str],
         depends_on: dict[str, list] | None = None,
     ) -> None:
@@ -144,13 +196,13 @@ class Services(Construct):
             setting=[EcsClusterSetting(name="containerInsights", value="enabled")],
         )
 
-        def log_config(component: str) -> dict:
+        def log_config(component: str, prefix: str | None = None) -> dict:
             return {
                 "logDriver": "awslogs",
                 "options": {
                     "awslogs-group": log_group_name(cfg, LOG_COMPONENT[component]),
                     "awslogs-region": cfg.region,
-                    "awslogs-stream-prefix": LOG_COMPONENT[component],
+                    "awslogs-stream-prefix": prefix or LOG_COMPONENT[component],
                 },
             }
 
@@ -163,16 +215,12 @@ class Services(Construct):
                 {"name": "rest", "containerPort": w.rest_port, "protocol": "tcp"},
                 {"name": "metrics", "containerPort": w.metrics_port, "protocol": "tcp"},
             ],
-            "environment": _env(connect_env),
-            "secrets": _secrets(connect_secret_env),
+            "environment": _env(specs["kafka-connect"].env),
+            "secrets": _secrets(specs["kafka-connect"].secret_env),
             "healthCheck": {
-                # Authenticated (the REST API refuses anonymous requests); curl reads the credentials from
-                # its config on stdin, so they never appear in a process list.
-                "command": [
-                    "CMD-SHELL",
-                    'printf \'user = "%s:%s"\\n\' "$CONNECT_REST_USERNAME" "$CONNECT_REST_PASSWORD" '
-                    f"| curl -fsS -K - -o /dev/null http://localhost:{w.rest_port}/ || exit 1",
-                ],
+                # Authenticated (the REST API refuses anonymous requests) and over the worker's own HTTPS,
+                # verified against the internal CA; curl reads the credentials on stdin (never in a process list).
+                "command": health_check_command(w, ECS_REST),
                 "interval": 30,
                 "timeout": 5,
                 "retries": 3,
@@ -186,15 +234,15 @@ class Services(Construct):
             "name": "prometheus",
             "image": images["prometheus"],
             "essential": True,
-            "portMappings": [{"name": "http", "containerPort": PROMETHEUS_PORT, "protocol": "tcp"}],
-            "environment": _env(prometheus_env),
-            "secrets": _secrets(prometheus_secret_env),
+            "portMappings": [{"name": "https", "containerPort": PROMETHEUS_PORT, "protocol": "tcp"}],
+            "environment": _env({**specs["prometheus"].env, "MM2_PROMETHEUS_TLS_DIR": SERVING_CERT_DIR}),
+            "secrets": _secrets(specs["prometheus"].secret_env),
             "healthCheck": {
-                # Basic auth on every path (web config); the generated password is letters and digits only.
+                # promtool logs in (basic auth) over HTTPS and verifies the certificate (internal CA); its
+                # HTTP client config is written by prometheus/entrypoint.sh beside the rendered config.
                 "command": [
-                    "CMD-SHELL",
-                    "wget -q -O /dev/null "
-                    f"\"http://$MM2_PROMETHEUS_WEB_USER:$MM2_PROMETHEUS_WEB_PASSWORD@localhost:{PROMETHEUS_PORT}/-/healthy\" || exit 1",
+                    "CMD", "/bin/promtool", "check", "healthy", f"--url=https://localhost:{PROMETHEUS_PORT}",
+                    "--http.config.file=/tmp/promtool-http.yml",
                 ],
                 "interval": 30,
                 "timeout": 5,
@@ -207,14 +255,19 @@ class Services(Construct):
             "name": "grafana",
             "image": images["grafana"],
             "essential": True,
-            "portMappings": [{"name": "http", "containerPort": GRAFANA_PORT, "protocol": "tcp"}],
-            "environment": _env(grafana_env),
-            "secrets": _secrets(grafana_secret_env),
+            "portMappings": [{"name": "https", "containerPort": GRAFANA_PORT, "protocol": "tcp"}],
+            "environment": _env({
+                **specs["grafana"].env,
+                "GF_SERVER_PROTOCOL": "https",
+                "GF_SERVER_CERT_FILE": f"{SERVING_CERT_DIR}/cert.pem",
+                "GF_SERVER_CERT_KEY": f"{SERVING_CERT_DIR}/key.pem",
+            }),
+            "secrets": _secrets(specs["grafana"].secret_env),
             "healthCheck": {
                 "command": [
                     "CMD-SHELL",
-                    f"wget -q -O /dev/null http://localhost:{GRAFANA_PORT}/api/health "
-                    f"|| curl -fsS -o /dev/null http://localhost:{GRAFANA_PORT}/api/health || exit 1",
+                    f"curl -fsS --cacert {SERVING_CERT_DIR}/ca.pem -o /dev/null https://localhost:{GRAFANA_PORT}/api/health "
+                    "|| exit 1",
                 ],
                 "interval": 30,
                 "timeout": 5,
@@ -236,6 +289,19 @@ class Services(Construct):
         for component in SERVICE_COMPONENTS:
             cid = LOG_COMPONENT[component]
             cpu, memory = sizes[component]
+            main = hardened(containers[component], component)
+            task_containers = [main]
+            volumes = [EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[component]]
+            dns = specs[component].serving_cert_dns
+            if dns is not None:
+                main["mountPoints"] = [*main["mountPoints"],
+                                       {"sourceVolume": SERVING_CERT_VOLUME, "containerPath": SERVING_CERT_MOUNT, "readOnly": True}]
+                main["dependsOn"] = [{"containerName": SERVING_CERT, "condition": "SUCCESS"}]
+                task_containers.insert(0, serving_cert_container(
+                    images["kafka-connect"], SERVICE_USER[component], dns, serving_cert_secret_env,
+                    log_config(component, SERVING_CERT),
+                ))
+                volumes.append(EcsTaskDefinitionVolume(name=SERVING_CERT_VOLUME))
             td = EcsTaskDefinition(
                 self,
                 f"{cid}_task",
@@ -244,11 +310,11 @@ class Services(Construct):
                 network_mode="awsvpc",
                 cpu=str(cpu),
                 memory=str(memory),
-                execution_role_arn=execution_role_arns[component],
-                task_role_arn=connect_task_role_arn if component == "kafka-connect" else None,
+                execution_role_arn=roles.execution[component],
+                task_role_arn=roles.connect_task if component == "kafka-connect" else None,
                 runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
-                container_definitions=tf_json([hardened(containers[component], component)], substitutions, indent=None),
-                volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[component]],
+                container_definitions=tf_json(task_containers, substitutions, indent=None),
+                volume=volumes,
                 depends_on=[log_groups.groups[component]],
             )
             self.task_definitions[component] = td
@@ -306,8 +372,8 @@ class Services(Construct):
             network_mode="awsvpc",
             cpu=str(OPERATOR_CPU),
             memory=str(OPERATOR_MEMORY),
-            execution_role_arn=execution_role_arns["operator"],
-            task_role_arn=operator_task_role_arn,
+            execution_role_arn=roles.execution["operator"],
+            task_role_arn=roles.operator_task,
             runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
             container_definitions=tf_json([hardened(operator_container, "operator")], substitutions, indent=None),
             volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS["operator"]],

@@ -64,7 +64,10 @@ class Roles(Construct):
         target_group_arn_prefix: str,
         operator_secrets: list[str] = (),
         operator_secret_kms_keys: list[str] = (),
+        init_image_repository_arns: dict[str, list[str]] | None = None,
     ) -> None:
+        """``init_image_repository_arns``: component -> repositories of its init containers' images (the
+        serving-certificate container of Prometheus and Grafana runs the Connect image)."""
         super().__init__(scope, id_)
         p = cfg.resource_prefix
         trust = trust_policy(cfg)
@@ -81,6 +84,9 @@ class Roles(Construct):
                 # GetAuthorizationToken has no resource-level scope: "*" is the only valid Resource.
                 {"Sid": "EcrAuthorizationToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
                 {"Sid": "PullOwnImage", "Effect": "Allow", "Action": ECR_PULL_ACTIONS, "Resource": [repo_arn]},
+                *([{"Sid": "PullInitImages", "Effect": "Allow", "Action": ECR_PULL_ACTIONS,
+                    "Resource": (init_image_repository_arns or {})[component]}]
+                  if (init_image_repository_arns or {}).get(component) else []),
                 {
                     "Sid": "WriteOwnLogs",
                     "Effect": "Allow",

@@ -6,6 +6,9 @@ Credentials (:class:`.credentials.GeneratedCredentials`, nothing in the Terrafor
     entrypoint turns them into the JAAS file of Kafka's BasicAuthSecurityRestExtension.
   - ``<prefix>/prometheus-web``: basic auth of Prometheus (web config ``basic_auth_users`` takes the
     bcrypt hash); Grafana's datasource logs in with the plain password.
+  - ``<prefix>/internal-ca``: the seed of the internal CA every task issues its own TLS certificate from
+    at start (images/kafka-connect/serving-cert.sh): the load balancer re-encrypts to the tasks, workers
+    verify each other, Grafana verifies Prometheus.
 
 MSK open monitoring (created clusters): Prometheus scrapes every broker's JMX exporter (11001) and node
 exporter (11002). The broker DNS names come from ``data.aws_msk_broker_nodes`` and reach the Prometheus
@@ -22,12 +25,16 @@ from dataclasses import dataclass
 from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
+from msk_migrate.connectors.worker_env import CA_SEED_KEY, ENV_REST_TLS_CA_SEED
 
-from .credentials import GeneratedCredentials
+from .credentials import GeneratedCredentials, InternalCaSeed
 
 #: MSK open monitoring ports (fixed by MSK).
 MSK_JMX_EXPORTER_PORT = 11001
 MSK_NODE_EXPORTER_PORT = 11002
+
+#: The variable the serving-certificate init container reads the internal CA's seed from.
+SERVING_CERT_SEED_ENV = "MSK_MIGRATE_INTERNAL_CA_SEED"
 
 #: Usernames of the generated credentials.
 CONNECT_REST_USER = "mm2-operator"
@@ -38,10 +45,16 @@ PROMETHEUS_WEB_USER = "mm2-operator"
 class OperatorCredentials:
     connect_rest: GeneratedCredentials
     prometheus_web: GeneratedCredentials
+    internal_ca: InternalCaSeed
 
     def connect_secret_env(self) -> dict[str, str]:
         c = self.connect_rest
-        return {"CONNECT_REST_USERNAME": c.value_from("username"), "CONNECT_REST_PASSWORD": c.value_from("password")}
+        return {"CONNECT_REST_USERNAME": c.value_from("username"), "CONNECT_REST_PASSWORD": c.value_from("password"),
+                ENV_REST_TLS_CA_SEED: self.internal_ca.value_from()}
+
+    def serving_cert_secret_env(self) -> dict[str, str]:
+        """The seed, for the serving-certificate init container of Prometheus and Grafana (:mod:`.ecs`)."""
+        return {SERVING_CERT_SEED_ENV: self.internal_ca.value_from()}
 
     def prometheus_secret_env(self) -> dict[str, str]:
         p = self.prometheus_web
@@ -69,6 +82,11 @@ def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: 
             scope, "prometheus_web_auth", name=f"{p}/prometheus-web",
             description=f"Basic auth of Prometheus of {p} (generated; keys username, password, password_bcrypt)",
             username=PROMETHEUS_WEB_USER, kms_key_arn=kms_key_arn, bcrypt=True,
+        ),
+        internal_ca=InternalCaSeed(
+            scope, "internal_ca", name=f"{p}/internal-ca", key=CA_SEED_KEY, kms_key_arn=kms_key_arn,
+            description=f"Seed of the internal CA of {p}'s tasks (generated; key {CA_SEED_KEY}): the TLS "
+            "certificates Connect, Prometheus and Grafana make at start",
         ),
     )
 

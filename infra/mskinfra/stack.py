@@ -16,7 +16,7 @@ from constructs import Construct
 
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 from msk_migrate.connectors import render_connectors, worker_environment
-from msk_migrate.connectors.worker_env import worker_secret_env
+from msk_migrate.connectors.worker_env import ECS_REST, worker_secret_env
 
 from .alb import OperatorLoadBalancer
 from .base import configure_stack
@@ -24,7 +24,7 @@ from .checkov import skip
 from .config_bucket import ConfigBucket
 from .discovery import Discovery
 from .ecr import Repositories
-from .ecs import LogGroups, Services
+from .ecs import LogGroups, Services, ServiceSpec, TaskRoles
 from .iam import Roles
 from .images import ImageChoice
 from .kms import StackKey
@@ -69,7 +69,7 @@ class MigrationStack(TerraformStack):
         source = cfg.source.endpoint()
         target = cfg.target.endpoint(placeholder)
         connectors = render_connectors(source, target, cfg.migration)
-        connect_env = worker_environment(target, cfg.worker, source, migration=cfg.migration)
+        connect_env = worker_environment(target, cfg.worker, source, rest=ECS_REST, migration=cfg.migration)
         connect_secret_env = worker_secret_env(target, source)
 
         bucket = ConfigBucket(
@@ -119,10 +119,12 @@ class MigrationStack(TerraformStack):
             repository_arns={c: r.arn for c, r in repos.repos.items()},
             log_group_arns={c: g.arn for c, g in logs.groups.items()},
             service_secrets={
-                "kafka-connect": [*cfg.secret_arns(), creds.connect_rest.arn],
-                "prometheus": [creds.prometheus_web.arn],
-                "grafana": [grafana_secret_arn, creds.prometheus_web.arn],
+                "kafka-connect": [*cfg.secret_arns(), creds.connect_rest.arn, creds.internal_ca.arn],
+                "prometheus": [creds.prometheus_web.arn, creds.internal_ca.arn],
+                "grafana": [grafana_secret_arn, creds.prometheus_web.arn, creds.internal_ca.arn],
             },
+            # Prometheus and Grafana make their TLS certificate with the Connect image's serving-cert.sh.
+            init_image_repository_arns={c: [repos.repos["kafka-connect"].arn] for c in ("prometheus", "grafana")},
             service_secret_kms_keys={
                 "kafka-connect": [*list(cfg.secrets_kms_key_arns), key_arn],
                 "prometheus": [key_arn],
@@ -139,53 +141,65 @@ class MigrationStack(TerraformStack):
         )
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
+        prometheus_dns = discovery.dns_name("prometheus")
         services = Services(
             self,
             "ecs",
             cfg,
             images=image_refs,
             log_groups=logs,
-            execution_role_arns={c: r.arn for c, r in roles.execution.items()},
-            connect_task_role_arn=roles.connect_task.arn,
-            operator_task_role_arn=roles.operator_task.arn,
+            roles=TaskRoles(
+                execution={c: r.arn for c, r in roles.execution.items()},
+                connect_task=roles.connect_task.arn,
+                operator_task=roles.operator_task.arn,
+            ),
             registry_arns={c: s.arn for c, s in discovery.services.items()},
             security_group_ids={
                 "kafka-connect": network.connect.id,
                 "prometheus": network.prometheus.id,
                 "grafana": network.grafana.id,
             },
-            connect_env=connect_env,
-            connect_secret_env={**connect_secret_env, **creds.connect_secret_env()},
-            prometheus_secret_env=creds.prometheus_secret_env(),
-            load_balancer=alb,
-            prometheus_env={
-                # Scrape targets: every Connect task's IP behind the Cloud Map A records.
-                "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
-                "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
-                "MM2_ENVIRONMENT": cfg.name,
-                **broker_scrape_env(self, cfg, msk),
-                **(
-                    {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
-                     "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
-                    if cfg.monitoring.alertmanager else {}
+            specs={
+                "kafka-connect": ServiceSpec(env=connect_env, secret_env={**connect_secret_env, **creds.connect_secret_env()}),
+                "prometheus": ServiceSpec(
+                    env={
+                        # Scrape targets: every Connect task's IP behind the Cloud Map A records.
+                        "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
+                        "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
+                        "MM2_ENVIRONMENT": cfg.name,
+                        **broker_scrape_env(self, cfg, msk),
+                        **(
+                            {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
+                             "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
+                            if cfg.monitoring.alertmanager else {}
+                        ),
+                    },
+                    secret_env=creds.prometheus_secret_env(),
+                    # Grafana reaches Prometheus by its Cloud Map name and verifies it.
+                    serving_cert_dns=(prometheus_dns,),
+                ),
+                "grafana": ServiceSpec(
+                    env={
+                        "GF_SECURITY_ADMIN_USER": grafana.admin_user,
+                        "GF_SERVER_HTTP_PORT": str(GRAFANA_PORT),
+                        "GF_AUTH_ANONYMOUS_ENABLED": "false",
+                        "GF_USERS_ALLOW_SIGN_UP": "false",
+                        "GF_ANALYTICS_REPORTING_ENABLED": "false",
+                        "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
+                        "PROMETHEUS_URL": f"https://{prometheus_dns}:{PROMETHEUS_PORT}",
+                        # Behind the HTTPS load balancer: session cookies only over TLS.
+                        "GF_SECURITY_COOKIE_SECURE": "true",
+                        "GF_SECURITY_COOKIE_SAMESITE": "strict",
+                    },
+                    secret_env={
+                        "GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::",
+                        **creds.grafana_secret_env(),
+                    },
+                    serving_cert_dns=(),
                 ),
             },
-            grafana_env={
-                "GF_SECURITY_ADMIN_USER": grafana.admin_user,
-                "GF_SERVER_HTTP_PORT": str(GRAFANA_PORT),
-                "GF_AUTH_ANONYMOUS_ENABLED": "false",
-                "GF_USERS_ALLOW_SIGN_UP": "false",
-                "GF_ANALYTICS_REPORTING_ENABLED": "false",
-                "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
-                "PROMETHEUS_URL": f"http://{discovery.dns_name('prometheus')}:{PROMETHEUS_PORT}",
-                # Behind the HTTPS load balancer: session cookies only over TLS.
-                "GF_SECURITY_COOKIE_SECURE": "true",
-                "GF_SECURITY_COOKIE_SAMESITE": "strict",
-            },
-            grafana_secret_env={
-                "GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::",
-                **creds.grafana_secret_env(),
-            },
+            serving_cert_secret_env=creds.serving_cert_secret_env(),
+            load_balancer=alb,
             substitutions=substitutions,
             depends_on=dict(roles.policies),
         )

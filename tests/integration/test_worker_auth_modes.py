@@ -9,6 +9,7 @@ the harness worker can show are in test_rest_auth.py."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -181,6 +183,62 @@ def test_cli_reaches_an_https_worker_with_its_ca_and_env_credentials(workers):
     cmd = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", w.url, "--output", "json"]
     ok = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["rows"], list), ok.stderr
+
+
+@pytest.fixture(scope="module")
+def internal_ca_workers(secure_target):
+    """Two workers of one group, each serving its REST API over HTTPS with a certificate it made at start
+    from the same internal-CA seed (the deployed posture, ECS_REST): the CA files stay in each worker's
+    config directory, as on ECS."""
+    t = secure_target
+    target, secrets = _endpoint_and_secrets(t, "scram")
+    rest = RestSecurity(basic_auth=True, tls=True, internal_ca=True, bind_host="127.0.0.1", advertised_host="127.0.0.1")
+    seed = uuid.uuid4().hex + uuid.uuid4().hex
+    group = f"auth-ca-{RUN}"
+    out = []
+    for name in ("ca-a", "ca-b"):
+        worker = local_worker_spec(group_id=group)
+        rec = start_connect_worker(target, t.base / f"connect-{name}", worker, rest=rest, name=f"connect-{name}",
+                                   secret_env={**secrets, wenv.ENV_REST_TLS_CA_SEED: seed},
+                                   credentials_dir=t.base / "connect-ca-credentials")
+        t.procs.append(rec)
+        out.append(SimpleNamespace(worker=worker, rec=rec, url=rest_url(worker, rest), seed=seed,
+                                   tls_dir=t.base / f"connect-{name}" / "config" / wenv.REST_TLS_DIR))
+    creds = local_rest_credentials(t.base / "connect-ca-credentials")
+    anchor = out[0].tls_dir / "ca.pem"  # the first worker's CA file: the one anchor the clients use for both
+    for w in out:
+        wait_for_file = time.monotonic() + 120
+        while not anchor.exists() and time.monotonic() < wait_for_file:
+            time.sleep(0.5)
+        w.client = ConnectClient(w.url, ca=str(anchor), auth=creds)
+        wait_connect_ready(w.rec, w.url, timeout=240, client=w.client)
+    return out
+
+
+def test_workers_with_certificates_made_at_start_trust_each_other_and_forward_requests(internal_ca_workers):
+    a, b = internal_ca_workers
+    assert a.url.startswith("https://") and b.url.startswith("https://")
+    # Two different certificates (a fresh key each), one CA: the client trusts b with a's CA file.
+    assert (a.tls_dir / "cert.pem").read_text() != (b.tls_dir / "cert.pem").read_text()
+    # One of the two is not the group's leader: a connector created through each is forwarded once, over
+    # HTTPS verified against the internal CA (a forwarding failure answers 500).
+    names = [f"ca-hb-{RUN}-{i}" for i in range(2)]
+    try:
+        for w, name in zip((a, b), names, strict=True):
+            w.client.put_config(name, _heartbeat(**{"name": name}))
+        for w in (a, b):
+            assert set(names) <= set(w.client.connectors())
+    finally:
+        for name in names:
+            with contextlib.suppress(Exception):  # cleanup only
+                a.client.delete(name)
+    # Neither the seed nor the keystore password reaches the worker's log.
+    for w in (a, b):
+        log = Path(w.rec.log).read_text(errors="replace")
+        assert w.seed not in log and (w.tls_dir / "store-password").read_text().strip() not in log
+    # An untrusted client (no CA) is refused by the certificate check, not by a missing password.
+    with pytest.raises(UsageError, match="--connect-ca"):
+        ConnectClient(a.url, timeout=10).connectors()
 
 
 IAM_CHECK = textwrap.dedent("""

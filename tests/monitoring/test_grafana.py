@@ -122,7 +122,10 @@ def test_provisioning_points_at_the_generated_dashboards_and_the_prometheus_data
     assert prom["url"] == "${PROMETHEUS_URL}" and prom["editable"] is False
     # Prometheus refuses anonymous requests: the datasource logs in with the generated credentials.
     assert prom["basicAuth"] is True and prom["basicAuthUser"] == "${PROMETHEUS_BASIC_AUTH_USER}"
-    assert prom["secureJsonData"] == {"basicAuthPassword": "${PROMETHEUS_BASIC_AUTH_PASSWORD}"}
+    # Prometheus serves HTTPS from the internal CA; Grafana trusts only the CA its task's init container wrote.
+    assert prom["secureJsonData"] == {"basicAuthPassword": "${PROMETHEUS_BASIC_AUTH_PASSWORD}",
+                                      "tlsCACert": "$__file{/run/serving-cert/tls/ca.pem}"}
+    assert prom["jsonData"]["tlsAuthWithCACert"] is True and "tlsSkipVerify" not in prom["jsonData"]
     assert "basicAuthPassword" not in prom.get("jsonData", {}), "the password belongs in secureJsonData only"
     dash = yaml.safe_load((GRAFANA_DIR / "provisioning" / "dashboards" / "msk-migrate.yaml").read_text())
     (provider,) = dash["providers"]

@@ -29,7 +29,9 @@ secret (ECS ``secrets``)
 ``CONNECT_REST_USERNAME``, ``CONNECT_REST_PASSWORD``  REST basic-auth credentials (not readable by
                                connectors: outside the env provider's allowlist)
 ``CONNECT_REST_TLS_KEYSTORE``, ``CONNECT_REST_TLS_KEYSTORE_PASSWORD``  base64 PKCS#12 keystore and
-                               its password, only when the worker itself serves HTTPS
+                               its password, when the worker serves HTTPS with a given certificate
+``CONNECT_REST_TLS_CA_SEED``   the environment's internal-CA seed, when the worker makes its certificate
+                               at start (ECS: images/kafka-connect/serving-cert.sh)
 ``MM2_SOURCE_*``, ``MM2_TARGET_*`` cluster credentials (:mod:`.secrets`)
 ============================  =====================================================================
 """
@@ -61,6 +63,11 @@ ENV_REST_TLS_KEYSTORE_PASSWORD = "CONNECT_REST_TLS_KEYSTORE_PASSWORD"
 #: Files the entrypoint writes into CONNECT_CONFIG_DIR (named here, referenced by the rendered settings).
 REST_CREDENTIALS_FILE = "rest-credentials.properties"
 REST_KEYSTORE_FILE = "rest-keystore.p12"
+#: Where serving-cert.sh writes the certificate made at start (keystore.p12, truststore.p12, ca.pem, ...).
+REST_TLS_DIR = "rest-tls"
+ENV_REST_TLS_CA_SEED = "CONNECT_REST_TLS_CA_SEED"
+#: The JSON key of the internal-CA seed in the generated REST secret (infra/mskinfra/credentials.py).
+CA_SEED_KEY = "tls_ca_seed"
 
 #: Kafka's basic-auth REST extension (org.apache.kafka:connect-basic-auth-extension, jvm/classpaths/connect).
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
@@ -85,13 +92,25 @@ _KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class RestSecurity:
-    """How the worker's REST API is protected. Default = the product posture: basic auth on, HTTP
-    inside the VPC (TLS terminated by the operators' load balancer); ``tls`` = the worker serves HTTPS."""
+    """How the worker's REST API is protected. Default: basic auth on, plain HTTP (the local harness).
+    ``tls`` = the worker serves HTTPS, with a given keystore (``CONNECT_REST_TLS_KEYSTORE``) or, with
+    ``internal_ca``, with a certificate it makes at start from the environment's internal CA
+    (:data:`ECS_REST`, the product posture: the load balancer re-encrypts to the task, and workers
+    forwarding requests to each other verify that certificate against the same CA)."""
 
     basic_auth: bool = True
     tls: bool = False
+    internal_ca: bool = False
     bind_host: str = "0.0.0.0"
     advertised_host: str | None = None  #: None = the entrypoint's address at run time
+
+    def __post_init__(self) -> None:
+        if self.internal_ca and not self.tls:
+            raise ValueError("RestSecurity: internal_ca needs tls=True (the certificate is for HTTPS)")
+
+
+#: The REST posture of the deployed workers (infra/mskinfra/stack.py).
+ECS_REST = RestSecurity(basic_auth=True, tls=True, internal_ca=True)
 
 
 def env_allowlist_pattern(names: list[str]) -> str:
@@ -129,7 +148,20 @@ def worker_properties(
     }
     if rest.advertised_host:
         props["rest.advertised.host.name"] = rest.advertised_host
-    if rest.tls:
+    if rest.internal_ca:
+        # Every listeners.https.* key also configures the client a worker uses to call the others (Kafka
+        # takes that prefix all-or-nothing): it trusts only the internal CA and checks the address.
+        props.update(
+            {
+                "listeners.https.ssl.keystore.type": "PKCS12",
+                "listeners.https.ssl.keystore.location": f"{config_dir}/{REST_TLS_DIR}/keystore.p12",
+                "listeners.https.ssl.truststore.type": "PKCS12",
+                "listeners.https.ssl.truststore.location": f"{config_dir}/{REST_TLS_DIR}/truststore.p12",
+                "listeners.https.ssl.endpoint.identification.algorithm": "https",
+                "listeners.https.ssl.client.authentication": "none",
+            }
+        )
+    elif rest.tls:
         props.update(
             {
                 "listeners.https.ssl.keystore.type": "PKCS12",
@@ -192,7 +224,9 @@ def required_variables(props: dict[str, str], rest: RestSecurity) -> list[str]:
     names = sorted({m for v in props.values() for m in re.findall(r"\$\{env:([A-Za-z0-9_]+)\}", v)})
     if rest.basic_auth:
         names += [ENV_REST_USERNAME, ENV_REST_PASSWORD]
-    if rest.tls:
+    if rest.internal_ca:
+        names += [ENV_REST_TLS_CA_SEED]
+    elif rest.tls:
         names += [ENV_REST_TLS_KEYSTORE, ENV_REST_TLS_KEYSTORE_PASSWORD]
     return names
 
@@ -236,11 +270,13 @@ def worker_secret_env(
     source: ClusterEndpoint | None = None,
     rest_secret_arn: str | None = None,
     rest_tls_secret_arn: str | None = None,
+    rest_ca_seed_secret_arn: str | None = None,
 ) -> dict[str, str]:
     """``{ENV_NAME: ecs valueFrom}`` for every secret the worker and its connectors reference.
 
     ``rest_secret_arn``: the secret with JSON keys ``username``/``password`` of the REST API;
-    ``rest_tls_secret_arn``: JSON keys ``keystore`` (base64 PKCS#12) and ``keystore_password``.
+    ``rest_tls_secret_arn``: JSON keys ``keystore`` (base64 PKCS#12) and ``keystore_password``;
+    ``rest_ca_seed_secret_arn``: JSON key ``tls_ca_seed`` (the environment's internal-CA seed).
     """
     out = mm2_secret_env(target, source)
     if rest_secret_arn:
@@ -249,15 +285,18 @@ def worker_secret_env(
     if rest_tls_secret_arn:
         out[ENV_REST_TLS_KEYSTORE] = f"{rest_tls_secret_arn}:keystore::"
         out[ENV_REST_TLS_KEYSTORE_PASSWORD] = f"{rest_tls_secret_arn}:keystore_password::"
+    if rest_ca_seed_secret_arn:
+        out[ENV_REST_TLS_CA_SEED] = f"{rest_ca_seed_secret_arn}:{CA_SEED_KEY}::"
     return out
 
 
 def health_check_command(worker: WorkerSpec, rest: RestSecurity = RestSecurity()) -> list[str]:
     """ECS container health check: an *authenticated* ``GET /`` on the worker's own REST port (an
-    unauthenticated one answers 401). The credentials reach curl on stdin, not on its command line;
-    ``-k`` only for the worker's own HTTPS on localhost (liveness, not identity)."""
+    unauthenticated one answers 401). The credentials reach curl on stdin, not on its command line.
+    A certificate made at start is verified against the internal CA (its SAN names localhost); a given
+    keystore's is not (``-k``: liveness, not identity)."""
     scheme = "https" if rest.tls else "http"
-    insecure = " -k" if rest.tls else ""
+    verify = {True: f" --cacert {IMAGE_CONFIG_DIR}/{REST_TLS_DIR}/ca.pem", False: " -k" if rest.tls else ""}[rest.internal_ca]
     auth = (f'printf \'user = "%s:%s"\\n\' "${ENV_REST_USERNAME}" "${ENV_REST_PASSWORD}" | curl -K -'
             if rest.basic_auth else "curl")
-    return ["CMD-SHELL", f"{auth} -fsS{insecure} -o /dev/null {scheme}://localhost:{worker.rest_port}/ || exit 1"]
+    return ["CMD-SHELL", f"{auth} -fsS{verify} -o /dev/null {scheme}://localhost:{worker.rest_port}/ || exit 1"]
