@@ -39,6 +39,8 @@ SERVING_CERT_VOLUME = "serving-cert"
 SERVING_CERT_MOUNT = "/run/serving-cert"
 #: Where the service container finds cert.pem, key.pem and ca.pem.
 SERVING_CERT_DIR = f"{SERVING_CERT_MOUNT}/tls"
+#: Read-only mounts of the service containers (besides their writable paths): the serving certificate.
+READ_ONLY_MOUNTS: dict[str, tuple[str, ...]] = {"prometheus": (SERVING_CERT_MOUNT,), "grafana": (SERVING_CERT_MOUNT,)}
 #: Users the init container runs as, so the key it writes (0600) is readable by the service's own user.
 SERVICE_USER = {"prometheus": "65534", "grafana": "472"}
 

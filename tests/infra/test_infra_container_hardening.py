@@ -16,7 +16,7 @@ import re
 import pytest
 from infra_helpers import ALL_ENVS, REPO, Synth
 
-from mskinfra.ecs import WRITABLE_PATHS, volume_name
+from mskinfra.ecs import READ_ONLY_MOUNTS, SERVING_CERT, SERVING_CERT_VOLUME, WRITABLE_PATHS, volume_name
 from mskinfra.tfjson import unescape_template
 
 
@@ -28,8 +28,10 @@ def task_containers(synth: Synth, env: str) -> list[tuple[dict, dict]]:
     return out
 
 
-def hardening_problems(task: dict, container: dict, writable: tuple[str, ...]) -> list[str]:
-    """What is wrong with one container definition (empty = hardened)."""
+def hardening_problems(task: dict, container: dict, writable: tuple[str, ...], read_only: tuple[str, ...] = (),
+                       others: list[dict] = ()) -> list[str]:
+    """What is wrong with one container definition (empty = hardened). ``read_only``: paths it may mount
+    read-only (a volume another container of the task writes); ``others``: the task's other containers."""
     name = container.get("name", "?")
     problems = []
     if container.get("readonlyRootFilesystem") is not True:
@@ -41,10 +43,14 @@ def hardening_problems(task: dict, container: dict, writable: tuple[str, ...]) -
         problems.append(f"{name}: capabilities.drop is {caps.get('drop')!r}, not ['ALL']")
     if caps.get("add"):
         problems.append(f"{name}: capabilities added: {caps['add']}")
-    mounts = container.get("mountPoints") or []
+    all_mounts = container.get("mountPoints") or []
+    mounts = [m for m in all_mounts if m["containerPath"] not in read_only]
     paths = sorted(m["containerPath"] for m in mounts)
     if paths != sorted(writable):
         problems.append(f"{name}: writable paths {paths} != the paths its image writes {sorted(writable)}")
+    for m in all_mounts:
+        if m["containerPath"] in read_only and m.get("readOnly") is not True:
+            problems.append(f"{name}: {m['containerPath']} must be mounted read-only")
     volumes = {v["name"]: v for v in task.get("volume") or []}
     for m in mounts:
         if m.get("readOnly") is not False:
@@ -54,8 +60,9 @@ def hardening_problems(task: dict, container: dict, writable: tuple[str, ...]) -
             problems.append(f"{name}: mount {m['containerPath']} names no task volume")
         elif set(v) - {"name"}:
             problems.append(f"{name}: volume {v['name']} is not task-local ephemeral storage: {v}")
-    if set(volumes) - {m["sourceVolume"] for m in mounts}:
-        problems.append(f"{name}: unused task volumes {sorted(set(volumes) - {m['sourceVolume'] for m in mounts})}")
+    used = {m["sourceVolume"] for c in [container, *others] for m in c.get("mountPoints") or []}
+    if set(volumes) - used:
+        problems.append(f"{name}: unused task volumes {sorted(set(volumes) - used)}")
     return problems
 
 
@@ -65,7 +72,8 @@ def test_every_container_has_a_read_only_root_writable_volumes_for_its_paths_and
     problems = []
     for td, c in task_containers(synth, env):
         seen.add(c["name"])
-        problems += hardening_problems(td, c, WRITABLE_PATHS[c["name"]])
+        others = [o for t, o in task_containers(synth, env) if t["family"] == td["family"] and o["name"] != c["name"]]
+        problems += hardening_problems(td, c, WRITABLE_PATHS[c["name"]], READ_ONLY_MOUNTS.get(c["name"], ()), others)
     assert seen == set(WRITABLE_PATHS)
     assert not problems, "\n".join(problems)
 
@@ -113,4 +121,8 @@ def test_writable_paths_are_the_paths_the_images_write() -> None:
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_task_volumes_are_named_after_their_paths(synth: Synth, env: str) -> None:
     for td, c in task_containers(synth, env):
-        assert [v["name"] for v in td["volume"]] == [volume_name(p) for p in WRITABLE_PATHS[c["name"]]]
+        if c["name"] == SERVING_CERT:
+            continue  # its /tmp is the shared serving-cert volume, checked below
+        certified = any(m["sourceVolume"] == SERVING_CERT_VOLUME for m in c.get("mountPoints") or [])
+        assert [v["name"] for v in td["volume"]] == [volume_name(p) for p in WRITABLE_PATHS[c["name"]]] + (
+            [SERVING_CERT_VOLUME] if certified else [])

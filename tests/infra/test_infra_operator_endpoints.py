@@ -9,13 +9,15 @@ import pytest
 from infra_helpers import ALL_ENVS, Synth
 
 from msk_migrate.config.environment import ALB_TLS_POLICIES, GRAFANA_PORT, PROMETHEUS_PORT
+from mskinfra.ecs import SERVING_CERT
 from mskinfra.tfjson import unescape_template
 
 
 def containers(synth: Synth, env: str) -> dict[str, dict]:
+    """The service container of each task definition (not the serving-certificate init container)."""
     out = {}
     for td in synth.resources(env, "aws_ecs_task_definition").values():
-        (c,) = json.loads(unescape_template(td["container_definitions"]))
+        (c,) = [c for c in json.loads(unescape_template(td["container_definitions"])) if c["name"] != SERVING_CERT]
         out[c["name"]] = c
     return out
 
@@ -86,7 +88,8 @@ def test_every_endpoint_behind_the_listeners_authenticates(synth: Synth, env: st
     assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and grafana_env["GF_SECURITY_COOKIE_SECURE"] == "true"
     # Health checks log in (the services refuse anonymous requests) and the ALB expects the refusal.
     assert "CONNECT_REST_PASSWORD" in cs["kafka-connect"]["healthCheck"]["command"][1]
-    assert "MM2_PROMETHEUS_WEB_PASSWORD@localhost" in cs["prometheus"]["healthCheck"]["command"][1]
+    # promtool logs in with the client config prometheus/entrypoint.sh writes (basic auth + the CA).
+    assert "--http.config.file=/tmp/promtool-http.yml" in cs["prometheus"]["healthCheck"]["command"]
     matchers = {tg["port"]: tg["health_check"]["matcher"] for tg in synth.resources(env, "aws_lb_target_group").values()}
     assert matchers == {synth.configs[env].worker.rest_port: "401", PROMETHEUS_PORT: "401", GRAFANA_PORT: "200"}
 
@@ -95,9 +98,9 @@ def test_every_endpoint_behind_the_listeners_authenticates(synth: Synth, env: st
 def test_generated_credentials_never_enter_the_plan_or_state(synth: Synth, env: str) -> None:
     stack = synth.stacks[env]
     versions = synth.resources(env, "aws_secretsmanager_secret_version")
-    assert len(versions) == 2
+    assert len(versions) == 3  # Connect REST, Prometheus web, the internal CA's seed
     passwords = stack["ephemeral"]["aws_secretsmanager_random_password"]
-    assert len(passwords) == 2
+    assert len(passwords) == 3
     for _key, v in versions.items():
         assert "secret_string" not in v and "secret_binary" not in v, "a stored value would land in the state"
         assert v["secret_string_wo_version"] == 1
