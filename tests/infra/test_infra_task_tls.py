@@ -72,7 +72,7 @@ def test_ui_services_start_after_their_certificate_is_made_and_read_it_only(synt
     assert args[args.index("--seed-env") + 1] == SERVING_CERT_SEED_ENV and SERVING_CERT_SEED_ENV not in args[args.index("--out"):args.index("--seed-env")]
     assert [m for m in init["mountPoints"] if m["sourceVolume"] == SERVING_CERT_VOLUME] == [
         {"sourceVolume": SERVING_CERT_VOLUME, "containerPath": "/tmp", "readOnly": False}]
-    assert SERVING_CERT_DIR == f"{SERVING_CERT_MOUNT}/{args[args.index('--out') + 1].removeprefix('/tmp/')}"
+    assert f"{SERVING_CERT_MOUNT}/{args[args.index('--out') + 1].removeprefix('/tmp/')}" == SERVING_CERT_DIR
     assert main["dependsOn"] == [{"containerName": SERVING_CERT, "condition": "SUCCESS"}]
     assert {"sourceVolume": SERVING_CERT_VOLUME, "containerPath": SERVING_CERT_MOUNT, "readOnly": True} in main["mountPoints"]
     env_vars = {e["name"]: e["value"] for e in main["environment"]}
