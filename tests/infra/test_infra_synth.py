@@ -8,10 +8,11 @@ import re
 import pytest
 from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth
 
-from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
+from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
 from msk_migrate.connectors import render_connectors, worker_environment
-from msk_migrate.connectors.worker_env import worker_secret_env
+from msk_migrate.connectors.worker_env import CA_SEED_KEY, ECS_REST, ENV_REST_TLS_CA_SEED, worker_secret_env
 from mskinfra import iam as iam_mod
+from mskinfra.ecs import SERVING_CERT
 from mskinfra.msk import BOOTSTRAP_ATTRIBUTE
 from mskinfra.tfjson import unescape_template
 
@@ -20,6 +21,8 @@ BOOTSTRAP_REF = re.compile(
     r"\$\{(?:(?:data\.)?aws_msk_(?:cluster|bootstrap_brokers)\.[A-Za-z0-9_]+|data\.terraform_remote_state\.[A-Za-z0-9_]+\.outputs)"
     r"\.(bootstrap_brokers[a-z_]*)\}"
 )
+#: The environment's internal-CA seed (mskinfra.credentials.InternalCaSeed), read by every task at start.
+INTERNAL_CA_SECRET = "${aws_secretsmanager_secret.internal_ca_secret_9EC2389E.arn}"
 #: How migration-<env> refers to an output of target-<env>.
 TARGET_OUTPUT_REF = r"\$\{data\.terraform_remote_state\.\w+\.outputs\.%s\}"
 SECRET_LOOKING = [
@@ -32,7 +35,7 @@ SECRET_LOOKING = [
 ]
 #: Connector config keys that carry credentials: values must be ${env:...} references.
 SECRET_CONFIG_KEY = re.compile(r"password|secret|token|keystore\.key$|keystore\.certificate\.chain$|truststore\.certificates$")
-SECRET_ENV_NAME = re.compile(r"PASSWORD|SECRET|PRIVATE_KEY|CERTIFICATE|TOKEN|_TLS_CA$|USERNAME")
+SECRET_ENV_NAME = re.compile(r"PASSWORD|SECRET|PRIVATE_KEY|CERTIFICATE|TOKEN|_TLS_CA$|USERNAME|SEED")
 
 
 def as_list(value) -> list:
@@ -49,9 +52,10 @@ def objects(synth: Synth, env: str) -> dict[str, dict]:
 
 
 def containers(synth: Synth, env: str) -> dict[str, dict]:
+    """The service container of each task definition (not its serving-certificate init container)."""
     out = {}
     for td in synth.resources(env, "aws_ecs_task_definition").values():
-        (c,) = json.loads(unescape_template(td["container_definitions"]))
+        (c,) = [c for c in json.loads(unescape_template(td["container_definitions"])) if c["name"] != SERVING_CERT]
         out[c["name"]] = {**c, "_task": td}
     return out
 
@@ -230,7 +234,12 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     grafana_secret = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
     rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
     prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
-    expected_secrets = {"kafka-connect": [*cfg.secret_arns(), rest_auth], "prometheus": [prom_auth], "grafana": [grafana_secret, prom_auth]}
+    ca_seed = INTERNAL_CA_SECRET
+    expected_secrets = {
+        "kafka-connect": [*cfg.secret_arns(), rest_auth, ca_seed],
+        "prometheus": [prom_auth, ca_seed],
+        "grafana": [grafana_secret, prom_auth, ca_seed],
+    }
     for component, secrets in expected_secrets.items():
         statements = {s["Sid"]: s for s in policies[roles[f"{cfg.resource_prefix}-{component}-execution"]]["Statement"]}
         (repo,) = as_list(statements["PullOwnImage"]["Resource"])
@@ -379,7 +388,7 @@ def test_worker_env_object_lists_the_plain_worker_environment(synth: Synth, env:
     target = cfg.target.endpoint(bootstrap)
     content = unescape_template(BOOTSTRAP_REF.sub(bootstrap, objects(synth, env)["worker/connect-worker.env"]["content"]))
     pairs = dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
-    assert pairs == worker_environment(target, cfg.worker, cfg.source.endpoint())
+    assert pairs == worker_environment(target, cfg.worker, cfg.source.endpoint(), rest=ECS_REST, migration=cfg.migration)
     for name in worker_secret_env(target, cfg.source.endpoint()):
         assert f"# {name}\n" in content and f"{name}=" not in content
 
@@ -421,9 +430,10 @@ def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, e
         **worker_secret_env(target, source),
         "CONNECT_REST_USERNAME": f"{rest_auth}:username::",
         "CONNECT_REST_PASSWORD": f"{rest_auth}:password::",
+        ENV_REST_TLS_CA_SEED: f"{INTERNAL_CA_SECRET}:{CA_SEED_KEY}::",
     }
     env_values = {e["name"]: BOOTSTRAP_REF.sub(bootstrap, e["value"]) for e in connect["environment"]}
-    assert env_values == worker_environment(target, cfg.worker, source)
+    assert env_values == worker_environment(target, cfg.worker, source, rest=ECS_REST, migration=cfg.migration)
     grafana = cs["grafana"]
     (secret,) = [s for s in grafana["secrets"] if s["name"] == "GF_SECURITY_ADMIN_PASSWORD"]
     assert {s["name"] for s in grafana["secrets"]} == {"GF_SECURITY_ADMIN_PASSWORD", "PROMETHEUS_BASIC_AUTH_USER", "PROMETHEUS_BASIC_AUTH_PASSWORD"}
@@ -448,7 +458,8 @@ def test_connect_task_definition_sizes_ports_health_and_roles(synth: Synth, env:
     assert td["runtime_platform"] == {"cpu_architecture": "X86_64", "operating_system_family": "LINUX"}
     assert td["execution_role_arn"] != td["task_role_arn"], "separate execution and task roles"
     assert {p["containerPort"] for p in c["portMappings"]} == {cfg.worker.rest_port, cfg.worker.metrics_port}
-    assert f"http://localhost:{cfg.worker.rest_port}/" in c["healthCheck"]["command"][1]
+    # The worker's certificate is made at start by the internal CA; the check verifies it.
+    assert f"--cacert /tmp/connect/rest-tls/ca.pem -o /dev/null https://localhost:{cfg.worker.rest_port}/" in c["healthCheck"]["command"][1]
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/{cfg.resource_prefix}/connect"
     for name in ("prometheus", "grafana"):
         assert "task_role_arn" not in containers(synth, env)[name]["_task"], "no AWS API calls, no task role"
@@ -493,7 +504,8 @@ def test_services_run_private_on_fargate_and_register_in_cloud_map(synth: Synth,
 def test_log_groups_have_retention_and_optional_kms(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     groups = synth.resources(env, "aws_cloudwatch_log_group").values()
-    assert len(groups) == (4 if cfg.target.create else 3)
+    # One per ECS component (the three services and the operator task), plus the brokers' when the stack creates MSK.
+    assert len(groups) == len(ECR_COMPONENTS) + (1 if cfg.target.create else 0)
     for g in groups:
         assert g["retention_in_days"] == cfg.log_retention_days
         assert g["name"].startswith(f"/{cfg.resource_prefix}/")
@@ -510,7 +522,7 @@ def test_ecr_repositories_are_immutable_scanned_encrypted_and_pruned(synth: Synt
         assert r["image_scanning_configuration"] == {"scan_on_push": True}
         assert r["encryption_configuration"][0]["encryption_type"] == "KMS"
     lifecycle = synth.resources(env, "aws_ecr_lifecycle_policy").values()
-    assert len(lifecycle) == 3
+    assert len(lifecycle) == len(ECR_COMPONENTS)
     for lp in lifecycle:
         rules = json.loads(lp["policy"])["rules"]
         assert rules[-1]["selection"] == {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": cfg.ecr.keep_images}
@@ -531,7 +543,7 @@ def test_prometheus_and_grafana_find_their_upstreams_through_cloud_map(synth: Sy
     prom = {e["name"]: e["value"] for e in cs["prometheus"]["environment"]}
     assert prom["MM2_CONNECT_DNS_NAME"] == "connect.msk-migrate-dev.internal" and prom["MM2_CONNECT_METRICS_PORT"] == "9404"
     graf = {e["name"]: e["value"] for e in cs["grafana"]["environment"]}
-    assert graf["PROMETHEUS_URL"] == "http://prometheus.msk-migrate-dev.internal:9090"
+    assert graf["PROMETHEUS_URL"] == "https://prometheus.msk-migrate-dev.internal:9090"
     assert graf["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
 
 
@@ -542,13 +554,16 @@ def test_prometheus_and_grafana_find_their_upstreams_through_cloud_map(synth: Sy
 def test_outputs_cover_urls_configs_repositories_brokers_and_services(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     out = {k: v["value"] for k, v in synth.stacks[env]["output"].items()}
-    lb = "${aws_lb.operator_alb_52782A49.dns_name}"
+    # The certificate's DNS name when the environment gives one (a Route 53 record points it at the load balancer).
+    lb = cfg.operator_tls.dns_name or "${aws_lb.operator_alb_52782A49.dns_name}"
     assert out["connect_rest_url"] == f"https://{lb}:{cfg.worker.rest_port}"
     assert out["prometheus_url"] == f"https://{lb}:{PROMETHEUS_PORT}"
     assert out["grafana_url"] == f"https://{lb}"
     assert set(out["connector_config_s3_uris"]) == set(cfg.migration.connector_names().values())
     assert all(u.startswith(f"s3://{cfg.config_bucket_name}/connectors/") for u in out["connector_config_s3_uris"].values())
-    assert set(out["ecr_repository_urls"]) == {"kafka-connect", "prometheus", "grafana"}
+    assert set(out["ecr_repository_urls"]) == set(ECR_COMPONENTS) == {"kafka-connect", "prometheus", "grafana", "operator"}
+    (family,) = [td["family"] for td in synth.resources(env, "aws_ecs_task_definition").values() if td["family"].endswith("-operator")]
+    assert re.fullmatch(r"\$\{aws_ecs_task_definition\.\w+\.family\}", out["operator_task_definition"]) and family == f"{cfg.resource_prefix}-operator"
     assert cfg.target.auth.mode in out["target_bootstrap_brokers"]
     assert set(out["ecs_service_names"]) == {"kafka-connect", "prometheus", "grafana"}
     for key in ("ecs_cluster_name", "target_cluster_arn", "config_bucket", "worker_env_s3_uri", "grafana_admin_secret_arn"):
