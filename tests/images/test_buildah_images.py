@@ -26,7 +26,15 @@ import requests
 
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, WorkerSpec
-from msk_migrate.connectors.worker_env import BASIC_AUTH_EXTENSION, RestSecurity, worker_environment
+from msk_migrate.connectors.worker_env import (
+    BASIC_AUTH_EXTENSION,
+    ECS_REST,
+    ENV_REST_TLS_CA_SEED,
+    IMAGE_CONFIG_DIR,
+    REST_TLS_DIR,
+    RestSecurity,
+    worker_environment,
+)
 from tests.conftest import require
 from tests.images.support import ACCOUNT, IMAGES, REGION, REPO, TinyDns, dead_endpoint
 
@@ -154,6 +162,35 @@ def test_connect_image_holds_the_pinned_runtime_and_policy_jar_and_its_entrypoin
     assert written["bootstrap.servers"] == "b-1.example:9098"
     assert written["sasl.mechanism"] == "AWS_MSK_IAM"
     assert written["rest.extension.classes"].startswith(BASIC_AUTH_EXTENSION)
+
+
+def test_connect_image_makes_its_rest_certificate_at_start_from_the_internal_ca_seed(local_build):
+    """The deployed posture (ECS_REST): the entrypoint runs serving-cert.sh *inside the image* (its openssl and
+    keytool), and the worker config points the HTTPS listener at the keystore it wrote."""
+    target = ClusterEndpoint(alias="target", bootstrap_servers="b-1.example:9098", auth=AuthConfig(mode="iam"))
+    env = worker_environment(target, WorkerSpec(), rest=ECS_REST)
+    seed = secrets.token_hex(32)
+    values = {name: "from-secrets-manager" for name in env["CONNECT_REQUIRED_ENV"].split()}
+    values[ENV_REST_TLS_CA_SEED] = seed
+    with Container(_uri(local_build, "kafka-connect")) as c:
+        c.env(**env, **values, CONNECT_DRY_RUN="1")
+        tls = f"{IMAGE_CONFIG_DIR}/{REST_TLS_DIR}"
+        # one run (one /tmp): the entrypoint, then what it left, each part after a marker line
+        out = c.run("sh", "-c", f"""/opt/kafka-connect/entrypoint.sh || exit 1
+            echo @@; ls {tls}
+            echo @@; openssl x509 -in {tls}/cert.pem -noout -ext subjectAltName
+            echo @@; openssl verify -CAfile {tls}/ca.pem {tls}/cert.pem || echo NOT-VERIFIED
+            echo @@; stat -c '%a %n' {tls}/key.pem {tls}/keystore.p12""")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    config, listing, san, verify, modes = out.stdout.split("@@\n")
+    assert {"ca.pem", "cert.pem", "key.pem", "keystore.p12", "truststore.p12", "store-password"} <= set(listing.split()), listing
+    assert "IP Address:127.0.0.1" in san and "DNS:localhost" in san, san
+    assert verify.strip().endswith("OK") and "NOT-VERIFIED" not in verify, verify
+    assert [m.split()[0] for m in modes.splitlines() if m.strip()] == ["600", "600"], modes
+    written = dict(ln.split("=", 1) for ln in config.splitlines() if "=" in ln and not ln.startswith("#"))
+    assert written["listeners"].startswith("https://")
+    assert written["listeners.https.ssl.keystore.location"] == f"{tls}/keystore.p12"
+    assert seed not in out.stdout + out.stderr
 
 
 def test_grafana_image_refuses_to_start_without_a_password_and_hands_over_to_run_sh_with_one(local_build):

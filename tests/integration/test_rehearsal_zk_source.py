@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -43,7 +45,7 @@ def zk_rehearsal():
               f"{res.seconds.get('total')} s, memory peak {mem.peak / (1 << 30):.2f} GiB (sum of RSS, sampled)")
         for s in res.steps:
             print(f"| {s.name} | {'ok' if s.ok else 'FAILED'} | {s.seconds} | {s.result} |")
-        yield SimpleNamespace(res=res, env=LocalEnvironment(base), peak=mem.peak)
+        yield SimpleNamespace(res=res, env=LocalEnvironment(base), peak=mem.peak, base=base)
     finally:
         keep = os.environ.get("MSK_MIGRATE_KEEP_TEST_ENV") == "1"  # logs kept for a look after a failure
         LocalEnvironment(base).down(wipe=not keep)
@@ -80,6 +82,13 @@ def _preflight_acl_row(env) -> tuple[str, str]:
     return row.status, row.detail
 
 
+def _preflight_cli(base) -> subprocess.CompletedProcess:
+    """``msk-migrate preflight --local`` against the rehearsal's environment, as an operator runs it."""
+    env = {**os.environ, "MSK_MIGRATE_LOCAL_ENV_DIR": str(base)}
+    return subprocess.run([sys.executable, "-m", "msk_migrate.cli", "preflight", "--local"], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
 def test_preflight_names_the_acl_the_mm2_user_lacks_on_the_source(zk_rehearsal):
     from confluent_kafka.admin import AdminClient
 
@@ -95,6 +104,12 @@ def test_preflight_names_the_acl_the_mm2_user_lacks_on_the_source(zk_rehearsal):
         # the MM2 user may not describe ACLs: preflight tests the permission by reading as the user
         status, detail = _preflight_acl_row(env)
         assert status == "fail" and "Topic:shop." in detail and " READ" in detail and "tested as User:mm2" in detail, detail
+        # the command: its table, then one line naming the ACL and the grant, exit 2
+        cli = _preflight_cli(zk_rehearsal.base)
+        assert cli.returncode == 2, (cli.returncode, cli.stdout[-2000:], cli.stderr[-2000:])
+        (line,) = [ln for ln in cli.stderr.splitlines() if ln.strip()]
+        assert "source ACLs for MirrorMaker 2" in line and " READ" in line and "fix: grant User:mm2 ALLOW" in line, line
+        assert "Traceback" not in cli.stderr
         # once it may, DescribeAcls names the wildcard grant that is missing
         env.grant_acls("source", f"User:{MM2_USER}", [describe_acls])
         status, detail = _preflight_acl_row(env)

@@ -48,9 +48,11 @@ def _connect(flow: Flow, allow_absent: bool = False):
 @in_vpc_options
 def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     """Check the clusters before replication: reachability, topics, partitions, RF, groups. Before deploy
-    (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check. --in-vpc runs the
+    (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check, 2 when MM2's user
+    lacks a source ACL (the line names it and the grant). --in-vpc runs the
     same preflight as a one-off ECS task with the Connect service's network and task role."""
     from .preflight import run_preflight
+    from .preflight_acls import NAME as ACLS_CHECK
 
     flow_file, flag = (kw.get("config"), "--config") if kw.get("config") else (kw.get("env"), "--env")
     target_bootstrap = kw.get("target_bootstrap")
@@ -67,16 +69,20 @@ def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
         sys.exit(print_in_vpc(path, con, output, flag=flag, target_bootstrap=target_bootstrap, **in_vpc_opts))
     with con.status("running preflight checks"):
         rep = run_preflight(flow.source, flow.target, flow.migration, flow.worker)
+    # MM2's user lacking a source ACL is a fix of the input (grant it), not a state of the clusters: exit 2.
+    acl = next((c for c in rep.checks if c.name == ACLS_CHECK and c.status == "fail"), None)
+    code = 0 if rep.ok else 2 if acl else 1
     if output == "json":
-        code = 0 if rep.ok else 1
         emit_json({**rep.to_dict(), **json_document(talked_to(flow), rep.to_dict()["checks"], "ok" if rep.ok else "failed", code)})
-    else:
-        t = table("preflight", ("check", "status", "detail"))
-        tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
-        for c in rep.checks:
-            t.add_row(c.name, f"[{tint[c.status]}]{c.status}[/]", c.detail)
-        con.print(t)
-    sys.exit(0 if rep.ok else 1)
+        sys.exit(code)
+    t = table("preflight", ("check", "status", "detail"))
+    tint = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
+    for c in rep.checks:
+        t.add_row(c.name, f"[{tint[c.status]}]{c.status}[/]", c.detail)
+    con.print(t)
+    if acl is not None:
+        raise UsageError(ACLS_CHECK, acl.detail)
+    sys.exit(code)
 
 
 # ---- offsets -------------------------------------------------------------------------------------
