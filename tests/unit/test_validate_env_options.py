@@ -29,3 +29,18 @@ def test_validate_env_needs_the_target_bootstrap_and_refuses_retyped_clusters(mo
     with pytest.raises(UsageError) as exc:
         build_request({"env": "dev", "source_bootstrap": "a:9092", "target_bootstrap": "b:9098", "no_report": True})
     assert exc.value.field == "--env" and "--source-bootstrap-servers" in str(exc.value)
+
+
+def test_validate_env_report_names_the_msk_cluster_arn_the_environment_references() -> None:
+    from msk_migrate.validation.report import report_clusters
+
+    cfg = load_environment(environment_path("prod"))
+    assert cfg.target.existing_cluster_arn
+    req = build_request({"env": "prod", "target_bootstrap": "b-1.prod.kafka.eu-west-1.amazonaws.com:9098", "no_report": True})
+    clusters = report_clusters(req, {"source": "src-id", "target": "tgt-id"})
+    assert clusters["target"]["msk_cluster_arn"] == cfg.target.existing_cluster_arn
+    assert clusters["target"]["cluster_id"] == "tgt-id"
+    # a self-managed source has no ARN; dev creates its target, whose ARN only the stack knows
+    assert clusters["source"]["msk_cluster_arn"] is None
+    dev = build_request({"env": "dev", "target_bootstrap": "b-1.dev.kafka.eu-west-1.amazonaws.com:9098", "no_report": True})
+    assert report_clusters(dev, {})["target"]["msk_cluster_arn"] is None

@@ -68,6 +68,8 @@ class Flow:
     worker: WorkerSpec
     connect_url: str | None = None
     env_name: str | None = None  #: the environment (``--env``) the flow came from
+    #: ``source``/``target`` -> the MSK cluster ARN the environment names (an MSK-IAM source, an existing target)
+    msk_cluster_arns: dict[str, str] = field(default_factory=dict)
     #: what the command found on the clusters and worker it reached (cluster ids, the worker's connectors)
     verified: dict[str, Any] = field(default_factory=dict)
 
@@ -229,8 +231,9 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
                 target = cfg.target.endpoint(target_bootstrap)
             except ValueError as exc:
                 raise UsageError("--target-bootstrap", str(exc).splitlines()[-1].strip(), "give host:port[,host:port]") from None
+        arns = {"source": cfg.source.msk_cluster_arn, "target": cfg.target.existing_cluster_arn}
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
-                    env_name=cfg.name)
+                    env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v})
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
     elif config:

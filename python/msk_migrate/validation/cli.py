@@ -174,6 +174,8 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     }
     if kw.get("exclude_regex"):
         data["exclude_regexes"] = list(kw["exclude_regex"])
+    if flow is not None and flow.msk_cluster_arns:
+        data["msk_cluster_arns"] = dict(flow.msk_cluster_arns)  # the report names them beside the cluster ids
     frm, until = data["from_timestamp_ms"], data["until_timestamp_ms"]
     if frm is not None and until is not None and frm >= until:
         raise UsageError(

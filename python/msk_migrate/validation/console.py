@@ -93,7 +93,8 @@ def print_report(report: Report, console: Console) -> None:
         console.print(f"  [yellow]warning[/]: {w}")
     for side in ("source", "target"):
         c = report.clusters[side]
-        console.print(f"  {side}: {c['bootstrap_servers']} (cluster id {c.get('cluster_id') or 'unknown'})", highlight=False)
+        arn = f", MSK {c['msk_cluster_arn']}" if c.get("msk_cluster_arn") else ""
+        console.print(f"  {side}: {c['bootstrap_servers']} (cluster id {c.get('cluster_id') or 'unknown'}{arn})", highlight=False)
     if report.verdict == NO_EVIDENCE:
         console.print(f"[bold yellow]NO EVIDENCE[/]: {report.verdict_reason()}", highlight=False)
         return _locations(report, console)
