@@ -19,13 +19,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from msk_migrate.access.admin import AdminSession
+from msk_migrate.access.offsets import end_offsets, latest_checkpoints
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.apply import apply
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.errors import UnreachableError
-from msk_migrate.kafka.admin import AdminSession
-from msk_migrate.kafka.offsets import end_offsets, latest_checkpoints
 from msk_migrate.local.harness import LocalEnvironment
 from msk_migrate.offset_translation.identity import identity_redelivery
 from msk_migrate.offset_translation.plan import translate_group

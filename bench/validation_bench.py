@@ -159,7 +159,8 @@ def main() -> int:
     from confluent_kafka.admin import AdminClient, NewTopic
     from pyspark.sql import functions as F
 
-    from msk_migrate.clients import SecretResolver, spark_kafka_options
+    from msk_migrate.access.secrets import SecretResolver
+    from msk_migrate.access.spark_options import spark_kafka_options
     from msk_migrate.config import ClusterEndpoint
     from msk_migrate.local.harness import LocalEnvironment
     from msk_migrate.paths import LOCAL_DIR

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
+from msk_migrate.access.admin import AdminSession
 from msk_migrate.config.flow import Flow, check_variables
 from msk_migrate.config.recorded import RECORD_DIR_ENV
 from msk_migrate.errors import UsageError
-from msk_migrate.kafka.admin import AdminSession
 from tests.kafka_helpers import admin, commit_group, create_topic, end_offsets, produce, wait_until
 
 from .conftest import TEST_MIGRATION

@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from msk_migrate.kafka.admin import AdminSession
+from msk_migrate.access.admin import AdminSession
 from msk_migrate.offset_translation.plan import PartitionProof
 from msk_migrate.offset_translation.sync import sync_group
 from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until

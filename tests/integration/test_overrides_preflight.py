@@ -70,8 +70,8 @@ def test_preflight_fails_more_partitions_than_the_msk_broker_type_allows(local_e
     create_topic(src.bootstrap_servers, topic, partitions=300)
 
     def leaders_elected():
-        from msk_migrate.kafka.admin import AdminSession
-        from msk_migrate.kafka.offsets import end_offsets, partitions
+        from msk_migrate.access.admin import AdminSession
+        from msk_migrate.access.offsets import end_offsets, partitions
 
         try:
             session = AdminSession.for_endpoint("source", src)

@@ -10,9 +10,9 @@ import time
 import yaml
 from confluent_kafka import Consumer
 
+from msk_migrate.access.admin import AdminSession
+from msk_migrate.access.offsets import latest_checkpoints
 from msk_migrate.cliutil import json_shape_problems
-from msk_migrate.kafka.admin import AdminSession
-from msk_migrate.kafka.offsets import latest_checkpoints
 from msk_migrate.local.procs import free_port
 from tests.kafka_helpers import admin, commit_group, committed, consume_all, create_topic, end_offsets, produce, wait_until
 

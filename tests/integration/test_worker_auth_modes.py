@@ -27,7 +27,8 @@ import requests
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate import versions
-from msk_migrate.clients import SecretResolver, admin_config
+from msk_migrate.access.client_security import admin_config
+from msk_migrate.access.secrets import SecretResolver
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
 from msk_migrate.connect.rest import ConnectClient

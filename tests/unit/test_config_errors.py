@@ -47,7 +47,8 @@ def test_missing_file_is_reported_with_its_path(tmp_path):
 def test_operator_tools_may_take_scram_secrets_from_the_environment(tmp_path):
     mf = _load(tmp_path, "source: {alias: s, bootstrap_servers: 'h:1', auth: {mode: scram, secrets_from: env}}\n"
                          "target: {alias: t, bootstrap_servers: 'h:2'}\n")
-    from msk_migrate.clients import SecretResolver, admin_config
+    from msk_migrate.access.client_security import admin_config
+    from msk_migrate.access.secrets import SecretResolver
 
     conf = admin_config("source", mf.source, SecretResolver(environ={"MM2_SOURCE_SASL_USERNAME": "u",
                                                                      "MM2_SOURCE_SASL_PASSWORD": "p"}))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 
+from msk_migrate.access.client_security import client_properties
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, WorkerSpec
-from msk_migrate.connectors.client_props import client_properties
 from msk_migrate.connectors.worker_env import (
     OVERRIDE_ALLOWED_BOOTSTRAP,
     OVERRIDE_POLICY,

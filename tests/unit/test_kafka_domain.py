@@ -11,12 +11,12 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from msk_migrate.access.offsets import decode_checkpoint, decode_offset_sync
 from msk_migrate.config.flow import check_connect_url
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
 from msk_migrate.connectors.render import forward_spec_without, render_connectors, render_reverse_connectors
 from msk_migrate.errors import UsageError
 from msk_migrate.kafka import names
-from msk_migrate.kafka.offsets import decode_checkpoint, decode_offset_sync
 from msk_migrate.kafka.selection import topic_selection
 
 SRC = ClusterEndpoint(alias="onprem", bootstrap_servers="kafka-1:9092")

@@ -244,7 +244,7 @@ def test_offset_snapshot_defines_the_source_records(clusters, spark, windowed, t
 
 
 def _digests_by_both_engines(clusters, spark, topics, **kw):
-    from msk_migrate.clients import SecretResolver
+    from msk_migrate.access.secrets import SecretResolver
     from msk_migrate.validation.checksum import checksum
     from msk_migrate.validation.native import native_checksum
     from msk_migrate.validation.plan import make_plan
@@ -317,7 +317,7 @@ def test_offset_snapshot_and_windows_give_the_same_verdicts_with_either_engine(c
 
 
 def test_a_native_checksum_that_finds_no_difference_never_starts_spark(clusters, windowed):
-    from msk_migrate.clients import SecretResolver
+    from msk_migrate.access.secrets import SecretResolver
     from msk_migrate.validation.job import _Spark, execute
     from msk_migrate.validation.plan import make_plan
 

@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from msk_migrate import clients as cred
+from msk_migrate import access as cred
 from msk_migrate.config import AuthConfig, ClusterEndpoint
 from msk_migrate.errors import UsageError
 from msk_migrate.validation.request import ValidationRequest, load_snapshot, parse_timestamp

@@ -51,7 +51,7 @@ def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output
 
     Exit 0: every ACL carried over; 1: the plan has findings to review; 2: bad input, unreachable, or --strict
     with an ACL the IAM model cannot express."""
-    from ..kafka.admin import AdminSession
+    from ..access.admin import AdminSession
     from .clients import client_settings
     from .plan import CLUSTER_ARN, build_plan, terraform_json
     from .source import read_acls, read_scram_users

@@ -19,7 +19,7 @@ _KAFKA_NAME = {"BROKER": "CLUSTER"}
 
 
 def read_acls(session) -> list[Acl]:
-    """Every ACL binding of the cluster of ``session`` (an :class:`~msk_migrate.kafka.admin.AdminSession`)."""
+    """Every ACL binding of the cluster of ``session`` (an :class:`~msk_migrate.access.admin.AdminSession`)."""
     flt = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
     try:
         bindings = session.admin.describe_acls(flt, request_timeout=session.timeout).result(timeout=session.timeout + 5)

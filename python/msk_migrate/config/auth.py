@@ -45,7 +45,7 @@ class AuthConfig(BaseModel):
     secrets_from: Literal["secrets_manager", "env"] = Field(
         "secrets_manager",
         description="Where SCRAM/mTLS secrets come from: ``secrets_manager`` (``secret_arn``; required on "
-        "ECS) or ``env`` (operator tools only: the MM2_<ROLE>_* variables of :mod:`msk_migrate.connectors.secrets`).",
+        "ECS) or ``env`` (operator tools only: the MM2_<ROLE>_* variables of :mod:`msk_migrate.access.secrets`).",
     )
     ca_secret_arn: str | None = Field(
         None,

@@ -47,7 +47,7 @@ def _client(flow: Flow, output: str = "text", creating: bool = False) -> Connect
 
 def _verify_target(flow: Flow) -> None:
     """The environment's target is the cluster recorded on its first apply (config/recorded.py)."""
-    from ..kafka.admin import AdminSession
+    from ..access.admin import AdminSession
 
     assert flow.target is not None
     flow.verify_clusters(AdminSession.for_endpoint("source", flow.source), AdminSession.for_endpoint("target", flow.target))
@@ -127,7 +127,7 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
     configs = _configs(flow, directory, s3, s3_endpoint_url)
     client = _client(flow, output, creating=True)
     if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
-        from ..kafka.capacity import require_replication_factors
+        from ..access.capacity import require_replication_factors
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         _verify_target(flow)

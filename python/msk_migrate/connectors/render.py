@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 from .. import versions
+from ..access.client_security import client_properties
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..config.overrides import PROFILES
 from ..errors import UsageError
 from ..kafka import names
 from ..kafka.selection import exact, topic_selection
-from .client_props import client_properties
 
 POLICY_CLASS = names.REPLICATION_POLICY_CLASS
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"

@@ -2,7 +2,7 @@
 
 :func:`worker_properties` renders every worker setting (cluster, internal topics, REST listener and its
 authentication, config providers and their limits, the security settings of the worker's clients from
-:func:`.client_props.client_properties`, the very function that renders the connectors' client settings).
+:func:`msk_migrate.access.client_security.client_properties`, the very function that renders the connectors' client settings).
 :func:`worker_environment` carries that rendering to images/kafka-connect/entrypoint.sh, the same way on
 ECS (infra puts it in the task definition) and locally (msk_migrate.local starts the entrypoint with it).
 The entrypoint does not know any Kafka setting: it writes the file from ``CONNECT_WORKER_PROPERTIES``
@@ -41,9 +41,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..access.client_security import client_properties
+from ..access.secrets import secret_refs
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from .client_props import client_properties
-from .secrets import secret_refs
 
 #: The image's writable directory (a tmpfs/ephemeral volume on ECS); the entrypoint's default too.
 IMAGE_CONFIG_DIR = "/tmp/connect"

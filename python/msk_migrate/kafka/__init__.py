@@ -1,10 +1,9 @@
-"""Kafka and MirrorMaker 2 facts and access, in one place.
+"""Kafka and MirrorMaker 2 facts, in one place (no client, no session, nothing of ours but errors).
 
 - :mod:`.names`: MM2 connector classes, internal topic names, MM2 defaults (the single copy of each).
 - :mod:`.selection`: which topics and groups a flow covers (include/exclude regexes, renames).
-- :mod:`.admin`: one AdminClient session per cluster with one error contract.
-- :mod:`.offsets`: end / last-stable offsets, committed offsets, MM2 checkpoints and offset syncs.
+- :mod:`.mm2_acls`: the ACLs MirrorMaker 2's user needs on a source cluster with an authorizer.
+- :mod:`.produce`: one produce call with the BufferError retry.
 
-Nothing here imports the CLI, Connect or the local harness: operator commands, the renderer,
-validation, the infrastructure IAM patterns and the rehearsal build on it.
+Access to the clusters (admin sessions, offsets, client security) is :mod:`msk_migrate.access`.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from ..kafka.admin import quiet
+from ..access.admin import quiet
 from .procs import ProcRecord, free_port, launch, port_open, wait_ready
 from .shape import default_heap
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from ..kafka.admin import quiet
+from ..access.admin import quiet
 from ..kafka.mm2_acls import forward_source_acls
 from .acl import grant, mtls_client, scram_client
 from .broker import AclSecurity, BrokerSpec, new_cluster_id, start_broker, wait_broker_ready

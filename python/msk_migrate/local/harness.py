@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import versions
+from ..access.secrets import secret_env_name
 from ..config.auth import AuthConfig
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from ..connectors.secrets import secret_env_name
 from ..errors import UsageError
 from ..paths import LOCAL_DIR
 from .classpath import classpath
@@ -174,7 +174,7 @@ class LocalEnvironment:
         (e.g. the reverse flow's ACLs when a rehearsal rolls back); no-op on an unsecured side."""
         from confluent_kafka.admin import AdminClient
 
-        from ..kafka.admin import quiet
+        from ..access.admin import quiet
         from .acl import grant
 
         state = self._load()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..kafka.admin import TP, AdminSession
+from ..access.admin import TP, AdminSession
 from .plan import translate_group
 from .windows import Window, read_windows
 

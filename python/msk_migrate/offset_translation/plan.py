@@ -24,9 +24,9 @@ from typing import Any
 
 from confluent_kafka.admin import OffsetSpec
 
+from ..access.admin import TP, AdminSession
+from ..access.offsets import Checkpoint, last_stable_offsets, start_offsets
 from ..errors import UsageError
-from ..kafka.admin import TP, AdminSession
-from ..kafka.offsets import Checkpoint, last_stable_offsets, start_offsets
 from .locate import MORE, Alignment, Rec, align
 from .windows import Window, read_windows
 

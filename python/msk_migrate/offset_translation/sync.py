@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..access.admin import AdminSession
+from ..access.offsets import latest_checkpoints
 from ..errors import UsageError
-from ..kafka.admin import AdminSession
-from ..kafka.offsets import latest_checkpoints
 from ..kafka.selection import topic_selection
 from . import certificate as cert_mod
 from .plan import PartitionProof, apply_proofs, require_group_stopped, translate_group

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from ..kafka.admin import TP, AdminSession
+from ..access.admin import TP, AdminSession
 from ..validation.native import fingerprint
 
 #: No record and no end of partition for this long: the read is stuck.

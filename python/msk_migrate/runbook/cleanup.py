@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..access.admin import AdminSession
 from ..config.migration import MigrationSpec, WorkerSpec
 from ..connect.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
-from ..kafka.admin import AdminSession
 
 
 @dataclass

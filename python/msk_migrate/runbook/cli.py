@@ -24,7 +24,7 @@ from ..tables import colour, table
 
 
 def _sessions(flow: Flow, need_target: bool = True):
-    from ..kafka.admin import AdminSession
+    from ..access.admin import AdminSession
 
     target = flow.require_target("this command") if need_target else None  # before any connection
     src = AdminSession.for_endpoint("source", flow.source)
@@ -209,7 +209,7 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], **kw) -> None:
     """Snapshot the source's last stable offsets of the migrated topics (take it after producers stopped)."""
     import json as _json
 
-    from ..kafka.offsets import last_stable_offsets, partitions
+    from ..access.offsets import last_stable_offsets, partitions
     from ..kafka.selection import topic_selection
 
     flow = flow_from_kwargs(kw)

@@ -21,11 +21,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..access.admin import AdminSession
 from ..config.migration import MigrationSpec
 from ..connect.apply import connector_problems, status_rows
 from ..connect.rest import ConnectClient
 from ..errors import UsageError
-from ..kafka.admin import AdminSession
 from ..s3uri import is_s3_uri, split_s3_uri
 from .lag import measure_lag
 from .offsets import require_known_groups, verify_offsets

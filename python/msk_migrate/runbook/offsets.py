@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from ..access.admin import TP, AdminSession
+from ..access.offsets import end_offsets, latest_checkpoints
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..errors import UsageError
-from ..kafka.admin import TP, AdminSession
-from ..kafka.offsets import end_offsets, latest_checkpoints
 from ..kafka.selection import group_selection, topic_selection
 
 

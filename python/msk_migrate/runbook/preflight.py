@@ -13,11 +13,11 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from ..access.admin import AdminSession
+from ..access.capacity import require_replication_factors  # noqa: F401 - re-exported
+from ..access.offsets import end_offsets, partitions
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..kafka import names
-from ..kafka.admin import AdminSession
-from ..kafka.capacity import require_replication_factors  # noqa: F401 - re-exported
-from ..kafka.offsets import end_offsets, partitions
 from ..kafka.selection import NameFilter, group_selection, topic_selection
 
 

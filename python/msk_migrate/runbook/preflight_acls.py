@@ -28,7 +28,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from ..kafka.admin import AdminSession, quiet
+from ..access.admin import AdminSession, quiet
 from ..kafka.mm2_acls import AclNeed, forward_source_acls
 
 Row = tuple[str, str, str]

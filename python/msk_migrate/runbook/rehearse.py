@@ -23,12 +23,12 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from ..access.admin import AdminSession, quiet
+from ..access.offsets import end_offsets, partitions
 from ..config.flow import REHEARSAL_MIGRATION
 from ..connect.apply import apply, status_rows
 from ..connect.rest import ConnectClient
 from ..connectors.render import render_connectors
-from ..kafka.admin import AdminSession, quiet
-from ..kafka.offsets import end_offsets, partitions
 from ..kafka.selection import topic_selection
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..access.admin import AdminSession
+from ..access.offsets import count_records, latest_offset_syncs, partitions, start_offsets
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..connect.apply import apply, validate_all
 from ..connect.rest import ConnectClient
 from ..connectors.render import forward_spec_without, render_connectors, render_reverse_connectors
 from ..errors import UsageError
-from ..kafka.admin import AdminSession
 from ..kafka.names import SOURCE_CONNECTOR_CLASS
-from ..kafka.offsets import count_records, latest_offset_syncs, partitions, start_offsets
 from ..kafka.selection import topic_selection
 from .lag import replicated_positions
 

@@ -288,7 +288,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
 
 @contextmanager
 def _client_logs_to_stderr(spark: Any) -> Iterator[None]:
-    """--verbose: librdkafka's lines (the one client logger of kafka.admin) on stderr for this run only."""
+    """--verbose: librdkafka's lines (the one client logger of access.admin) on stderr for this run only."""
     import logging
 
     from . import spark_local

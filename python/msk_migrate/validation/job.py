@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..clients import SecretResolver
+from ..access.secrets import SecretResolver
 from ..errors import UnreachableError, UsageError
 from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, DiffResult, diff

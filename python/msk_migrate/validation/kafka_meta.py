@@ -9,7 +9,7 @@ from typing import Any
 
 from confluent_kafka.admin import OffsetSpec
 
-from ..kafka.admin import LIBRDKAFKA_LOG, AdminSession, TopicConfigs, verbose
+from ..access.admin import LIBRDKAFKA_LOG, AdminSession, TopicConfigs, verbose
 from ..kafka.names import CONFIG_PROPERTIES_EXCLUDE_DEFAULT
 
 #: MirrorSourceConnector never copies these (its ``config.properties.exclude`` default; one copy in kafka.names).
@@ -17,7 +17,7 @@ MM2_CONFIG_EXCLUDES = CONFIG_PROPERTIES_EXCLUDE_DEFAULT
 
 TP = tuple[str, int]
 
-#: librdkafka's log lines go to the one client logger (kafka.admin): silent unless ``validate --verbose``
+#: librdkafka's log lines go to the one client logger (access.admin): silent unless ``validate --verbose``
 #: gives it a handler.
 CLIENT_LOGGER = LIBRDKAFKA_LOG.name
 #: A topic's partition count and configs (the admin session's record of them).
@@ -34,7 +34,7 @@ def verbose_client_logs() -> bool:
 
 
 class ClusterMeta(AdminSession):
-    """One cluster's admin session (kafka.admin's error contract) with the validation job's vocabulary."""
+    """One cluster's admin session (access.admin's error contract) with the validation job's vocabulary."""
 
     def __init__(self, role: str, conf: dict[str, Any], timeout: float):
         super().__init__(role, conf, timeout, fix=f"check host:port, the network path and --{role}-auth")

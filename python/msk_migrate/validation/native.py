@@ -233,7 +233,7 @@ def consumer_config(conf: dict[str, Any], side: str, isolation_level: str, verbo
     out.update(CONSUMER_DEFAULTS)
     out.update({"group.id": f"msk-migrate-validate-{side}", "isolation.level": isolation_level})
     if "_iam_region" in conf:
-        from ..clients import msk_iam_token
+        from ..access.client_security import msk_iam_token
 
         region = conf["_iam_region"]
         out["oauth_cb"] = lambda _config: msk_iam_token(region)

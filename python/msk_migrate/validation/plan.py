@@ -9,7 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clients import SecretResolver, admin_config, spark_kafka_options
+from ..access.client_security import admin_config
+from ..access.secrets import SecretResolver
+from ..access.spark_options import spark_kafka_options
 from ..errors import UsageError
 from . import kafka_meta as km
 from .reading import TP, ReadPlan

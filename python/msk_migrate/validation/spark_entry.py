@@ -57,7 +57,7 @@ def known_args(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
-    from msk_migrate.clients import REDACTION_REGEX
+    from msk_migrate.access.spark_options import REDACTION_REGEX
     from msk_migrate.validation.cli import run_cli
 
     spark = (

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .. import versions
-from ..clients import REDACTION_REGEX
+from ..access.spark_options import REDACTION_REGEX
 from ..errors import UsageError
 from ..paths import JVM_DIR, LOCAL_DIR
 

@@ -51,7 +51,8 @@ def quiet(conf: dict[str, Any]) -> dict[str, Any]:
 
 def client_config(role: str, endpoint) -> dict[str, Any]:
     """librdkafka settings for a :class:`~msk_migrate.config.migration.ClusterEndpoint` (secrets resolved)."""
-    from ..clients import SecretResolver, admin_config
+    from ..access.secrets import SecretResolver
+    from .client_security import admin_config
 
     return admin_config(role, endpoint, SecretResolver())
 

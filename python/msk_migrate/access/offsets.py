@@ -127,7 +127,7 @@ def read_topic(session: AdminSession, topic: str, timeout: float = 30.0) -> list
 
 def latest_checkpoints(session: AdminSession, source_alias: str, group: str | None = None) -> dict[str, dict[TP, Checkpoint]]:
     """group -> (target topic, partition) -> newest checkpoint, from ``<source_alias>.checkpoints.internal``."""
-    from .names import checkpoints_topic
+    from ..kafka.names import checkpoints_topic
 
     out: dict[str, dict[TP, Checkpoint]] = {}
     for key, value in read_topic(session, checkpoints_topic(source_alias)):
@@ -139,7 +139,7 @@ def latest_checkpoints(session: AdminSession, source_alias: str, group: str | No
 
 def latest_offset_syncs(session: AdminSession, source_alias: str, target_alias: str) -> dict[TP, OffsetSync]:
     """(upstream topic, partition) -> newest offset sync of the flow source->target (syncs on the target)."""
-    from .names import offset_syncs_topic
+    from ..kafka.names import offset_syncs_topic
 
     out: dict[TP, OffsetSync] = {}
     for key, value in read_topic(session, offset_syncs_topic(source_alias, target_alias)):

@@ -1,0 +1,167 @@
+"""Secrets of a Kafka client: where each one comes from (:func:`secret_refs`) and its value (:class:`SecretResolver`).
+
+The names: the environment variables that carry secrets into the Connect worker.
+
+Rendered configs only ever contain ``${env:NAME}``; Kafka's EnvVarConfigProvider (enabled in the
+worker by the image entrypoint as provider ``env``) resolves them inside the worker JVM. On ECS the
+task definition's ``secrets`` fills NAME from Secrets Manager (``valueFrom = <arn>:<json-key>::``).
+Locally the harness sets NAME on the worker process.
+
+The values, for operator tools (validate, preflight, offsets) per cluster role ('source' or 'target'):
+secrets (SCRAM username/password, mTLS certificate chain and key, a private CA) are never command-line
+arguments. Each one is read, in this order, from
+
+1. the environment variable named for it (``MM2_SOURCE_SASL_PASSWORD``, ``MM2_TARGET_TLS_PRIVATE_KEY``, ...), or
+2. AWS Secrets Manager: the ``secret_arn`` / ``ca_secret_arn`` of the side's auth config, JSON key as
+   documented on :class:`msk_migrate.config.AuthConfig`.
+
+The resolved values live only in memory (the driver's, and the Spark plan's Kafka options).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config.auth import AuthConfig
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    env: str  #: variable name inside the worker, e.g. MM2_SOURCE_SASL_PASSWORD
+    secret_arn: str | None  #: Secrets Manager secret (None: operator tools with secrets_from env)
+    json_key: str  #: key inside the secret's JSON
+
+    @property
+    def placeholder(self) -> str:
+        return "${env:" + self.env + "}"
+
+    @property
+    def ecs_value_from(self) -> str:
+        return f"{self.secret_arn}:{self.json_key}::"
+
+
+#: Variable suffix per purpose; the purpose is also the JSON key inside the Secrets Manager secret.
+SECRET_PURPOSES: dict[str, str] = {
+    "username": "SASL_USERNAME",
+    "password": "SASL_PASSWORD",
+    "certificate_chain": "TLS_CERTIFICATE_CHAIN",
+    "private_key": "TLS_PRIVATE_KEY",
+    "ca": "TLS_CA",
+}
+
+
+def secret_env_name(role: str, purpose: str) -> str:
+    """The one spelling of a secret variable: ``MM2_<ROLE>_<SUFFIX>`` (e.g. MM2_SOURCE_SASL_PASSWORD)."""
+    return f"MM2_{role.upper()}_{SECRET_PURPOSES[purpose]}"
+
+
+def secret_refs(role: str, auth: AuthConfig) -> dict[str, SecretRef]:
+    """Secret variables for one side ('source' or 'target'), keyed by purpose."""
+    purposes = {"scram": ("username", "password"), "mtls": ("certificate_chain", "private_key")}.get(auth.mode, ())
+    refs = {p: SecretRef(secret_env_name(role, p), auth.secret_arn, p) for p in purposes}
+    if auth.ca_secret_arn:
+        refs["ca"] = SecretRef(secret_env_name(role, "ca"), auth.ca_secret_arn, "ca")
+    return refs
+
+
+def ca_env(role: str) -> str:
+    """Variable for a private CA bundle (PEM) when no ``ca_secret_arn`` is configured."""
+    return secret_env_name(role, "ca")
+
+
+@dataclass
+class SecretResolver:
+    """Resolves :class:`SecretRef` values from the environment, then Secrets Manager (cached per ARN)."""
+
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    secretsmanager: Callable[[], Any] | None = None  #: factory of a boto3 secretsmanager client
+    _cache: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def _secret_json(self, arn: str, role: str) -> dict[str, Any]:
+        if arn not in self._cache:
+            try:
+                if self.secretsmanager is not None:
+                    client = self.secretsmanager()
+                else:
+                    import boto3
+
+                    region = arn.split(":")[3] if arn.count(":") >= 6 else None
+                    client = boto3.client("secretsmanager", region_name=region or None)
+                raw = client.get_secret_value(SecretId=arn)["SecretString"]
+                self._cache[arn] = json.loads(raw)
+            except json.JSONDecodeError:
+                raise UsageError(
+                    f"{role}.auth.secret_arn", f"secret {arn} is not a JSON object", "store the keys as JSON"
+                ) from None
+            except Exception as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UsageError(
+                    f"{role}.auth.secret_arn",
+                    f"cannot read {arn} from Secrets Manager: {first}",
+                    "grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
+                ) from None
+        return self._cache[arn]
+
+    def value(self, role: str, ref: SecretRef) -> str:
+        if self.environ.get(ref.env):
+            return self.environ[ref.env]
+        if ref.secret_arn:
+            data = self._secret_json(ref.secret_arn, role)
+            if ref.json_key not in data:
+                raise UsageError(
+                    f"{role}.auth.secret_arn",
+                    f"secret {ref.secret_arn} has no JSON key {ref.json_key!r}",
+                    f"add {ref.json_key!r} to the secret or export {ref.env}",
+                )
+            return str(data[ref.json_key])
+        raise UsageError(
+            f"{role}.auth",
+            f"{ref.env} is not set and no secret ARN is configured",
+            f"export {ref.env} or pass --{role}-secret-arn",
+        )
+
+    def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
+        """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
+        out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
+        if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
+            out["ca"] = self.environ[ca_env(role)]
+        return out
+
+    def check_tls_material(self, role: str, auth: AuthConfig, secrets: dict[str, str]) -> None:
+        """The PEM a librdkafka client will load, checked first: garbage is one line naming the variable
+        (or the secret's key) and the fix, exit 2 -- not librdkafka's KafkaException at client start."""
+        refs = secret_refs(role, auth)
+        for purpose in ("certificate_chain", "private_key", "ca"):
+            if purpose not in secrets:
+                continue
+            ref = refs.get(purpose)
+            if ref is None:
+                where = ca_env(role)
+            elif self.environ.get(ref.env):
+                where = ref.env
+            else:
+                where = f"{ref.secret_arn} key {ref.json_key!r}"
+            check_pem(purpose, secrets[purpose], where)
+
+
+def check_pem(purpose: str, value: str, where: str) -> None:
+    """PEM material a TLS client will load: certificates (chain, CA) or an unencrypted private key.
+    Garbage is bad input (exit 2, naming the variable or secret key) before any client starts."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    what = "an unencrypted PEM private key" if purpose == "private_key" else "PEM certificate(s)"
+    try:
+        if purpose == "private_key":
+            load_pem_private_key(value.encode(), password=None)
+        elif not x509.load_pem_x509_certificates(value.encode()):
+            raise ValueError("no certificate")
+    except Exception:
+        raise UsageError(where, f"is not {what}",
+                         f"put the {'key' if purpose == 'private_key' else 'certificate'} PEM "
+                         "(-----BEGIN ...----- block) there") from None
