@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "python"))
 
 try:
-    from msk_migrate.build.cli import main
+    from msk_migrate.commands.build_images import main
 except ImportError as exc:  # run with a Python that lacks the project's dependencies
     venv = ROOT / ".venv"
     venv_python = venv / "bin" / "python"

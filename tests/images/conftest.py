@@ -98,7 +98,7 @@ def build(tmp_path, checkout, fake_docker_bin, moto_url):
             "MSK_MIGRATE_NO_REEXEC": "1",
             **(env or {}),
         }
-        entry = [sys.executable, "-m", "msk_migrate.cli", "build-images"] if via_msk_migrate else [sys.executable, str(REPO / "build_images.py")]
+        entry = [sys.executable, "-m", "msk_migrate.commands", "build-images"] if via_msk_migrate else [sys.executable, str(REPO / "build_images.py")]
         if "--builder" not in args:
             args = (*args, "--builder", "docker")  # the recording docker stands in for the engine path
         proc = subprocess.run([*entry, *args], capture_output=True, text=True,

@@ -368,8 +368,8 @@ def test_env_file_and_repository_prefix_together_are_refused(build, checkout, ec
 
 
 def test_msk_migrate_build_images_is_the_same_command_as_the_script(build, checkout, ecr):
-    from msk_migrate.build.cli import build_images_cmd
-    from msk_migrate.cli import cli
+    from msk_migrate.commands.build_images import build_images_cmd
+    from msk_migrate.commands.root import cli
 
     assert cli.get_command(None, "build-images") is build_images_cmd
     run = build(ACCOUNT, REGION, "--images", "grafana", via_msk_migrate=True)

@@ -95,7 +95,7 @@ target:
 def _cli(src, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "MM2_SOURCE_SASL_USERNAME": "admin", "MM2_SOURCE_SASL_PASSWORD": src["password"],
            "MM2_SOURCE_TLS_CA": src["ca"].pem}
-    return subprocess.run([sys.executable, "-m", "msk_migrate.cli", *args], capture_output=True, text=True, timeout=180, env=env)
+    return subprocess.run([sys.executable, "-m", "msk_migrate.commands", *args], capture_output=True, text=True, timeout=180, env=env)
 
 
 def test_acls_plan_turns_the_real_acls_of_a_scram_source_into_iam_policies(acl_source, tmp_path) -> None:
@@ -139,6 +139,6 @@ def test_acls_plan_strict_names_the_first_acl_it_cannot_carry_and_writes_nothing
 
 
 def test_acls_plan_without_a_cluster_arn_is_one_line(tmp_path) -> None:
-    res = subprocess.run([sys.executable, "-m", "msk_migrate.cli", "acls", "plan", "--config", _flow(tmp_path, 9)],
+    res = subprocess.run([sys.executable, "-m", "msk_migrate.commands", "acls", "plan", "--config", _flow(tmp_path, 9)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "--cluster-arn" in res.stderr and len(res.stderr.strip().splitlines()) == 1

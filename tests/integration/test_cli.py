@@ -16,7 +16,7 @@ from tests.kafka_helpers import commit_group, create_topic, end_offsets, produce
 
 from .conftest import TEST_MIGRATION
 
-CLI = [sys.executable, "-m", "msk_migrate.cli"]
+CLI = [sys.executable, "-m", "msk_migrate.commands"]
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -31,8 +31,8 @@ class Ran:
 @pytest.fixture
 def run(capfd):
     """The CLI in this process (its one error boundary, stdout/stderr captured): no interpreter start per call."""
-    from msk_migrate.cli import cli
     from msk_migrate.cliutil import run_cli
+    from msk_migrate.commands.root import cli
 
     def _run(*args: str) -> Ran:
         capfd.readouterr()

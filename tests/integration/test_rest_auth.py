@@ -114,7 +114,7 @@ def test_cli_reads_rest_credentials_from_the_environment(local_env):
     url = local_env.status()["connect"]["url"]
     creds = default_credentials(url, environ={})
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
-    cmd = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", url, "--output", "json"]
+    cmd = [sys.executable, "-m", "msk_migrate.commands", "connectors", "status", "--connect-url", url, "--output", "json"]
     ok = subprocess.run(cmd, env={**env, "MSK_MIGRATE_CONNECT_USER": creds.username,
                                   "MSK_MIGRATE_CONNECT_PASSWORD": creds.password},
                         capture_output=True, text=True, timeout=120)
@@ -149,7 +149,7 @@ def test_cli_reads_rest_credentials_from_secrets_manager(local_env):
             {"username": creds.username, "password": creds.password}))["ARN"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
         env.update(aws)
-        base = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", url, "--output", "json"]
+        base = [sys.executable, "-m", "msk_migrate.commands", "connectors", "status", "--connect-url", url, "--output", "json"]
         ok = subprocess.run([*base, "--connect-secret-arn", arn], env=env, capture_output=True, text=True, timeout=120)
         assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["rows"], list), ok.stderr
         # The secret is what authenticates (not the harness's local credentials): a wrong one is refused.

@@ -181,7 +181,7 @@ def test_cli_reaches_an_https_worker_with_its_ca_and_env_credentials(workers):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSK_MIGRATE_CONNECT_")}
     env.update(MSK_MIGRATE_CONNECT_CA=w.ca, MSK_MIGRATE_CONNECT_USER=w.creds.username,
                MSK_MIGRATE_CONNECT_PASSWORD=w.creds.password)
-    cmd = [sys.executable, "-m", "msk_migrate.cli", "connectors", "status", "--connect-url", w.url, "--output", "json"]
+    cmd = [sys.executable, "-m", "msk_migrate.commands", "connectors", "status", "--connect-url", w.url, "--output", "json"]
     ok = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["rows"], list), ok.stderr
 

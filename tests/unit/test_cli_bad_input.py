@@ -11,8 +11,8 @@ from __future__ import annotations
 import click
 import pytest
 
-from msk_migrate.cli import cli
 from msk_migrate.cliutil import run_cli
+from msk_migrate.commands.root import cli
 
 NOWHERE_URL = "http://127.0.0.1:9"
 MISSING_FILE = "/nonexistent-msk-migrate/input.yaml"
@@ -315,7 +315,7 @@ def test_script_baselines_are_valid(capfd, monkeypatch):
 
 
 def test_build_images_script_and_standalone_validate_use_the_same_boundary(capfd, monkeypatch):
-    from msk_migrate.build.cli import main as build_images_main
+    from msk_migrate.commands.build_images import main as build_images_main
     from msk_migrate.validation.cli import run_cli as validate_run_cli
 
     monkeypatch.delenv("MSK_MIGRATE_DEBUG", raising=False)

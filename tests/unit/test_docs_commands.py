@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from msk_migrate.cli import cli
+from msk_migrate.commands.root import cli
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -94,7 +94,7 @@ def test_documented_command_exists_in_the_real_cli(where: str, command: str) -> 
             assert t in _make_targets(), f"{where}: `make {t}` is not a Makefile target"
         return
     if program == "./build_images.py":
-        from msk_migrate.build.cli import build_images_cmd
+        from msk_migrate.commands.build_images import build_images_cmd
 
         _check_click(build_images_cmd, args, where)
         if args and not args[0].startswith("-") and "--help" not in args:

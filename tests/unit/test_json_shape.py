@@ -15,8 +15,8 @@ from pathlib import Path
 
 import click
 
-from msk_migrate.cli import cli
 from msk_migrate.cliutil import JSON_SHAPE, emit_json_stream, json_document, json_shape_problems
+from msk_migrate.commands.root import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ ASSERTED_IN = {
     "rollback apply": "tests/integration/test_runbook_commands.py",  # reverses a live flow
     "validate": "tests/validation/test_validation_cli.py",  # Spark
     "build-images": "tests/images/test_build_images.py",  # buildah, ECR
-    "rehearse": "python/msk_migrate/runbook/cli.py",  # the whole runbook (minutes): built by json_document
+    "rehearse": "python/msk_migrate/commands/runbook.py",  # the whole runbook (minutes): built by json_document
 }
 
 

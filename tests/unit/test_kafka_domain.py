@@ -21,7 +21,7 @@ from msk_migrate.kafka.selection import topic_selection
 
 SRC = ClusterEndpoint(alias="onprem", bootstrap_servers="kafka-1:9092")
 TGT = ClusterEndpoint(alias="msk", bootstrap_servers="b-1.msk:9098")
-CLI = [sys.executable, "-m", "msk_migrate.cli"]
+CLI = [sys.executable, "-m", "msk_migrate.commands"]
 
 
 def test_a_topic_regex_with_a_comma_is_refused_because_mm2_splits_it():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from msk_migrate import versions
-from msk_migrate.cli import cli
 from msk_migrate.cliutil import run_cli
+from msk_migrate.commands.root import cli
 from msk_migrate.errors import UsageError
 from msk_migrate.kafka.mm2_acls import forward_source_acls, reverse_source_acls
 from msk_migrate.local.shape import BROKER_OVERHEAD_MIB, RESERVE_MIB, make_shape, max_brokers

@@ -27,7 +27,7 @@ def _variant(tmp_path: Path, edit) -> Path:
 
 def test_a_zone_that_does_not_hold_the_certificate_name_is_one_line_exit_2(tmp_path) -> None:
     path = _variant(tmp_path, lambda d: d["operator_tls"].update(hosted_zone_name="other.example"))
-    res = subprocess.run([sys.executable, "-m", "msk_migrate.cli", "preflight", "--env", str(path)], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-m", "msk_migrate.commands", "preflight", "--env", str(path)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "operator_tls" in res.stderr and "hosted_zone_name 'other.example'" in res.stderr and "dns_name" in res.stderr
 

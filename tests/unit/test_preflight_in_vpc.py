@@ -93,7 +93,7 @@ def aws(moto_url, monkeypatch):
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess (same environment: the moto endpoint and fake credentials)."""
-    return subprocess.run([sys.executable, "-m", "msk_migrate.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "msk_migrate.commands", *args], capture_output=True, text=True,
                           timeout=120, env=dict(os.environ))
 
 

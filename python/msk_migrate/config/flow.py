@@ -1,42 +1,25 @@
-"""What an operator command acts on: ONE flow (clusters, migration, worker) and ONE Connect worker,
-chosen explicitly, and stated on the console.
+"""What an operator command acts on: ONE flow (clusters, migration, worker) and ONE Connect worker.
 
-Where the flow comes from (exactly one):
-
-- ``--env dev`` (or a path): the environment YAML of ``infra/environments/`` -- the same file the stack
-  renders and uploads the connectors from. A created target has no bootstrap servers in that file:
-  pass the stack output ``target_bootstrap_brokers_connect`` as ``--target-bootstrap`` (or
-  ``MSK_MIGRATE_TARGET_BOOTSTRAP``); commands that need no target (preflight before deploy) run without it.
-- ``--config FILE``: a flow file for lab clusters: the ``source``, ``target`` (with bootstrap servers),
-  ``migration`` and ``worker`` sections of an environment YAML, same models.
-- ``--local``: the local rehearsal environment (``msk-migrate local up`` / ``make rehearse``) and its flow.
-
-The Connect worker is never implied: ``--connect-url http(s)://...`` (or ``MSK_MIGRATE_CONNECT_URL``),
-or ``--local`` for the rehearsal worker.
+:class:`Flow` is the configuration a command resolved; :func:`read_flow` reads it from an environment
+YAML of ``infra/environments/`` (``--env``) or a flow file for lab clusters (``--config``: the ``source``,
+``target``, ``migration`` and ``worker`` sections of an environment YAML, same models). The command
+options, the local rehearsal environment (``--local``) and the console banner are the commands layer's
+(:mod:`msk_migrate.commands.flow`).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import click
-
 from ..errors import UsageError
-from ..paths import LOCAL_DIR, REPO_ROOT
-from .environ import CA_ENV, SECRET_ARN_ENV
-from .identifiers import SECRET_ARN
+from ..paths import REPO_ROOT
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .recorded import load_record, owner_of, record_path, save_record
 
 ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
-#: The local harness's state file (``msk-migrate local up`` writes it); read as data, never imported.
-LOCAL_ENV_DIR = LOCAL_DIR / "env"
 
 
 #: The flow of the local rehearsal (``make rehearse``, ``--local``): demo topics and groups, fast intervals.
@@ -141,35 +124,6 @@ def check_connect_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def local_state(base_dir: Path | None = None) -> dict[str, Any]:
-    base = Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR)
-    state_file = base / "state.json"
-    if not state_file.is_file():
-        raise UsageError("--local", f"no local environment under {base}", "run `make rehearse` or `msk-migrate local up`")
-    state = json.loads(state_file.read_text())
-    if "connect" not in state.get("procs", {}) or "worker" not in state:
-        raise UsageError("--local", f"the local environment under {base} has no Connect worker", "run `msk-migrate local up`")
-    return state
-
-
-def local_flow(base_dir: Path | None = None) -> Flow:
-    state = local_state(base_dir)
-    eps = state.get("endpoints", {})  # every broker and the auth of a secured source (local/harness.py)
-    if state.get("secret_env_file"):  # its MM2 user's credentials, as an operator's shell would hold them
-        for name, value in json.loads(Path(state["secret_env_file"]).read_text()).items():
-            os.environ.setdefault(name, value)
-    return Flow(
-        origin="local rehearsal environment",
-        source=ClusterEndpoint(**eps["source"]) if "source" in eps else
-        ClusterEndpoint(alias="source", bootstrap_servers=f"127.0.0.1:{state['ports']['source']}"),
-        target=ClusterEndpoint(**eps["target"]) if "target" in eps else
-        ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{state['ports']['target']}"),
-        migration=REHEARSAL_MIGRATION,
-        worker=WorkerSpec(**state["worker"]),
-        connect_url=f"http://127.0.0.1:{state['worker']['rest_port']}",
-    )
-
-
 def environment_path(env: str) -> Path:
     if env.endswith((".yaml", ".yml")) or "/" in env:
         return Path(env)
@@ -212,14 +166,20 @@ def check_variables(env: str, region: str, values: dict[str, str | None], from_v
                                  f"unset {var}, or pass the --env of that cluster")
 
 
-def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url: str | None,
-                 target_bootstrap: str | None, local_dir: Path | None = None,
-                 from_variables: set[str] | None = None) -> Flow:
+def check_one_source(env: str | None, config: Path | None) -> None:
+    """``--env`` and ``--config`` are two sources of the flow: at most one may be given."""
     chosen = [n for n, v in (("--env", env), ("--config", config)) if v]
     if len(chosen) > 1:
         raise UsageError("/".join(chosen), "give one source of the flow", "use --env NAME for an environment")
-    if connect_url and local:
-        raise UsageError("--connect-url/--local", "give one Connect worker", "drop --local or --connect-url")
+
+
+def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None = None,
+              connect_url: str | None = None, from_variables: set[str] | None = None) -> Flow | None:
+    """The flow of ``--env`` (an environment; ``target_bootstrap`` the created target's servers) or of
+    ``--config`` (a flow file); None when neither is given. ``connect_url`` and ``target_bootstrap``,
+    when ``from_variables`` says they came from exported variables, must not contradict ``--env``
+    (:func:`check_variables`); the worker itself is the caller's to attach."""
+    check_one_source(env, config)
     if env:
         from .environment import load_environment
 
@@ -236,98 +196,11 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
                     env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v})
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
-    elif config:
+        return flow
+    if config:
         from .loader import load_yaml_model
         from .migration_file import MigrationFile
 
         mf = load_yaml_model(MigrationFile, config)
-        flow = Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker)
-    elif local:
-        flow = local_flow(local_dir)
-    else:
-        raise UsageError("--env", "no migration given", "pass --env NAME (infra/environments/NAME.yaml), "
-                         "--config FILE, or --local for the rehearsal environment")
-    if local:
-        flow.connect_url = local_flow(local_dir).connect_url
-    elif connect_url:
-        flow.connect_url = check_connect_url(connect_url)
-    return flow
-
-
-def _to_environment(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    """REST credentials and CA reach every ConnectClient of the command through its environment
-    variable (connect/rest.py reads them), so no command signature carries them. Checked here, at
-    parse time, for every command that takes them (even one that ends up not calling the worker)."""
-    if not value:
-        return
-    if param.name == "connect_secret_arn" and not SECRET_ARN.match(value):
-        raise UsageError("--connect-secret-arn", f"{value!r} is not a Secrets Manager secret ARN",
-                         "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME (stack output connect_rest_auth_secret_arn)")
-    if param.name == "connect_ca" and not Path(value).is_file():
-        raise UsageError("--connect-ca", f"{value} is not a file", "pass the PEM CA bundle of the worker's certificate")
-    if param.envvar:
-        os.environ[str(param.envvar)] = value
-
-
-def _check_target_bootstrap(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value:
-        parts = [p.strip() for p in value.split(",")]
-        if not all(re.fullmatch(r"[A-Za-z0-9_.\-\[\]:]+:\d{1,5}", p) for p in parts):
-            raise UsageError("--target-bootstrap", f"{value!r} is not a host:port[,host:port...] list",
-                             "pass the stack output target_bootstrap_brokers_connect")
-    return value
-
-
-def flow_options(f):
-    """--env / --config / --local / --connect-url / --target-bootstrap / REST credentials (+ hidden --local-dir)."""
-    f = click.option("--connect-ca", envvar=CA_ENV, expose_value=False, callback=_to_environment,
-                     help=f"PEM CA bundle of an HTTPS worker with a private CA (env {CA_ENV}).")(f)
-    f = click.option("--connect-secret-arn", envvar=SECRET_ARN_ENV, expose_value=False, callback=_to_environment,
-                     help="Secrets Manager secret with the worker's REST username/password (stack output "
-                          "connect_rest_auth_secret_arn; or env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
-    f = click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True,
-                     envvar="MSK_MIGRATE_LOCAL_ENV_DIR")(f)
-    f = click.option("--target-bootstrap", "target_bootstrap", envvar="MSK_MIGRATE_TARGET_BOOTSTRAP", callback=_check_target_bootstrap,
-                     help="Target bootstrap servers for --env (stack output target_bootstrap_brokers_connect).")(f)
-    f = click.option("--connect-url", "connect_url", envvar="MSK_MIGRATE_CONNECT_URL",
-                     help="Kafka Connect REST URL, http(s) (stack output connect_rest_url).")(f)
-    f = click.option("--local", "local", is_flag=True,
-                     help="Use the local rehearsal environment (clusters and worker of `msk-migrate local up`).")(f)
-    f = click.option("--config", "config", type=click.Path(path_type=Path),
-                     help="Flow file for lab clusters (source, target, migration, worker sections).")(f)
-    f = click.option("--env", "env", help="Environment name (infra/environments/NAME.yaml) or its path.")(f)
-    return f
-
-
-def from_variables() -> set[str]:
-    """The options of the running command whose value came from an exported variable."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is None:
-        return set()
-    return {opt for opt in VARIABLES if ctx.get_parameter_source(opt) == click.core.ParameterSource.ENVIRONMENT}
-
-
-def flow_from_kwargs(kw: dict[str, Any]) -> Flow:
-    return resolve_flow(kw.pop("env"), kw.pop("config"), kw.pop("local"), kw.pop("connect_url"),
-                        kw.pop("target_bootstrap"), kw.pop("local_dir"), from_variables())
-
-
-def announce(flow: Flow, output: str = "text") -> None:
-    """Say which clusters and worker the command talks to: first line of the text output. With
-    ``--output json`` the document carries it (``talked_to``) and stderr stays for the one error line."""
-    if output != "json":
-        from ..cliutil import console
-
-        console.print(flow.describe(), highlight=False, soft_wrap=True)
-
-
-def talked_to(flow: Flow) -> dict[str, Any]:
-    """The clusters and worker a command talked to, with what it verified on them (cluster ids, the
-    worker's Kafka cluster and this migration's connectors there)."""
-    worker = flow.verified.get("worker") or {}
-    return {"config": flow.origin, "environment": flow.env_name, "source": flow.source.bootstrap_servers,
-            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url,
-            "source_cluster_id": flow.verified.get("source_cluster_id"),
-            "target_cluster_id": flow.verified.get("target_cluster_id"),
-            "worker_kafka_cluster_id": worker.get("kafka_cluster_id"),
-            "worker_connectors": worker.get("connectors")}
+        return Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker)
+    return None

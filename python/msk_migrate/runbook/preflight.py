@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..access.admin import AdminSession
-from ..access.capacity import require_replication_factors  # noqa: F401 - re-exported
 from ..access.offsets import end_offsets, partitions
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..kafka import names
 from ..kafka.selection import NameFilter, group_selection, topic_selection
+from .capacity import require_replication_factors  # noqa: F401 - re-exported
 
 
 @dataclass

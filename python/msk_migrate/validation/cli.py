@@ -108,12 +108,12 @@ def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
 
 def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Any]:
     """``--env`` / ``--config``: clusters, auth and secrets from the environment YAML or flow file, like
-    every other command (config/flow.py); the target's bootstrap servers of an environment come from
+    every other command (config/flow.py, read_flow); the target's bootstrap servers of an environment come from
     ``--target-bootstrap-servers`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output. The flow's
     migration is returned too (its topic regexes are the default selection)."""
     import os
 
-    from ..config.flow import resolve_flow
+    from ..config.flow import read_flow
 
     given = [opt for opt, key in (("--clusters", "clusters"), ("--source-bootstrap-servers", "source_bootstrap"),
                                   ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
@@ -124,8 +124,10 @@ def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint
         raise UsageError(chosen, f"given together with {', '.join(given)}",
                          f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
     target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
-    flow = resolve_flow(kw.get("env"), Path(kw["config"]) if kw.get("config") else None, False, None,
-                        target_bootstrap if kw.get("env") else None)
+    flow = read_flow(kw.get("env"), Path(kw["config"]) if kw.get("config") else None,
+                     target_bootstrap if kw.get("env") else None)
+    if flow is None:
+        raise UsageError("--env", "no migration given", "pass --env NAME or --config FILE")
     if kw.get("config") and kw.get("target_bootstrap"):
         raise UsageError("--target-bootstrap-servers", "the flow file names the target's bootstrap servers", "drop it")
     target = flow.require_target("validate")

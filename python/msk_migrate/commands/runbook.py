@@ -16,11 +16,12 @@ from rich.table import Table
 
 from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, emit_json_stream, human, json_document, output_option
-from ..config.flow import Flow, announce, flow_from_kwargs, flow_options, talked_to
+from ..config.flow import Flow
 from ..errors import UsageError
 from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, offset_syncs_topic
-from ..local.cli import shape_options  # the rehearsal takes `local up`'s shape options
 from ..tables import colour, table
+from .flow import announce, flow_from_kwargs, flow_options, talked_to
+from .local import shape_options  # the rehearsal takes `local up`'s shape options
 
 
 def _sessions(flow: Flow, need_target: bool = True):
@@ -51,8 +52,8 @@ def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
     (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check, 2 when MM2's user
     lacks a source ACL (the line names it and the grant). --in-vpc runs the
     same preflight as a one-off ECS task with the Connect service's network and task role."""
-    from .preflight import run_preflight
-    from .preflight_acls import NAME as ACLS_CHECK
+    from ..runbook.preflight import run_preflight
+    from ..runbook.preflight_acls import NAME as ACLS_CHECK
 
     flow_file, flag = (kw.get("config"), "--config") if kw.get("config") else (kw.get("env"), "--env")
     target_bootstrap = kw.get("target_bootstrap")
@@ -112,7 +113,7 @@ def offsets_summary_table(summary) -> Table:
 
 
 def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
-    from .offsets import OffsetSummary, iter_offset_rows
+    from ..runbook.offsets import OffsetSummary, iter_offset_rows
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -249,7 +250,7 @@ def lag_table(rows: list) -> Table:
 
 
 def lag_summary_table(rows: list) -> Table:
-    from .lag import summarize
+    from ..runbook.lag import summarize
 
     topics = summarize(rows)
     behind = sum(1 for s in topics if s.behind_partitions)
@@ -282,7 +283,7 @@ def lag_summary_table(rows: list) -> Table:
 def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) -> None:
     """Per topic and partition: source LSO, replicated position, records behind, newest record age.
     Exit 0 when every partition is within the thresholds (in sync), 1 otherwise."""
-    from .lag import measure_lag
+    from ..runbook.lag import measure_lag
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -334,7 +335,7 @@ def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
     and re-delivery bounded, group inactive on the target, a fresh matching validation report.
     Exit 0 ready, 1 not ready (with the reasons)."""
-    from .cutover import cutover_check
+    from ..runbook.cutover import cutover_check
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -363,7 +364,7 @@ def rollback() -> None:
 
 
 def _rollback_plan(topics, kw, output):
-    from .rollback import plan
+    from ..runbook.rollback import plan
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -409,7 +410,7 @@ def rollback_plan(topics, output, **kw) -> None:
 def rollback_apply(topics, timeout, output, **kw) -> None:
     """Stop the forward flow for TOPIC(s), then replicate them target -> source from the producers' first
     record on the target, with checkpoints for the groups that move back."""
-    from .rollback import apply_rollback
+    from ..runbook.rollback import apply_rollback
 
     flow, src, tgt, p = _rollback_plan(topics, kw, output)
     client = _connect(flow)
@@ -428,7 +429,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
 @output_option
 def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
-    from .cleanup import delete, leftovers, require_no_connectors, shared_topics
+    from ..runbook.cleanup import delete, leftovers, require_no_connectors, shared_topics
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)
@@ -470,7 +471,7 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: 
     group, move producers, reverse replication, roll a group back, validate in reverse, cleanup.
     The shape options choose the clusters (e.g. --source-kafka 2.8.2 --source-brokers 3 --target-brokers 3)."""
     from ..local.shape import make_shape
-    from .rehearse import rehearse as run
+    from ..runbook.rehearse import rehearse as run
 
     shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)  # before anything starts
     con = human(output)

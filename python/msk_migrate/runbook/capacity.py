@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..access.admin import AdminSession
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..errors import UsageError
-from .admin import AdminSession
 
 
 def require_replication_factors(target: ClusterEndpoint, migration: MigrationSpec, worker: WorkerSpec | None = None) -> None:

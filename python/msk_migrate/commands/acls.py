@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from ..cliutil import emit_json, human, json_document, output_option
-from ..config.flow import announce, flow_from_kwargs, flow_options, talked_to
 from ..errors import UsageError
 from ..tables import table
+from .flow import announce, flow_from_kwargs, flow_options, talked_to
 
 
 @click.group("acls")
@@ -20,7 +20,7 @@ def acls() -> None:
 
 
 def _cluster_arn(given: str | None, kw: dict) -> str:
-    from .plan import CLUSTER_ARN
+    from ..acls.plan import CLUSTER_ARN
 
     arn = given
     if not arn and kw.get("env"):
@@ -52,9 +52,9 @@ def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output
     Exit 0: every ACL carried over; 1: the plan has findings to review; 2: bad input, unreachable, or --strict
     with an ACL the IAM model cannot express."""
     from ..access.admin import AdminSession
-    from .clients import client_settings
-    from .plan import CLUSTER_ARN, build_plan, terraform_json
-    from .source import read_acls, read_scram_users
+    from ..acls.clients import client_settings
+    from ..acls.plan import CLUSTER_ARN, build_plan, terraform_json
+    from ..acls.source import read_acls, read_scram_users
 
     arn = _cluster_arn(cluster_arn, kw)
     flow = flow_from_kwargs(kw)

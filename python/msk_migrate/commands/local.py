@@ -8,8 +8,8 @@ import click
 from rich.table import Table
 
 from ..cliutil import emit_json, human, json_document, output_option
-from .harness import DEFAULT_DIR, LocalEnvironment
-from .shape import default_heap, make_shape
+from ..local.harness import DEFAULT_DIR, LocalEnvironment
+from ..local.shape import default_heap, make_shape
 
 dir_option = click.option(
     "--dir", "base_dir", type=click.Path(path_type=Path), default=DEFAULT_DIR, show_default=True,

@@ -13,11 +13,12 @@ from pathlib import Path
 import click
 
 from ..cliutil import emit_json, human, json_document, output_option
-from ..config.flow import Flow, check_connect_url, flow_options, resolve_flow
+from ..config.flow import Flow, check_connect_url
+from ..connect.apply import apply, connector_problems, status_rows
+from ..connect.rest import ConnectClient, verify_worker
+from ..connect.sources import from_dir, from_s3
 from ..errors import UsageError
-from .apply import apply, connector_problems, status_rows
-from .rest import ConnectClient, verify_worker
-from .sources import from_dir, from_s3
+from .flow import flow_options, resolve_flow
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -77,7 +78,7 @@ def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpo
     if files:  # with --env/--config too: the files are applied, the flow names the environment they belong to
         configs = from_dir(directory) if directory else from_s3(str(s3), endpoint_url=s3_endpoint)
         if flow is not None and flow.migration is not None:
-            from .rest import configs_of_flow
+            from ..connect.rest import configs_of_flow
 
             configs_of_flow(configs, flow.migration.name, flow.source.bootstrap_servers,
                             flow.target.bootstrap_servers if flow.target else None)
@@ -127,7 +128,7 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
     configs = _configs(flow, directory, s3, s3_endpoint_url)
     client = _client(flow, output, creating=True)
     if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
-        from ..access.capacity import require_replication_factors
+        from ..runbook.capacity import require_replication_factors
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         _verify_target(flow)
