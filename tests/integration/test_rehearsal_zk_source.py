@@ -85,7 +85,7 @@ def _preflight_acl_row(env) -> tuple[str, str]:
 def _preflight_cli(base) -> subprocess.CompletedProcess:
     """``msk-migrate preflight --local`` against the rehearsal's environment, as an operator runs it."""
     env = {**os.environ, "MSK_MIGRATE_LOCAL_ENV_DIR": str(base)}
-    return subprocess.run([sys.executable, "-m", "msk_migrate.cli", "preflight", "--local"], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "msk_migrate.commands", "preflight", "--local"], capture_output=True,
                           text=True, timeout=300, env=env)
 
 
