@@ -46,6 +46,7 @@ from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
+from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local.harness import LocalEnvironment
 from msk_migrate.paths import LOCAL_DIR
 from perfdoc import write_section
@@ -205,10 +206,8 @@ def main() -> None:
                 for part in range(args.partitions):
                     while True:
                         try:
-                            p.produce(name, key=f"{r:06d}".encode(), value=payload, partition=part)
+                            produce_waiting(p, name, key=f"{r:06d}".encode(), value=payload, partition=part)
                             break
-                        except BufferError:
-                            p.poll(0.1)
                         except KafkaException:  # metadata of a just-created topic not propagated yet
                             p.poll(0.5)
         p.flush(600)

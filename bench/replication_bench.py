@@ -48,6 +48,7 @@ from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.config.overrides import PROFILES
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
+from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local.classpath import classpath
 from msk_migrate.local.connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
 from msk_migrate.local.harness import LocalEnvironment
@@ -98,12 +99,7 @@ def produce(bootstrap: str, records: int, size: int, partitions: int) -> float:
     pool = [value(size) for _ in range(4096)]
     t = time.time()
     for i in range(records):
-        while True:
-            try:
-                p.produce(SOURCE_TOPIC, key=f"{i:010d}".encode(), value=pool[i % 4096] if i % 7 else value(size))
-                break
-            except BufferError:
-                p.poll(0.1)
+        produce_waiting(p, SOURCE_TOPIC, key=f"{i:010d}".encode(), value=pool[i % 4096] if i % 7 else value(size))
     p.flush(300)
     return time.time() - t
 
@@ -156,13 +152,8 @@ def bare_copy(src: str, tgt: str, want: dict[int, int]) -> float:
         for m in c.consume(2000, timeout=1.0):
             if m.error():
                 continue
-            while True:
-                try:
-                    p.produce(target_topic, key=m.key(), value=m.value(), headers=m.headers(), partition=m.partition(),
-                              timestamp=m.timestamp()[1])
-                    break
-                except BufferError:
-                    p.poll(0.05)
+            produce_waiting(p, target_topic, poll_s=0.05, key=m.key(), value=m.value(), headers=m.headers(),
+                            partition=m.partition(), timestamp=m.timestamp()[1])
             n += 1
         p.poll(0)
         if time.time() - t0 > 1800:

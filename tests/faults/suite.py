@@ -29,6 +29,7 @@ from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect.apply import apply
 from msk_migrate.connect.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
+from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local import connect_worker
 from msk_migrate.local.harness import LocalEnvironment, wait_for
 from msk_migrate.local.procs import stop
@@ -175,12 +176,7 @@ class FaultRig:
         for i in range(self.records):
             # Values that do not compress to nothing: a sequence number and random bytes.
             value = f"{i:09d}|".encode() + os.urandom(90)
-            while True:
-                try:
-                    p.produce(topic, key=f"k{i}".encode(), value=value)
-                    break
-                except BufferError:
-                    p.poll(0.1)
+            produce_waiting(p, topic, key=f"k{i}".encode(), value=value)
             progress[0] = i + 1
             ahead = t0 + seconds * (i + 1) / self.records - time.time()
             if ahead > 0.05:

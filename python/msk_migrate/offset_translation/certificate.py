@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..s3uri import is_s3_uri, split_s3_uri
 from .plan import PartitionProof
 
 KIND = "msk-migrate offset translation certificate"
@@ -81,10 +82,8 @@ copy(ies) on the other cluster.</p>
 
 def check_destination(dest: str) -> None:
     """Refuse an unwritable ``--certificate`` before anything is committed."""
-    if dest.startswith("s3://"):
-        bucket = dest[5:].partition("/")[0]
-        if not bucket:
-            raise UsageError("--certificate", f"{dest!r} has no bucket", "use s3://bucket/prefix")
+    if is_s3_uri(dest):
+        bucket, _ = split_s3_uri(dest, "--certificate")
         try:
             import boto3
 
@@ -107,12 +106,10 @@ def write(cert: dict[str, Any], dest: str) -> list[str]:
     body = json.dumps(cert, indent=2, sort_keys=True) + "\n"
     page = render_html(cert)
     try:
-        if dest.startswith("s3://"):
+        if is_s3_uri(dest):
             import boto3
 
-            bucket, _, key = dest[5:].partition("/")
-            if not bucket:
-                raise UsageError("--certificate", f"{dest!r} has no bucket", "use s3://bucket/prefix")
+            bucket, key = split_s3_uri(dest, "--certificate")
             key = key if key.endswith(".json") else f"{key.rstrip('/')}/{name}.json".lstrip("/")
             client = boto3.client("s3")
             client.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType="application/json")
@@ -139,10 +136,10 @@ def read(location: str, group: str | None = None) -> dict[str, Any]:
     """A certificate from a .json path, a directory (``offset-certificate-<group>.json``) or s3:// URI."""
     name = f"offset-certificate-{group}.json" if group else None
     try:
-        if location.startswith("s3://"):
+        if is_s3_uri(location):
             import boto3
 
-            bucket, _, key = location[5:].partition("/")
+            bucket, key = split_s3_uri(location, "--certificate")
             if not key.endswith(".json"):
                 key = f"{key.rstrip('/')}/{name}".lstrip("/")
             raw = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
@@ -152,6 +149,8 @@ def read(location: str, group: str | None = None) -> dict[str, Any]:
                 path = path / name
             raw = path.read_bytes()
         cert = json.loads(raw)
+    except UsageError:
+        raise
     except FileNotFoundError:
         raise UsageError("--certificate", f"{location} not found", "pass the certificate written by `msk-migrate offsets sync --certificate`") from None
     except (ValueError, OSError) as exc:

@@ -29,6 +29,7 @@ from ..config.flow import REHEARSAL_MIGRATION
 from ..connect.apply import apply, status_rows
 from ..connect.rest import ConnectClient
 from ..connectors.render import render_connectors
+from ..kafka.produce import produce_waiting
 from ..kafka.selection import topic_selection
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape
@@ -234,12 +235,7 @@ def _produce_demo(bootstrap: str, say: Callable[[str], None], replication_factor
 
 
 def _produce(p: Producer, topic: str, key, value, headers, on_delivery=None) -> None:
-    while True:
-        try:
-            p.produce(topic, key=key, value=value, headers=headers, on_delivery=on_delivery)
-            return
-        except BufferError:  # local queue full: let librdkafka drain it
-            p.poll(0.2)
+    produce_waiting(p, topic, poll_s=0.2, key=key, value=value, headers=headers, on_delivery=on_delivery)
 
 
 def _commit_groups(bootstrap: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..s3uri import split_s3_uri
+from ..s3uri import is_s3_uri, split_s3_uri
 from .request import iso
 
 SCHEMA_VERSION = 1
@@ -302,7 +302,7 @@ class Report:
         """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix)."""
         files = {REPORT_JSON: (self.to_json(), "application/json"), REPORT_HTML: (self.to_html(), "text/html; charset=utf-8")}
         out = []
-        if dest.startswith("s3://"):
+        if is_s3_uri(dest):
             bucket, prefix = split_s3(dest)
             client = _s3()
             for name, (body, ctype) in files.items():
@@ -331,7 +331,7 @@ def _s3():
 
 def check_destination(dest: str) -> None:
     """Fail (exit 2, nothing written) when the report cannot be written to ``dest``."""
-    if dest.startswith("s3://"):
+    if is_s3_uri(dest):
         bucket, _ = split_s3(dest)
         try:
             _s3().head_bucket(Bucket=bucket)
