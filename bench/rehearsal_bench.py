@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from msk_migrate.local.harness import LocalEnvironment
 from msk_migrate.paths import LOCAL_DIR
-from msk_migrate.runbook.rehearse import DEMO_TOPICS, rehearse
+from msk_migrate.rehearsal import DEMO_TOPICS, rehearse
 from perfdoc import write_section
 
 

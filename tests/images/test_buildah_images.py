@@ -284,7 +284,7 @@ def test_unreachable_registry_is_one_line_exit_2(moto_ecr, tmp_path):
 def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_prometheus_image_scrapes_it(local_build, tmp_path):
     require("java", "install a Java 17 JDK")
     from msk_migrate.local.harness import LocalEnvironment
-    from msk_migrate.runbook.rehearse import rehearse
+    from msk_migrate.rehearsal import rehearse
 
     base = tmp_path / "env"
     os.environ.pop("MSK_MIGRATE_WORKER", None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from msk_migrate.runbook.rehearse import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, rehearse
+from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, rehearse
 
 TIERS = ("kafka", "spark")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from msk_migrate.runbook import rehearse
-from msk_migrate.runbook.rehearse import StepFailed, _retrying
+from msk_migrate.rehearsal import demo as rehearse
+from msk_migrate.rehearsal.demo import retrying as _retrying
+from msk_migrate.rehearsal.result import StepFailed
 
 
 def _raising(*errors: KafkaError):
@@ -78,7 +79,7 @@ class _FakeTxnProducer:
 
 def test_each_transaction_is_flushed_before_it_ends_so_the_abort_finds_its_partitions() -> None:
     log: list[str] = []
-    writer = rehearse._PaymentsWriter(lambda: _FakeTxnProducer(log, []))
+    writer = rehearse.PaymentsWriter(lambda: _FakeTxnProducer(log, []))
     writer.batch(4, 2, abort=True)
     writer.batch(5, 1, abort=False)
     assert log == ["init", "begin", "produce", "produce", "flush", "abort", "begin", "produce", "flush", "commit"]
@@ -94,7 +95,7 @@ def test_an_abort_refused_as_invalid_state_restarts_the_producer_and_writes_the_
         made.append(1)
         return _FakeTxnProducer(log, errors)
 
-    rehearse._PaymentsWriter(make).batch(4, 1, abort=True)
+    rehearse.PaymentsWriter(make).batch(4, 1, abort=True)
     assert len(made) == 2
     assert log == ["init", "begin", "produce", "flush", "abort", "init", "begin", "produce", "flush", "abort"]
 
@@ -102,6 +103,6 @@ def test_an_abort_refused_as_invalid_state_restarts_the_producer_and_writes_the_
 def test_a_transaction_refused_every_time_fails_the_step_naming_the_batch() -> None:
     log: list[str] = []
     err = KafkaError(KafkaError.INVALID_TXN_STATE, "invalid state", fatal=True)
-    writer = rehearse._PaymentsWriter(lambda: _FakeTxnProducer(log, [err] * 10))
+    writer = rehearse.PaymentsWriter(lambda: _FakeTxnProducer(log, [err] * 10))
     with pytest.raises(StepFailed, match=r"^transaction 7 to shop\.payments failed 5 times"):
         writer.batch(7, 1, abort=False)

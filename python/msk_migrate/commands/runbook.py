@@ -471,7 +471,7 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: 
     group, move producers, reverse replication, roll a group back, validate in reverse, cleanup.
     The shape options choose the clusters (e.g. --source-kafka 2.8.2 --source-brokers 3 --target-brokers 3)."""
     from ..local.shape import make_shape
-    from ..runbook.rehearse import rehearse as run
+    from ..rehearsal import rehearse as run
 
     shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)  # before anything starts
     con = human(output)

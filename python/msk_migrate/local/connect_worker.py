@@ -70,6 +70,7 @@ def start_connect_worker(
     extra_env: dict[str, str] | None = None,
     migration: MigrationSpec | None = None,
     credentials_dir: Path | None = None,
+    from_image: bool | None = None,
 ) -> ProcRecord:
     """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
 
@@ -79,10 +80,11 @@ def start_connect_worker(
     the caller's Authorization header, so every worker of the group must accept the same credentials
     (on ECS they all read the one Secrets Manager secret).
     ``secret_env``: values of the MM2_* secret variables (and, for HTTPS, the REST keystore ones).
-    MSK_MIGRATE_WORKER=image runs the same environment in the built kafka-connect image instead
-    (local/image_worker.py).
+    ``from_image``: run the same environment in the built kafka-connect image instead (local/image_worker.py);
+    None = as the operator's shell says (MSK_MIGRATE_WORKER=image, for `msk-migrate local up`).
     """
-    from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
+    if from_image is None:
+        from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
     # In the image the worker writes its config under the image's own writable dir (IMAGE_CONFIG_DIR).
     env = (worker_environment(target, worker, source, rest=rest, migration=migration) if from_image
            else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"),

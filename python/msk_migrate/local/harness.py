@@ -56,6 +56,7 @@ class LocalEnvironment:
         worker_settings: dict[str, Any] | None = None,
         shape: EnvironmentShape | None = None,
         broker_heap: str | None = None,
+        worker_from_image: bool | None = None,
     ):
         """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
         ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
@@ -65,10 +66,12 @@ class LocalEnvironment:
         ``broker_heap``: -Xmx of every broker of the default pair (e.g. "2g" for 10,000 partitions); default
         :data:`.shape.DEFAULT_HEAP` (the environment variable MSK_MIGRATE_LOCAL_BROKER_HEAP, else 384m).
         Workers: ``heap`` in ``worker_settings``, else MSK_MIGRATE_LOCAL_WORKER_HEAP, else the local
-        worker's default."""
+        worker's default. ``worker_from_image``: the workers run from the built kafka-connect image (None: as
+        MSK_MIGRATE_WORKER=image in the operator's shell says)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.requested_shape = shape
+        self.worker_from_image = worker_from_image
         self.base_dir = Path(base_dir)
         self.workers = workers
         self.exactly_once = exactly_once
@@ -296,7 +299,8 @@ class LocalEnvironment:
                 rec = start_connect_worker(self.target(state), self.base_dir / name, worker, name=name,
                                            source=self.source(state), migration=migration,
                                            credentials_dir=self.base_dir / "connect",
-                                           secret_env=self.secret_env("source", state) or None)
+                                           secret_env=self.secret_env("source", state) or None,
+                                           from_image=self.worker_from_image)
                 state["procs"][name] = rec.to_dict()
                 self._save(state)
             started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))

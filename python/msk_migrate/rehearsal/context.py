@@ -1,0 +1,62 @@
+"""The rehearsal's step context: what the steps share, typed, filled in step order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..access.admin import AdminSession
+from ..config.migration import ClusterEndpoint, MigrationSpec
+from ..connect.rest import ConnectClient
+from ..local.harness import LocalEnvironment
+from .demo import DemoApps
+from .result import RehearsalResult, StepFailed
+
+
+@dataclass
+class RehearsalContext:
+    env: LocalEnvironment
+    migration: MigrationSpec  #: the rehearsal's flow, at the target's replication factor
+    say: Callable[[str], None]
+    result: RehearsalResult
+    timeout: float  #: how long replication may take to catch up
+    validate: bool  #: the validation steps run (and the cutover gate reads their report)
+    apps: DemoApps = field(default_factory=DemoApps)
+    # Filled by "environment up":
+    source: ClusterEndpoint | None = None
+    target: ClusterEndpoint | None = None
+    client: ConnectClient | None = None
+    # Filled by "produce demo data": the operator's admin sessions (the MM2 user on a secured source).
+    source_session: AdminSession | None = None
+    target_session: AdminSession | None = None
+    # Filled on the way:
+    report_dir: str | None = None  #: the forward validation's report, read by the cutover gate
+    unmet: list = field(default_factory=list)  #: the cutover conditions not met at the last look
+    rollback_commit: dict[int, int] = field(default_factory=dict)  #: partition -> the rolled-back group's target commit
+    rollback_wait: str | None = None  #: why the rollback's placement is still waiting
+
+    @property
+    def logs(self) -> Path:
+        """Where the JVM's and librdkafka's start-up lines of in-process work go."""
+        return self.env.base_dir.parent / "rehearsal-logs" / "stderr.log"
+
+    @property
+    def work_dir(self) -> Path:
+        """Beside the environment: reports and certificates the rehearsal writes."""
+        return self.env.base_dir.parent
+
+    def clusters(self) -> tuple[ClusterEndpoint, ClusterEndpoint]:
+        if self.source is None or self.target is None:
+            raise StepFailed("the clusters are not up (step 'environment up' did not run)")
+        return self.source, self.target
+
+    def sessions(self) -> tuple[AdminSession, AdminSession]:
+        if self.source_session is None or self.target_session is None:
+            raise StepFailed("no admin sessions (step 'produce demo data' did not run)")
+        return self.source_session, self.target_session
+
+    def connect(self) -> ConnectClient:
+        if self.client is None:
+            raise StepFailed("no Connect worker (step 'environment up' did not run)")
+        return self.client

@@ -1,0 +1,75 @@
+"""The step runner: the runbook's steps in order, one row each, stopping at the first that fails."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config.flow import REHEARSAL_MIGRATION
+from ..local.harness import DEFAULT_DIR, LocalEnvironment
+from ..local.shape import EnvironmentShape
+from . import steps
+from .context import RehearsalContext
+from .result import RehearsalResult, Step, StepFailed
+
+StepFn = Callable[[RehearsalContext], str]
+
+
+def plan(validate: bool) -> list[tuple[str, StepFn]]:
+    """The steps of a rehearsal (the validation steps only with ``validate``)."""
+    out: list[tuple[str, StepFn]] = [
+        ("environment up", steps.environment_up), ("produce demo data", steps.produce_demo_data),
+        ("preflight", steps.preflight), ("apply connectors", steps.apply_connectors),
+        ("lag until in sync", steps.lag_until_in_sync), ("offsets translated", steps.offsets_translated),
+    ]
+    if validate:
+        out.append(("validate", steps.validate))
+    out += [("cutover check", steps.cutover_ready), ("move consumer groups", steps.move_consumer_groups),
+            ("move producers", steps.move_producers), ("reverse replication", steps.reverse_replication),
+            ("roll a group back", steps.roll_a_group_back)]
+    if validate:
+        out.append(("validate in reverse", steps.validate_in_reverse))
+    out.append(("cleanup", steps.cleanup))
+    return out
+
+
+def run_step(ctx: RehearsalContext, name: str, fn: StepFn) -> None:
+    """One step: its row in the result; a failed step raises :class:`StepFailed` to stop the rehearsal."""
+    t = time.time()
+    ctx.say(name)
+    try:
+        result, ok = fn(ctx), True
+    except StepFailed as exc:
+        result, ok = str(exc), False
+    except Exception as exc:
+        result, ok = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
+    ctx.result.steps.append(Step(name, ok, round(time.time() - t, 1), result))
+    if not ok:
+        raise StepFailed(f"{name}: {result}")
+
+
+def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool = True,
+             validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local",
+             shape: EnvironmentShape | None = None) -> RehearsalResult:
+    """The whole runbook on local clusters. ``shape``: the clusters (:func:`msk_migrate.local.shape.make_shape`);
+    None = the fast default pair, one 3.9 KRaft broker -> one 4.1 broker. ``worker="image"``: the Connect worker
+    runs from the built kafka-connect image. On a secured source (SCRAM/TLS, ACLs) MirrorMaker 2 and the
+    operator steps act as the MM2 user, which holds only its read-only ACLs until the rollback step grants the
+    reverse flow's (what an operator does before `rollback apply`); the demo applications are the harness admin."""
+    t0 = time.time()
+    env = LocalEnvironment(Path(base_dir), with_monitoring=with_monitoring, progress=say, shape=shape,
+                           worker_from_image=worker == "image")
+    rf = env.shape().target.replication_factor  # 3 on a 3-broker target (min.insync.replicas 2, like MSK)
+    migration = REHEARSAL_MIGRATION.model_copy(update={"replication_factor": rf, "internal_replication_factor": rf})
+    ctx = RehearsalContext(env=env, migration=migration, say=say, result=RehearsalResult(status={}), timeout=timeout,
+                           validate=validate)
+    try:
+        for name, fn in plan(validate):
+            run_step(ctx, name, fn)
+    except StepFailed:
+        pass
+    res = ctx.result
+    res.seconds = {s.name: s.seconds for s in res.steps}
+    res.seconds["total"] = round(time.time() - t0, 1)
+    return res
