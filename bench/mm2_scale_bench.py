@@ -44,7 +44,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Produc
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local.harness import LocalEnvironment

@@ -22,8 +22,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from msk_migrate.access.admin import AdminSession
 from msk_migrate.access.offsets import end_offsets, latest_checkpoints
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.apply import apply
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.apply import apply
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.errors import UnreachableError
 from msk_migrate.local.harness import LocalEnvironment

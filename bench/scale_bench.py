@@ -32,7 +32,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.local.harness import LocalEnvironment
 from perfdoc import write_section

@@ -23,7 +23,7 @@ from .base import configure_stack
 from .checkov import skip
 from .config_bucket import ConfigBucket
 from .discovery import Discovery
-from .ecr import Repositories
+from .ecr_repositories import Repositories
 from .ecs import LogGroups, Services, ServiceSpec, TaskRoles
 from .iam import Roles
 from .images import ImageChoice

@@ -26,8 +26,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from msk_migrate import versions
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.apply import apply
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.apply import apply
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local import connect_worker

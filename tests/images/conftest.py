@@ -31,7 +31,7 @@ def moto_url():
 @pytest.fixture
 def ecr(moto_url):
     """A fresh moto ECR with the three repositories `cdktf deploy migration-dev` creates (immutable tags,
-    as infra/mskinfra/ecr.py sets them; the recording docker enforces that on push)."""
+    as infra/mskinfra/ecr_repositories.py sets them; the recording docker enforces that on push)."""
     requests.post(f"{moto_url}/moto-api/reset", timeout=10)
     client = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url,
                           aws_access_key_id="testing", aws_secret_access_key="testing")

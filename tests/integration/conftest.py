@@ -5,8 +5,8 @@ import contextlib
 import pytest
 
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.apply import apply
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.apply import apply
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 
 #: Fast intervals so tests see replication, checkpoints and new topics within seconds.

@@ -8,8 +8,8 @@ import re
 import requests
 
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.apply import apply, validate_all
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.apply import apply, validate_all
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 
 FAST = dict(replication_factor=1, internal_replication_factor=1, refresh_topics_interval_seconds=2,

@@ -15,7 +15,7 @@ import uuid
 import pytest
 import requests
 
-from msk_migrate.connect.rest import ConnectClient, ConnectRestError, RestCredentials, default_credentials
+from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError, RestCredentials, default_credentials
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors, reverse_producer
 from msk_migrate.connectors.worker_env import health_check_command

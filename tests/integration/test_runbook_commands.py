@@ -221,7 +221,7 @@ def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the
         for name in ("it-reverse-source", "it-reverse-checkpoint"):
             if name in connect.connectors():
                 connect.delete(name)
-        from msk_migrate.connect.apply import apply
+        from msk_migrate.connect_api.apply import apply
         from msk_migrate.connectors.render import render_connectors
 
         apply(connect, render_connectors(local_env.source(), local_env.target(), TEST_MIGRATION), wait=True, timeout=120)

@@ -21,7 +21,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate.cliutil import json_shape_problems
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.rest import ConnectClient
 
 from .test_cli import run
 

@@ -31,7 +31,7 @@ from msk_migrate.access.client_security import admin_config
 from msk_migrate.access.secrets import SecretResolver
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
-from msk_migrate.connect.rest import ConnectClient
+from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.connectors.worker_env import CLIENT_PREFIXES, RestSecurity, worker_properties

@@ -24,8 +24,8 @@ from confluent_kafka import Consumer, Producer
 
 from msk_migrate import versions
 from msk_migrate.config.migration import MigrationSpec
-from msk_migrate.connect.apply import apply
-from msk_migrate.connect.rest import ConnectClient, ConnectRestError
+from msk_migrate.connect_api.apply import apply
+from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.local import prometheus as prom
 from msk_migrate.local.connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from msk_migrate.connect.rest import ConnectClient, ConnectRestError, is_transient_rebalance
+from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError, is_transient_rebalance
 
 
 class _Worker(BaseHTTPRequestHandler):

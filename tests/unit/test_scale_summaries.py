@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from msk_migrate.runbook.group_offsets import OffsetRow, OffsetSummary
 from msk_migrate.runbook.lag import LagRow, summarize
-from msk_migrate.runbook.offsets import OffsetRow, OffsetSummary
 
 
 def _lag(topic: str, p: int, behind: int, exact: bool = True) -> LagRow:

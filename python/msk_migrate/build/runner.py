@@ -30,7 +30,7 @@ from . import builders, gitinfo, inputs, manifest
 from . import docker as dockercli
 from .bases import read_bases
 from .buildah import Store
-from .ecr import Ecr
+from .ecr_client import Ecr
 from .images import IMAGES, PLATFORM
 from .registry import Registry
 

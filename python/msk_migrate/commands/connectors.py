@@ -14,9 +14,9 @@ import click
 
 from ..cliutil import emit_json, human, json_document, output_option
 from ..config.flow import Flow, check_connect_url
-from ..connect.apply import apply, connector_problems, status_rows
-from ..connect.rest import ConnectClient, verify_worker
-from ..connect.sources import from_dir, from_s3
+from ..connect_api.apply import apply, connector_problems, status_rows
+from ..connect_api.rest import ConnectClient, verify_worker
+from ..connect_api.sources import from_dir, from_s3
 from ..errors import UsageError
 from .flow import flow_options, resolve_flow
 
@@ -78,7 +78,7 @@ def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpo
     if files:  # with --env/--config too: the files are applied, the flow names the environment they belong to
         configs = from_dir(directory) if directory else from_s3(str(s3), endpoint_url=s3_endpoint)
         if flow is not None and flow.migration is not None:
-            from ..connect.rest import configs_of_flow
+            from ..connect_api.rest import configs_of_flow
 
             configs_of_flow(configs, flow.migration.name, flow.source.bootstrap_servers,
                             flow.target.bootstrap_servers if flow.target else None)

@@ -88,7 +88,7 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
 
 def _to_environment(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """REST credentials and CA reach every ConnectClient of the command through its environment
-    variable (connect/rest.py reads them), so no command signature carries them. Checked here, at
+    variable (connect_api/rest.py reads them), so no command signature carries them. Checked here, at
     parse time, for every command that takes them (even one that ends up not calling the worker)."""
     if not value:
         return

@@ -35,7 +35,7 @@ def _sessions(flow: Flow, need_target: bool = True):
 
 
 def _connect(flow: Flow, allow_absent: bool = False):
-    from ..connect.rest import ConnectClient, verify_worker
+    from ..connect_api.rest import ConnectClient, verify_worker
 
     client = ConnectClient(flow.require_connect())
     verify_worker(flow, client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
@@ -113,7 +113,7 @@ def offsets_summary_table(summary) -> Table:
 
 
 def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
-    from ..runbook.offsets import OffsetSummary, iter_offset_rows
+    from ..runbook.group_offsets import OffsetSummary, iter_offset_rows
 
     flow = flow_from_kwargs(kw)
     announce(flow, output)

@@ -1,7 +1,7 @@
 """Names of the process environment variables through which the Connect REST credentials reach the client.
 
 Defined here, below both their writer (the command options, :mod:`msk_migrate.config.flow`) and their
-reader (:mod:`msk_migrate.connect.rest`), so the options need not import the REST client. (A later
+reader (:mod:`msk_migrate.connect_api.rest`), so the options need not import the REST client. (A later
 round passes these values as parameters instead; see docs/design.md, "Layers".)
 """
 

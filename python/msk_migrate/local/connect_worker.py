@@ -8,7 +8,7 @@ import secrets
 from pathlib import Path
 
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from ..connect.rest import ConnectClient, RestCredentials, save_local_credentials
+from ..connect_api.rest import ConnectClient, RestCredentials, save_local_credentials
 from ..connectors import worker_env as wenv
 from ..connectors.worker_env import RestSecurity, worker_environment
 from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS, SOURCE_CONNECTOR_CLASS

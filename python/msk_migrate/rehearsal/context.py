@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..access.admin import AdminSession
 from ..config.migration import ClusterEndpoint, MigrationSpec
-from ..connect.rest import ConnectClient
+from ..connect_api.rest import ConnectClient
 from ..local.harness import LocalEnvironment
 from .demo import DemoApps
 from .result import RehearsalResult, StepFailed

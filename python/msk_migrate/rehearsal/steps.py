@@ -16,8 +16,8 @@ from confluent_kafka import Consumer, TopicPartition
 
 from ..access.admin import AdminSession, TopicConfigs
 from ..access.offsets import end_offsets, partitions
-from ..connect.apply import apply, status_rows
-from ..connect.rest import ConnectClient
+from ..connect_api.apply import apply, status_rows
+from ..connect_api.rest import ConnectClient
 from ..connectors.render import render_connectors
 from ..errors import UsageError
 from ..kafka.mm2_acls import reverse_source_acls
@@ -26,8 +26,8 @@ from ..local.scram import MM2_USER
 from ..offset_translation.sync import sync_group
 from ..runbook.cleanup import delete, leftovers
 from ..runbook.cutover import cutover_check
+from ..runbook.group_offsets import verify_offsets
 from ..runbook.lag import measure_lag
-from ..runbook.offsets import verify_offsets
 from ..runbook.preflight import run_preflight
 from ..runbook.rollback import apply_rollback, plan
 from ..validation.kafka_meta import synced_config_differences

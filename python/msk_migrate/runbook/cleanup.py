@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from ..access.admin import AdminSession
 from ..config.migration import MigrationSpec, WorkerSpec
-from ..connect.rest import ConnectClient
+from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
 

@@ -23,12 +23,12 @@ from pathlib import Path
 
 from ..access.admin import AdminSession
 from ..config.migration import MigrationSpec
-from ..connect.apply import connector_problems, status_rows
-from ..connect.rest import ConnectClient
+from ..connect_api.apply import connector_problems, status_rows
+from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..s3uri import is_s3_uri, split_s3_uri
+from .group_offsets import require_known_groups, verify_offsets
 from .lag import measure_lag
-from .offsets import require_known_groups, verify_offsets
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from ..access.admin import AdminSession
 from ..access.offsets import count_records, last_stable_offsets, newest_timestamps, partitions, start_offsets
 from ..config.migration import MigrationSpec
-from ..connect.rest import ConnectClient
+from ..connect_api.rest import ConnectClient
 from ..kafka.selection import topic_selection
 
 #: Offsets, summed over every behind partition, that one consumer reads for an exact count.

@@ -21,8 +21,8 @@ from typing import Any
 from ..access.admin import AdminSession
 from ..access.offsets import count_records, latest_offset_syncs, partitions, start_offsets
 from ..config.migration import ClusterEndpoint, MigrationSpec
-from ..connect.apply import apply, validate_all
-from ..connect.rest import ConnectClient
+from ..connect_api.apply import apply, validate_all
+from ..connect_api.rest import ConnectClient
 from ..connectors.render import forward_spec_without, render_connectors, render_reverse_connectors
 from ..errors import UsageError
 from ..kafka.names import SOURCE_CONNECTOR_CLASS
