@@ -15,10 +15,10 @@ import click
 from ..cliutil import emit_json, human, json_document, output_option
 from ..config.flow import Flow, check_connect_url
 from ..connect_api.apply import apply, connector_problems, status_rows
-from ..connect_api.rest import ConnectClient, verify_worker
+from ..connect_api.rest import ConnectClient, client_for, verify_worker
 from ..connect_api.sources import from_dir, from_s3
 from ..errors import UsageError
-from .flow import flow_options, resolve_flow
+from .flow import flow_options, resolve_flow, with_rest_options
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -27,17 +27,17 @@ def _flow(kw: dict, need_flow: bool = False) -> Flow:
     env, config, local = kw.pop("env", None), kw.pop("config", None), kw.pop("local", False)
     url, tb, local_dir = kw.pop("connect_url", None), kw.pop("target_bootstrap", None), kw.pop("local_dir", None)
     if env or config or local:
-        return resolve_flow(env, config, local, url, tb, local_dir)
+        return with_rest_options(resolve_flow(env, config, local, url, tb, local_dir))
     if need_flow:
         raise UsageError("--env", "no migration given", "pass --env NAME, --config FILE or --local")
     flow = Flow("-", None, None, None, None)  # type: ignore[arg-type]
     flow.connect_url = check_connect_url(url) if url else None
-    return flow
+    return with_rest_options(flow)
 
 
 def _client(flow: Flow, output: str = "text", creating: bool = False) -> ConnectClient:
     """The worker named on the command line (never a default); the text output's first line names it."""
-    client = ConnectClient(flow.require_connect())
+    client = client_for(flow)
     if flow.migration is not None:
         verify_worker(flow, client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
     if output != "json":

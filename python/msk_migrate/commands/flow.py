@@ -86,10 +86,15 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
     return flow
 
 
-def _to_environment(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    """REST credentials and CA reach every ConnectClient of the command through its environment
-    variable (connect_api/rest.py reads them), so no command signature carries them. Checked here, at
-    parse time, for every command that takes them (even one that ends up not calling the worker)."""
+#: ``click.Context.meta`` key of the worker's REST options (``--connect-ca``, ``--connect-secret-arn``).
+REST_OPTIONS = "msk_migrate.rest_options"
+
+
+def _rest_option(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """The worker's REST CA and credentials secret: checked here, at parse time, for every command that
+    takes them (even one that ends up not calling the worker), then kept on the click context until
+    :func:`flow_from_kwargs` puts them on the :class:`Flow` (no command signature carries them, and
+    nothing is written to the process environment)."""
     if not value:
         return
     if param.name == "connect_secret_arn" and not SECRET_ARN.match(value):
@@ -97,8 +102,7 @@ def _to_environment(ctx: click.Context, param: click.Parameter, value: str | Non
                          "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME (stack output connect_rest_auth_secret_arn)")
     if param.name == "connect_ca" and not Path(value).is_file():
         raise UsageError("--connect-ca", f"{value} is not a file", "pass the PEM CA bundle of the worker's certificate")
-    if param.envvar:
-        os.environ[str(param.envvar)] = value
+    ctx.meta.setdefault(REST_OPTIONS, {})[str(param.name)] = value
 
 
 def _check_target_bootstrap(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -112,9 +116,9 @@ def _check_target_bootstrap(ctx: click.Context, param: click.Parameter, value: s
 
 def flow_options(f):
     """--env / --config / --local / --connect-url / --target-bootstrap / REST credentials (+ hidden --local-dir)."""
-    f = click.option("--connect-ca", envvar=CA_ENV, expose_value=False, callback=_to_environment,
+    f = click.option("--connect-ca", envvar=CA_ENV, expose_value=False, callback=_rest_option,
                      help=f"PEM CA bundle of an HTTPS worker with a private CA (env {CA_ENV}).")(f)
-    f = click.option("--connect-secret-arn", envvar=SECRET_ARN_ENV, expose_value=False, callback=_to_environment,
+    f = click.option("--connect-secret-arn", envvar=SECRET_ARN_ENV, expose_value=False, callback=_rest_option,
                      help="Secrets Manager secret with the worker's REST username/password (stack output "
                           "connect_rest_auth_secret_arn; or env MSK_MIGRATE_CONNECT_USER / MSK_MIGRATE_CONNECT_PASSWORD).")(f)
     f = click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True,
@@ -140,8 +144,16 @@ def from_variables() -> set[str]:
 
 
 def flow_from_kwargs(kw: dict[str, Any]) -> Flow:
-    return resolve_flow(kw.pop("env"), kw.pop("config"), kw.pop("local"), kw.pop("connect_url"),
-                        kw.pop("target_bootstrap"), kw.pop("local_dir"), from_variables())
+    return with_rest_options(resolve_flow(kw.pop("env"), kw.pop("config"), kw.pop("local"), kw.pop("connect_url"),
+                                          kw.pop("target_bootstrap"), kw.pop("local_dir"), from_variables()))
+
+
+def with_rest_options(flow: Flow) -> Flow:
+    """``flow`` with the running command's ``--connect-ca`` / ``--connect-secret-arn`` (or their variables)."""
+    ctx = click.get_current_context(silent=True)
+    rest = ctx.meta.get(REST_OPTIONS, {}) if ctx is not None else {}
+    flow.connect_ca, flow.connect_secret_arn = rest.get("connect_ca"), rest.get("connect_secret_arn")
+    return flow
 
 
 def announce(flow: Flow, output: str = "text") -> None:

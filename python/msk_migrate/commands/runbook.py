@@ -35,9 +35,9 @@ def _sessions(flow: Flow, need_target: bool = True):
 
 
 def _connect(flow: Flow, allow_absent: bool = False):
-    from ..connect_api.rest import ConnectClient, verify_worker
+    from ..connect_api.rest import client_for, verify_worker
 
-    client = ConnectClient(flow.require_connect())
+    client = client_for(flow)
     verify_worker(flow, client, allow_absent)  # this migration's connectors between this flow's clusters, or none (exit 2)
     return client
 

@@ -1,8 +1,8 @@
-"""Names of the process environment variables through which the Connect REST credentials reach the client.
+"""Names of the process environment variables an operator may export for the Connect REST client.
 
-Defined here, below both their writer (the command options, :mod:`msk_migrate.config.flow`) and their
-reader (:mod:`msk_migrate.connect_api.rest`), so the options need not import the REST client. (A later
-round passes these values as parameters instead; see docs/design.md, "Layers".)
+The command options ``--connect-ca`` / ``--connect-secret-arn`` read them as their default (click's
+``envvar``) and pass the values on the :class:`~msk_migrate.config.flow.Flow`; the REST client falls
+back to them when used as a library. Defined here, below both, so the options need not import the client.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ class Flow:
     migration: MigrationSpec
     worker: WorkerSpec
     connect_url: str | None = None
+    connect_ca: str | None = None  #: PEM CA bundle of an HTTPS worker with a private CA (``--connect-ca``)
+    connect_secret_arn: str | None = None  #: the worker's REST credentials secret (``--connect-secret-arn``)
     env_name: str | None = None  #: the environment (``--env``) the flow came from
     #: ``source``/``target`` -> the MSK cluster ARN the environment names (an MSK-IAM source, an existing target)
     msk_cluster_arns: dict[str, str] = field(default_factory=dict)

@@ -22,6 +22,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from ..config.environ import CA_ENV, CONNECT_PASSWORD_ENV, CONNECT_USER_ENV, SECRET_ARN_ENV
+from ..config.flow import Flow
 from ..errors import UnreachableError, UsageError
 from ..paths import LOCAL_DIR
 
@@ -96,6 +97,13 @@ def default_credentials(url: str, environ: dict[str, str] | None = None) -> Rest
         data = json.loads(path.read_text())
         return RestCredentials(data["username"], data["password"])
     return None
+
+
+def client_for(flow: Flow) -> ConnectClient:
+    """The client of the flow's worker, with the flow's CA and REST credentials (``--connect-ca``,
+    ``--connect-secret-arn``; else the environment's or the local harness's credentials)."""
+    auth = credentials_from_secret(flow.connect_secret_arn) if flow.connect_secret_arn else None
+    return ConnectClient(flow.require_connect(), auth=auth, ca=flow.connect_ca)
 
 
 class ConnectRestError(Exception):
