@@ -34,6 +34,14 @@ def _sessions(flow: Flow, need_target: bool = True):
     return src, tgt
 
 
+def _migration(flow: Flow, src, tgt, client=None):
+    """The :class:`MigrationSession` the runbook functions take: this flow, its two sessions, its worker."""
+    from ..runbook.session import MigrationSession
+
+    target = flow.require_target("this command")
+    return MigrationSession(flow.migration, flow.worker, src, tgt, flow.source.alias, target.alias, client)
+
+
 def _connect(flow: Flow, allow_absent: bool = False):
     from ..connect_api.rest import client_for, verify_worker
 
@@ -291,7 +299,7 @@ def lag(topics, max_records, max_age, watch, interval, timeout, output, **kw) ->
     client = _connect(flow)
 
     def measure():
-        return measure_lag(src, tgt, client, flow.migration, flow.source.alias, list(topics) or None, max_records, max_age)
+        return measure_lag(_migration(flow, src, tgt, client), list(topics) or None, max_records, max_age)
 
     rows = measure()
     if watch and output != "json":
@@ -341,8 +349,9 @@ def cutover_check_cmd(groups, max_records, max_age, max_redelivery, report, max_
     announce(flow, output)
     client = _connect(flow)
     src, tgt = _sessions(flow)
-    conds = cutover_check(src, tgt, client, flow.migration, flow.source.alias, list(groups), max_records, max_age,
-                          max_redelivery, report, max_report_age * 60, certificate)
+    conds = cutover_check(_migration(flow, src, tgt, client), list(groups), max_records=max_records, max_age=max_age,
+                          max_redelivery=max_redelivery, report=report, max_report_age_s=max_report_age * 60,
+                          certificate=certificate)
     ready = all(c.ok for c in conds)
     if output == "json":
         emit_json(json_document(talked_to(flow), conds, "ready" if ready else "not-ready", 0 if ready else 1,
@@ -416,8 +425,7 @@ def rollback_apply(topics, timeout, output, **kw) -> None:
     client = _connect(flow)
     con = human(output)
     with con.status("rolling back") as sp:
-        apply_rollback(client, p, flow.migration, src, tgt, flow.source.alias, flow.require_target("rollback").alias,
-                       timeout, sp.update)
+        apply_rollback(_migration(flow, src, tgt, client), p, timeout, sp.update)
     _print_plan(p, output, applied=True, talked=talked_to(flow))
 
 
@@ -441,9 +449,8 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
     client = _connect(flow, allow_absent=True) if flow.connect_url else None
     if client is not None:
         require_no_connectors(client, flow.migration)
-    _, tgt = _sessions(flow)
-    items = leftovers(tgt, flow.migration, flow.worker, flow.source.alias, target.alias, include_worker_topics,
-                      shared_topics(client, flow.migration))
+    src, tgt = _sessions(flow)
+    items = leftovers(_migration(flow, src, tgt, client), include_worker_topics, shared_topics(client, flow.migration))
     if yes:
         delete(tgt, items)
     if output == "json":

@@ -10,6 +10,7 @@ from ..access.admin import AdminSession
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..connect_api.rest import ConnectClient
 from ..local.harness import LocalEnvironment
+from ..runbook.session import MigrationSession
 from .demo import DemoApps
 from .result import RehearsalResult, StepFailed
 
@@ -27,9 +28,8 @@ class RehearsalContext:
     source: ClusterEndpoint | None = None
     target: ClusterEndpoint | None = None
     client: ConnectClient | None = None
-    # Filled by "produce demo data": the operator's admin sessions (the MM2 user on a secured source).
-    source_session: AdminSession | None = None
-    target_session: AdminSession | None = None
+    # Filled by "produce demo data": the operator's view of the migration (the MM2 user on a secured source).
+    session: MigrationSession | None = None
     # Filled on the way:
     report_dir: str | None = None  #: the forward validation's report, read by the cutover gate
     unmet: list = field(default_factory=list)  #: the cutover conditions not met at the last look
@@ -51,10 +51,14 @@ class RehearsalContext:
             raise StepFailed("the clusters are not up (step 'environment up' did not run)")
         return self.source, self.target
 
-    def sessions(self) -> tuple[AdminSession, AdminSession]:
-        if self.source_session is None or self.target_session is None:
+    def migration_session(self) -> MigrationSession:
+        if self.session is None:
             raise StepFailed("no admin sessions (step 'produce demo data' did not run)")
-        return self.source_session, self.target_session
+        return self.session
+
+    def sessions(self) -> tuple[AdminSession, AdminSession]:
+        s = self.migration_session()
+        return s.source, s.target
 
     def connect(self) -> ConnectClient:
         if self.client is None:

@@ -30,6 +30,7 @@ from ..runbook.group_offsets import verify_offsets
 from ..runbook.lag import measure_lag
 from ..runbook.preflight import run_preflight
 from ..runbook.rollback import apply_rollback, plan
+from ..runbook.session import MigrationSession
 from ..validation.kafka_meta import synced_config_differences
 from .context import RehearsalContext
 from .demo import (
@@ -71,8 +72,8 @@ def produce_demo_data(ctx: RehearsalContext) -> str:
     src, tgt = ctx.clusters()
     produce_demo(ctx.apps, src.bootstrap_servers, ctx.say, ctx.env.shape().source.replication_factor)
     commit_groups(ctx.apps, src.bootstrap_servers)
-    ctx.source_session = AdminSession.for_endpoint("source", src)
-    ctx.target_session = AdminSession.for_endpoint("target", tgt)
+    ctx.session = MigrationSession(ctx.migration, ctx.env.worker_spec(), AdminSession.for_endpoint("source", src),
+                                   AdminSession.for_endpoint("target", tgt), src.alias, tgt.alias, ctx.connect())
     return f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}"
 
 
@@ -97,7 +98,7 @@ def lag_until_in_sync(ctx: RehearsalContext) -> str:
     S, T = ctx.sessions()
 
     def in_sync():
-        rows = measure_lag(S, T, ctx.connect(), ctx.migration, "source")
+        rows = measure_lag(ctx.migration_session())
         ctx.say(f"lag: {sum(r.behind for r in rows):,} record(s) behind")
         return rows if rows and all(r.status == "in-sync" for r in rows) else None
 
@@ -218,12 +219,9 @@ def validate_in_reverse(ctx: RehearsalContext) -> str:
 
 
 def cutover_ready(ctx: RehearsalContext) -> str:
-    S, T = ctx.sessions()
-
     def ready():
-        conds = cutover_check(S, T, ctx.connect(), ctx.migration, "source", [MOVED_GROUP, ROLLBACK_GROUP],
-                              max_records=0, max_age=None, max_redelivery=100_000, report=ctx.report_dir,
-                              max_report_age_s=3600)
+        conds = cutover_check(ctx.migration_session(), [MOVED_GROUP, ROLLBACK_GROUP], max_records=0, max_age=None,
+                              max_redelivery=100_000, report=ctx.report_dir, max_report_age_s=3600)
         conds = [c for c in conds if c.name != "validation report" or ctx.validate]
         if all(c.ok for c in conds):
             return conds
@@ -284,7 +282,7 @@ def reverse_replication(ctx: RehearsalContext) -> str:
     ctx.env.grant_acls("source", f"User:{MM2_USER}", reverse_source_acls(
         tgt.alias, [ROLLBACK_TOPIC], [ROLLBACK_GROUP], ctx.env.worker_spec().offset_storage_topic))
     pl = plan(src, tgt, ctx.migration, [ROLLBACK_TOPIC], S, T)
-    apply_rollback(ctx.connect(), pl, ctx.migration, S, T, "source", "target", 120, ctx.say)
+    apply_rollback(ctx.migration_session(), pl, 120, ctx.say)
     want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
     tps = partitions(S, [ROLLBACK_TOPIC])
     wait(lambda: (n := sum(end_offsets(S, tps).values())) >= want and n, 120, 1)
@@ -331,12 +329,11 @@ def roll_a_group_back(ctx: RehearsalContext) -> str:
 def cleanup(ctx: RehearsalContext) -> str:
     _S, T = ctx.sessions()
     client = ctx.connect()
-    worker = ctx.env.worker_spec()
     for name in list(client.connectors()):
         client.delete(name)
 
     def left():
-        return leftovers(T, ctx.migration, worker, "source", "target", include_worker=False)
+        return leftovers(ctx.migration_session(), include_worker=False)
 
     items = left()
     delete(T, items)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..access.admin import AdminSession
-from ..config.migration import MigrationSpec, WorkerSpec
+from ..config.migration import MigrationSpec
 from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
+from .session import MigrationSession
 
 
 @dataclass
@@ -65,10 +66,10 @@ def shared_topics(client: ConnectClient | None, migration: MigrationSpec) -> dic
     return out
 
 
-def leftovers(target: AdminSession, migration: MigrationSpec, worker: WorkerSpec, source_alias: str, target_alias: str,
-              include_worker: bool, shared: dict[str, str] | None = None) -> list[Leftover]:
+def leftovers(s: MigrationSession, include_worker: bool, shared: dict[str, str] | None = None) -> list[Leftover]:
     """What the migration left on the target. A topic another live migration uses too (``shared``) is
     listed as ``kept``, never deleted."""
+    target, migration, worker, source_alias, target_alias = s.target, s.migration, s.worker, s.source_alias, s.target_alias
     topics = set(target.topics(refresh=True))
     shared = shared or {}
     out = [Leftover("kept", t, f"shared: connector {shared[t]} of another migration uses it") if t in shared

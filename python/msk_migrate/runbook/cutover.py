@@ -22,13 +22,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..access.admin import AdminSession
-from ..config.migration import MigrationSpec
 from ..connect_api.apply import connector_problems, status_rows
-from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..s3uri import is_s3_uri, split_s3_uri
 from .group_offsets import require_known_groups, verify_offsets
 from .lag import measure_lag
+from .session import MigrationSession
 
 
 @dataclass
@@ -169,10 +168,11 @@ def last_consumed_timestamps(source: AdminSession, committed: dict[tuple[str, in
     return out
 
 
-def cutover_check(source: AdminSession, target: AdminSession, client: ConnectClient, migration: MigrationSpec,
-                  source_alias: str, groups: list[str], max_records: int, max_age: float | None,
+def cutover_check(s: MigrationSession, groups: list[str], *, max_records: int, max_age: float | None,
                   max_redelivery: int, report: str | None, max_report_age_s: float,
                   certificate: str | None = None) -> list[Condition]:
+    """Every condition of the readiness gate for ``groups``, each with its evidence."""
+    source, target, client, migration = s.source, s.target, s.connect(), s.migration
     require_known_groups(groups, source.groups(), "source")
     conds: list[Condition] = []
 
@@ -183,7 +183,7 @@ def cutover_check(source: AdminSession, target: AdminSession, client: ConnectCli
                            ", ".join(f"{r['name']} {r['tasks_running']}/{r['tasks']}" for r in rows)))
 
     topics = sorted({t for _, comm in source.committed_many(groups) for t, _ in comm})
-    lag = measure_lag(source, target, client, migration, source_alias, topics, max_records, max_age)
+    lag = measure_lag(s, topics, max_records, max_age)
     behind = [r for r in lag if r.status != "in-sync"]
     conds.append(Condition("lag within thresholds", bool(lag) and not behind,
                            f"{len(lag)} partition(s) of {', '.join(topics) or 'no topic'}; "

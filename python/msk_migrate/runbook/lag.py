@@ -14,11 +14,10 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from ..access.admin import AdminSession
 from ..access.offsets import count_records, last_stable_offsets, newest_timestamps, partitions, start_offsets
-from ..config.migration import MigrationSpec
 from ..connect_api.rest import ConnectClient
 from ..kafka.selection import topic_selection
+from .session import MigrationSession
 
 #: Offsets, summed over every behind partition, that one consumer reads for an exact count.
 EXACT_COUNT_LIMIT = 20_000
@@ -51,12 +50,12 @@ def replicated_positions(client: ConnectClient, connector: str, source_alias: st
     return out
 
 
-def measure_lag(source: AdminSession, target: AdminSession, client: ConnectClient, migration: MigrationSpec,
-                source_alias: str, topics: list[str] | None = None, max_records: int = 0,
+def measure_lag(s: MigrationSession, topics: list[str] | None = None, max_records: int = 0,
                 max_age: float | None = None) -> list[LagRow]:
     """One row per partition. Every cluster read is batched: one metadata request per cluster, one
     ListOffsets round per kind of offset (librdkafka groups them per leader), one Connect offsets call,
     and at most one consumer (assigned every partition that is behind) for exact record counts."""
+    source, target, client, migration, source_alias = s.source, s.target, s.connect(), s.migration, s.source_alias
     sel = topic_selection(migration)
     chosen = sel.select(source.topics(refresh=True))
     if topics:

@@ -28,6 +28,7 @@ from ..errors import UsageError
 from ..kafka.names import SOURCE_CONNECTOR_CLASS
 from ..kafka.selection import topic_selection
 from .lag import replicated_positions
+from .session import MigrationSession
 
 
 @dataclass
@@ -89,9 +90,9 @@ def start_offsets_after_forward(client: ConnectClient, m: MigrationSpec, src: Ad
     return out
 
 
-def apply_rollback(client: ConnectClient, p: RollbackPlan, m: MigrationSpec, src: AdminSession, tgt: AdminSession,
-                   source_alias: str, target_alias: str, timeout: float = 120.0,
+def apply_rollback(s: MigrationSession, p: RollbackPlan, timeout: float = 120.0,
                    progress: Callable[[str], None] = lambda s: None) -> RollbackPlan:
+    client, m, src, tgt, source_alias, target_alias = s.connect(), s.migration, s.source, s.target, s.source_alias, s.target_alias
     validate_all(client, {**p.forward, **p.reverse})
     existing = set(client.connectors())
     progress("excluding the topics from the forward flow")
