@@ -167,6 +167,106 @@ class TaskRoles:
     operator_task: str
 
 
+def log_config(cfg: EnvironmentConfig, component: str, prefix: str | None = None) -> dict:
+    """awslogs into the component's log group (a stream prefix per container)."""
+    return {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": log_group_name(cfg, LOG_COMPONENT[component]),
+            "awslogs-region": cfg.region,
+            "awslogs-stream-prefix": prefix or LOG_COMPONENT[component],
+        },
+    }
+
+
+def service_size(cfg: EnvironmentConfig, component: str) -> tuple[int, int]:
+    """(cpu units, memory MiB) of a service's task."""
+    return {
+        "kafka-connect": (cfg.connect.cpu, cfg.connect.memory),
+        "prometheus": (cfg.monitoring.prometheus.cpu, cfg.monitoring.prometheus.memory),
+        "grafana": (cfg.monitoring.grafana.cpu, cfg.monitoring.grafana.memory),
+    }[component]
+
+
+def connect_container(cfg: EnvironmentConfig, image: str, spec: ServiceSpec) -> dict:
+    w = cfg.worker
+    return {
+        "name": "kafka-connect",
+        "image": image,
+        "essential": True,
+        "portMappings": [
+            {"name": "rest", "containerPort": w.rest_port, "protocol": "tcp"},
+            {"name": "metrics", "containerPort": w.metrics_port, "protocol": "tcp"},
+        ],
+        "environment": _env(spec.env),
+        "secrets": _secrets(spec.secret_env),
+        "healthCheck": {
+            # Authenticated (the REST API refuses anonymous requests) and over the worker's own HTTPS,
+            # verified against the internal CA; curl reads the credentials on stdin (never in a process list).
+            "command": health_check_command(w, ECS_REST),
+            "interval": 30,
+            "timeout": 5,
+            "retries": 3,
+            "startPeriod": 120,
+        },
+        "ulimits": [{"name": "nofile", "softLimit": 65536, "hardLimit": 65536}],
+        "stopTimeout": 120,
+        "logConfiguration": log_config(cfg, "kafka-connect"),
+    }
+
+
+def prometheus_container(cfg: EnvironmentConfig, image: str, spec: ServiceSpec) -> dict:
+    return {
+        "name": "prometheus",
+        "image": image,
+        "essential": True,
+        "portMappings": [{"name": "https", "containerPort": PROMETHEUS_PORT, "protocol": "tcp"}],
+        "environment": _env({**spec.env, "MM2_PROMETHEUS_TLS_DIR": SERVING_CERT_DIR}),
+        "secrets": _secrets(spec.secret_env),
+        "healthCheck": {
+            # promtool logs in (basic auth) over HTTPS and verifies the certificate (internal CA); its
+            # HTTP client config is written by prometheus/entrypoint.sh beside the rendered config.
+            "command": [
+                "CMD", "/bin/promtool", "check", "healthy", f"--url=https://localhost:{PROMETHEUS_PORT}",
+                "--http.config.file=/tmp/promtool-http.yml",
+            ],
+            "interval": 30,
+            "timeout": 5,
+            "retries": 3,
+            "startPeriod": 30,
+        },
+        "logConfiguration": log_config(cfg, "prometheus"),
+    }
+
+
+def grafana_container(cfg: EnvironmentConfig, image: str, spec: ServiceSpec) -> dict:
+    return {
+        "name": "grafana",
+        "image": image,
+        "essential": True,
+        "portMappings": [{"name": "https", "containerPort": GRAFANA_PORT, "protocol": "tcp"}],
+        "environment": _env({
+            **spec.env,
+            "GF_SERVER_PROTOCOL": "https",
+            "GF_SERVER_CERT_FILE": f"{SERVING_CERT_DIR}/cert.pem",
+            "GF_SERVER_CERT_KEY": f"{SERVING_CERT_DIR}/key.pem",
+        }),
+        "secrets": _secrets(spec.secret_env),
+        "healthCheck": {
+            "command": [
+                "CMD-SHELL",
+                f"curl -fsS --cacert {SERVING_CERT_DIR}/ca.pem -o /dev/null https://localhost:{GRAFANA_PORT}/api/health "
+                "|| exit 1",
+            ],
+            "interval": 30,
+            "timeout": 5,
+            "retries": 3,
+            "startPeriod": 60,
+        },
+        "logConfiguration": log_config(cfg, "grafana"),
+    }
+
+
 class Services(Construct):
     """The ECS cluster, the three services behind the operators' load balancer (each serving HTTPS with a
     certificate made at start), the operator task definition and Connect's autoscaling."""
@@ -189,187 +289,123 @@ class Services(Construct):
         depends_on: dict[str, list] | None = None,
     ) -> None:
         super().__init__(scope, id_)
-        p = cfg.resource_prefix
-        depends_on = depends_on or {}
+        self.cfg, self.substitutions, self.log_groups = cfg, substitutions, log_groups
         self.cluster = EcsCluster(
             self,
             "cluster",
-            name=p,
+            name=cfg.resource_prefix,
             setting=[EcsClusterSetting(name="containerInsights", value="enabled")],
         )
-
-        def log_config(component: str, prefix: str | None = None) -> dict:
-            return {
-                "logDriver": "awslogs",
-                "options": {
-                    "awslogs-group": log_group_name(cfg, LOG_COMPONENT[component]),
-                    "awslogs-region": cfg.region,
-                    "awslogs-stream-prefix": prefix or LOG_COMPONENT[component],
-                },
-            }
-
-        w = cfg.worker
-        connect_container = {
-            "name": "kafka-connect",
-            "image": images["kafka-connect"],
-            "essential": True,
-            "portMappings": [
-                {"name": "rest", "containerPort": w.rest_port, "protocol": "tcp"},
-                {"name": "metrics", "containerPort": w.metrics_port, "protocol": "tcp"},
-            ],
-            "environment": _env(specs["kafka-connect"].env),
-            "secrets": _secrets(specs["kafka-connect"].secret_env),
-            "healthCheck": {
-                # Authenticated (the REST API refuses anonymous requests) and over the worker's own HTTPS,
-                # verified against the internal CA; curl reads the credentials on stdin (never in a process list).
-                "command": health_check_command(w, ECS_REST),
-                "interval": 30,
-                "timeout": 5,
-                "retries": 3,
-                "startPeriod": 120,
-            },
-            "ulimits": [{"name": "nofile", "softLimit": 65536, "hardLimit": 65536}],
-            "stopTimeout": 120,
-            "logConfiguration": log_config("kafka-connect"),
+        containers = {
+            "kafka-connect": connect_container(cfg, images["kafka-connect"], specs["kafka-connect"]),
+            "prometheus": prometheus_container(cfg, images["prometheus"], specs["prometheus"]),
+            "grafana": grafana_container(cfg, images["grafana"], specs["grafana"]),
         }
-        prometheus_container = {
-            "name": "prometheus",
-            "image": images["prometheus"],
-            "essential": True,
-            "portMappings": [{"name": "https", "containerPort": PROMETHEUS_PORT, "protocol": "tcp"}],
-            "environment": _env({**specs["prometheus"].env, "MM2_PROMETHEUS_TLS_DIR": SERVING_CERT_DIR}),
-            "secrets": _secrets(specs["prometheus"].secret_env),
-            "healthCheck": {
-                # promtool logs in (basic auth) over HTTPS and verifies the certificate (internal CA); its
-                # HTTP client config is written by prometheus/entrypoint.sh beside the rendered config.
-                "command": [
-                    "CMD", "/bin/promtool", "check", "healthy", f"--url=https://localhost:{PROMETHEUS_PORT}",
-                    "--http.config.file=/tmp/promtool-http.yml",
-                ],
-                "interval": 30,
-                "timeout": 5,
-                "retries": 3,
-                "startPeriod": 30,
-            },
-            "logConfiguration": log_config("prometheus"),
-        }
-        grafana_container = {
-            "name": "grafana",
-            "image": images["grafana"],
-            "essential": True,
-            "portMappings": [{"name": "https", "containerPort": GRAFANA_PORT, "protocol": "tcp"}],
-            "environment": _env({
-                **specs["grafana"].env,
-                "GF_SERVER_PROTOCOL": "https",
-                "GF_SERVER_CERT_FILE": f"{SERVING_CERT_DIR}/cert.pem",
-                "GF_SERVER_CERT_KEY": f"{SERVING_CERT_DIR}/key.pem",
-            }),
-            "secrets": _secrets(specs["grafana"].secret_env),
-            "healthCheck": {
-                "command": [
-                    "CMD-SHELL",
-                    f"curl -fsS --cacert {SERVING_CERT_DIR}/ca.pem -o /dev/null https://localhost:{GRAFANA_PORT}/api/health "
-                    "|| exit 1",
-                ],
-                "interval": 30,
-                "timeout": 5,
-                "retries": 3,
-                "startPeriod": 60,
-            },
-            "logConfiguration": log_config("grafana"),
-        }
-
-        sizes = {
-            "kafka-connect": (cfg.connect.cpu, cfg.connect.memory),
-            "prometheus": (cfg.monitoring.prometheus.cpu, cfg.monitoring.prometheus.memory),
-            "grafana": (cfg.monitoring.grafana.cpu, cfg.monitoring.grafana.memory),
-        }
-        containers = {"kafka-connect": connect_container, "prometheus": prometheus_container, "grafana": grafana_container}
-        load_balancer_port = {"kafka-connect": w.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}
         self.task_definitions: dict[str, EcsTaskDefinition] = {}
         self.services: dict[str, EcsService] = {}
         for component in SERVICE_COMPONENTS:
-            cid = LOG_COMPONENT[component]
-            cpu, memory = sizes[component]
-            main = hardened(containers[component], component)
-            task_containers = [main]
-            volumes = [EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[component]]
-            dns = specs[component].serving_cert_dns
-            if dns is not None:
-                main["mountPoints"] = [*main["mountPoints"],
-                                       {"sourceVolume": SERVING_CERT_VOLUME, "containerPath": SERVING_CERT_MOUNT, "readOnly": True}]
-                main["dependsOn"] = [{"containerName": SERVING_CERT, "condition": "SUCCESS"}]
-                task_containers.insert(0, serving_cert_container(
-                    images["kafka-connect"], SERVICE_USER[component], dns, serving_cert_secret_env,
-                    log_config(component, SERVING_CERT),
-                ))
-                volumes.append(EcsTaskDefinitionVolume(name=SERVING_CERT_VOLUME))
-            td = EcsTaskDefinition(
-                self,
-                f"{cid}_task",
-                family=f"{p}-{component}",
-                requires_compatibilities=["FARGATE"],
-                network_mode="awsvpc",
-                cpu=str(cpu),
-                memory=str(memory),
-                execution_role_arn=roles.execution[component],
-                task_role_arn=roles.connect_task if component == "kafka-connect" else None,
-                runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
-                container_definitions=tf_json(task_containers, substitutions, indent=None),
-                volume=volumes,
-                depends_on=[log_groups.groups[component]],
-            )
+            task_containers, volumes = self._with_serving_cert(
+                component, hardened(containers[component], component), specs[component].serving_cert_dns,
+                images["kafka-connect"], serving_cert_secret_env)
+            td = self._task_definition(component, task_containers, volumes, roles.execution[component],
+                                       roles.connect_task if component == "kafka-connect" else None)
             self.task_definitions[component] = td
-            connect = component == "kafka-connect"
-            self.services[component] = EcsService(
-                self,
-                f"{cid}_service",
-                name=f"{p}-{component}",
-                cluster=self.cluster.arn,
-                task_definition=td.arn,
-                desired_count=cfg.connect.desired_count if connect else 1,
-                launch_type="FARGATE",
-                # Fargate's current platform (security patches without a task definition change).
-                platform_version="LATEST",
-                network_configuration={
-                    "subnets": cfg.subnet_ids,
-                    "security_groups": [security_group_ids[component]],
-                    "assign_public_ip": False,
-                },
-                service_registries={"registry_arn": registry_arns[component]},
-                deployment_circuit_breaker={"enable": True, "rollback": True},
-                deployment_minimum_healthy_percent=100,
-                deployment_maximum_percent=200,
-                enable_execute_command=False,
-                enable_ecs_managed_tags=True,
-                propagate_tags="SERVICE",
-                wait_for_steady_state=False,
-                load_balancer=[
-                    EcsServiceLoadBalancer(
-                        target_group_arn=load_balancer.target_groups[component].arn,
-                        container_name=component,
-                        container_port=load_balancer_port[component],
-                    )
-                ],
-                health_check_grace_period_seconds=containers[component]["healthCheck"]["startPeriod"],
-                depends_on=(depends_on.get(component) or []) + [load_balancer.listeners[component]],
-                # Autoscaling owns the Connect desired count after creation.
-                lifecycle=TerraformResourceLifecycle(ignore_changes=["desired_count"]) if connect else None,
-            )
+            self.services[component] = self._service(
+                component, td, containers[component]["healthCheck"]["startPeriod"], registry_arns[component],
+                security_group_ids[component], load_balancer, (depends_on or {}).get(component) or [])
+        self.operator_task_definition = self._operator_task(images["operator"], roles)
+        self.task_definitions["operator"] = self.operator_task_definition
+        self._autoscaling()
 
-        # The operator task: no service; `msk-migrate … --in-vpc` runs it once per command (RunTask) in the
-        # Connect subnets and security group, as the operator task role (infra/mskinfra/iam.py).
-        operator_container = {
+    def _with_serving_cert(self, component: str, main: dict, dns: tuple[str, ...] | None, init_image: str,
+                           secret_env: dict[str, str]) -> tuple[list[dict], list[EcsTaskDefinitionVolume]]:
+        """The task's containers and volumes: with ``dns`` (Prometheus, Grafana), an init container first makes
+        the service's certificate into a volume the service mounts read-only (it starts after that succeeded)."""
+        volumes = [EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[component]]
+        if dns is None:
+            return [main], volumes
+        main["mountPoints"] = [*main["mountPoints"],
+                               {"sourceVolume": SERVING_CERT_VOLUME, "containerPath": SERVING_CERT_MOUNT, "readOnly": True}]
+        main["dependsOn"] = [{"containerName": SERVING_CERT, "condition": "SUCCESS"}]
+        init = serving_cert_container(init_image, SERVICE_USER[component], dns, secret_env,
+                                      log_config(self.cfg, component, SERVING_CERT))
+        return [init, main], [*volumes, EcsTaskDefinitionVolume(name=SERVING_CERT_VOLUME)]
+
+    def _task_definition(self, component: str, containers: list[dict], volumes: list[EcsTaskDefinitionVolume],
+                         execution_role: str, task_role: str | None) -> EcsTaskDefinition:
+        cpu, memory = service_size(self.cfg, component)
+        return EcsTaskDefinition(
+            self,
+            f"{LOG_COMPONENT[component]}_task",
+            family=f"{self.cfg.resource_prefix}-{component}",
+            requires_compatibilities=["FARGATE"],
+            network_mode="awsvpc",
+            cpu=str(cpu),
+            memory=str(memory),
+            execution_role_arn=execution_role,
+            task_role_arn=task_role,
+            runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
+            container_definitions=tf_json(containers, self.substitutions, indent=None),
+            volume=volumes,
+            depends_on=[self.log_groups.groups[component]],
+        )
+
+    def _service(self, component: str, td: EcsTaskDefinition, grace_seconds: int, registry_arn: str,
+                 security_group_id: str, load_balancer, depends_on: list) -> EcsService:
+        cfg = self.cfg
+        connect = component == "kafka-connect"
+        port = {"kafka-connect": cfg.worker.rest_port, "prometheus": PROMETHEUS_PORT, "grafana": GRAFANA_PORT}[component]
+        return EcsService(
+            self,
+            f"{LOG_COMPONENT[component]}_service",
+            name=f"{cfg.resource_prefix}-{component}",
+            cluster=self.cluster.arn,
+            task_definition=td.arn,
+            desired_count=cfg.connect.desired_count if connect else 1,
+            launch_type="FARGATE",
+            # Fargate's current platform (security patches without a task definition change).
+            platform_version="LATEST",
+            network_configuration={
+                "subnets": cfg.subnet_ids,
+                "security_groups": [security_group_id],
+                "assign_public_ip": False,
+            },
+            service_registries={"registry_arn": registry_arn},
+            deployment_circuit_breaker={"enable": True, "rollback": True},
+            deployment_minimum_healthy_percent=100,
+            deployment_maximum_percent=200,
+            enable_execute_command=False,
+            enable_ecs_managed_tags=True,
+            propagate_tags="SERVICE",
+            wait_for_steady_state=False,
+            load_balancer=[
+                EcsServiceLoadBalancer(
+                    target_group_arn=load_balancer.target_groups[component].arn,
+                    container_name=component,
+                    container_port=port,
+                )
+            ],
+            health_check_grace_period_seconds=grace_seconds,
+            depends_on=[*depends_on, load_balancer.listeners[component]],
+            # Autoscaling owns the Connect desired count after creation.
+            lifecycle=TerraformResourceLifecycle(ignore_changes=["desired_count"]) if connect else None,
+        )
+
+    def _operator_task(self, image: str, roles: TaskRoles) -> EcsTaskDefinition:
+        """No service: `msk-migrate … --in-vpc` runs it once per command (RunTask) in the Connect subnets and
+        security group, as the operator task role (infra/mskinfra/iam.py)."""
+        cfg = self.cfg
+        container = {
             "name": "operator",
-            "image": images["operator"],
+            "image": image,
             "essential": True,
             "environment": _env({"MSK_MIGRATE_ENVIRONMENT": cfg.name, "AWS_REGION": cfg.region}),
-            "logConfiguration": log_config("operator"),
+            "logConfiguration": log_config(cfg, "operator"),
         }
-        self.operator_task_definition = EcsTaskDefinition(
+        return EcsTaskDefinition(
             self,
             "operator_task",
-            family=f"{p}-operator",
+            family=f"{cfg.resource_prefix}-operator",
             requires_compatibilities=["FARGATE"],
             network_mode="awsvpc",
             cpu=str(OPERATOR_CPU),
@@ -377,12 +413,13 @@ class Services(Construct):
             execution_role_arn=roles.execution["operator"],
             task_role_arn=roles.operator_task,
             runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
-            container_definitions=tf_json([hardened(operator_container, "operator")], substitutions, indent=None),
+            container_definitions=tf_json([hardened(container, "operator")], self.substitutions, indent=None),
             volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS["operator"]],
-            depends_on=[log_groups.groups["operator"]],
+            depends_on=[self.log_groups.groups["operator"]],
         )
-        self.task_definitions["operator"] = self.operator_task_definition
 
+    def _autoscaling(self) -> None:
+        cfg, p = self.cfg, self.cfg.resource_prefix
         connect_service = self.services["kafka-connect"]
         self.scaling_target = AppautoscalingTarget(
             self,

@@ -85,25 +85,7 @@ class MigrationStack(TerraformStack):
         discovery = Discovery(self, "discovery", cfg)
         logs = LogGroups(self, "logs", cfg, log_key_arn)
 
-        grafana = cfg.monitoring.grafana
-        if grafana.admin_secret_arn:
-            grafana_secret_arn = grafana.admin_secret_arn
-            grafana_kms = list(cfg.secrets_kms_key_arns)
-        else:
-            # Created empty: there is never a default password. The operator puts the value (runbook).
-            created = SecretsmanagerSecret(
-                self,
-                "grafana_admin",
-                name=f"{cfg.resource_prefix}/grafana-admin",
-                description=f"Grafana admin password of {cfg.resource_prefix} (JSON key '{grafana.admin_secret_key}'); "
-                "set it with put-secret-value before Grafana can start",
-                kms_key_id=key_arn,
-                recovery_window_in_days=7,
-            )
-            skip(created, "CKV2_AWS_57", "the operator sets and changes the Grafana admin password "
-                 "(runbooks/deploy.md); a rotation Lambda would change it behind Grafana's back")
-            grafana_secret_arn = created.arn
-            grafana_kms = [key_arn]
+        grafana_secret_arn, grafana_kms = self._grafana_admin_secret(key_arn)
 
         # Operator endpoints: HTTPS on an internal load balancer, every service authenticating (docs/infra.md).
         creds = operator_credentials(self, cfg, key_arn)
@@ -141,7 +123,6 @@ class MigrationStack(TerraformStack):
         )
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
-        prometheus_dns = discovery.dns_name("prometheus")
         services = Services(
             self,
             "ecs",
@@ -159,45 +140,8 @@ class MigrationStack(TerraformStack):
                 "prometheus": network.prometheus.id,
                 "grafana": network.grafana.id,
             },
-            specs={
-                "kafka-connect": ServiceSpec(env=connect_env, secret_env={**connect_secret_env, **creds.connect_secret_env()}),
-                "prometheus": ServiceSpec(
-                    env={
-                        # Scrape targets: every Connect task's IP behind the Cloud Map A records.
-                        "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
-                        "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
-                        "MM2_ENVIRONMENT": cfg.name,
-                        **broker_scrape_env(self, cfg, msk),
-                        **(
-                            {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
-                             "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
-                            if cfg.monitoring.alertmanager else {}
-                        ),
-                    },
-                    secret_env=creds.prometheus_secret_env(),
-                    # Grafana reaches Prometheus by its Cloud Map name and verifies it.
-                    serving_cert_dns=(prometheus_dns,),
-                ),
-                "grafana": ServiceSpec(
-                    env={
-                        "GF_SECURITY_ADMIN_USER": grafana.admin_user,
-                        "GF_SERVER_HTTP_PORT": str(GRAFANA_PORT),
-                        "GF_AUTH_ANONYMOUS_ENABLED": "false",
-                        "GF_USERS_ALLOW_SIGN_UP": "false",
-                        "GF_ANALYTICS_REPORTING_ENABLED": "false",
-                        "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
-                        "PROMETHEUS_URL": f"https://{prometheus_dns}:{PROMETHEUS_PORT}",
-                        # Behind the HTTPS load balancer: session cookies only over TLS.
-                        "GF_SECURITY_COOKIE_SECURE": "true",
-                        "GF_SECURITY_COOKIE_SAMESITE": "strict",
-                    },
-                    secret_env={
-                        "GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::",
-                        **creds.grafana_secret_env(),
-                    },
-                    serving_cert_dns=(),
-                ),
-            },
+            specs=self._service_specs(connect_env, {**connect_secret_env, **creds.connect_secret_env()}, creds,
+                                      discovery, msk, grafana_secret_arn),
             serving_cert_secret_env=creds.serving_cert_secret_env(),
             load_balancer=alb,
             substitutions=substitutions,
@@ -216,3 +160,69 @@ class MigrationStack(TerraformStack):
             load_balancer=alb,
             credentials=creds,
         )
+
+    def _grafana_admin_secret(self, key_arn: str) -> tuple[str, list[str]]:
+        """The Grafana admin password's secret (given, or created empty) and the KMS keys that decrypt it."""
+        cfg = self.cfg
+        grafana = cfg.monitoring.grafana
+        if grafana.admin_secret_arn:
+            return grafana.admin_secret_arn, list(cfg.secrets_kms_key_arns)
+        # Created empty: there is never a default password. The operator puts the value (runbook).
+        created = SecretsmanagerSecret(
+            self,
+            "grafana_admin",
+            name=f"{cfg.resource_prefix}/grafana-admin",
+            description=f"Grafana admin password of {cfg.resource_prefix} (JSON key '{grafana.admin_secret_key}'); "
+            "set it with put-secret-value before Grafana can start",
+            kms_key_id=key_arn,
+            recovery_window_in_days=7,
+        )
+        skip(created, "CKV2_AWS_57", "the operator sets and changes the Grafana admin password "
+             "(runbooks/deploy.md); a rotation Lambda would change it behind Grafana's back")
+        return created.arn, [key_arn]
+
+    def _service_specs(self, connect_env: dict[str, str], connect_secret_env: dict[str, str], creds, discovery, msk,
+                       grafana_secret_arn: str) -> dict[str, ServiceSpec]:
+        """What each service's container gets: plain environment, ECS secrets, its certificate's names."""
+        cfg = self.cfg
+        grafana = cfg.monitoring.grafana
+        prometheus_dns = discovery.dns_name("prometheus")
+        return {
+            "kafka-connect": ServiceSpec(env=connect_env, secret_env=connect_secret_env),
+            "prometheus": ServiceSpec(
+                env={
+                    # Scrape targets: every Connect task's IP behind the Cloud Map A records.
+                    "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
+                    "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
+                    "MM2_ENVIRONMENT": cfg.name,
+                    **broker_scrape_env(self, cfg, msk),
+                    **(
+                        {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),
+                         "MM2_ALERTMANAGER_PATH_PREFIX": cfg.monitoring.alertmanager.path_prefix}
+                        if cfg.monitoring.alertmanager else {}
+                    ),
+                },
+                secret_env=creds.prometheus_secret_env(),
+                # Grafana reaches Prometheus by its Cloud Map name and verifies it.
+                serving_cert_dns=(prometheus_dns,),
+            ),
+            "grafana": ServiceSpec(
+                env={
+                    "GF_SECURITY_ADMIN_USER": grafana.admin_user,
+                    "GF_SERVER_HTTP_PORT": str(GRAFANA_PORT),
+                    "GF_AUTH_ANONYMOUS_ENABLED": "false",
+                    "GF_USERS_ALLOW_SIGN_UP": "false",
+                    "GF_ANALYTICS_REPORTING_ENABLED": "false",
+                    "GF_ANALYTICS_CHECK_FOR_UPDATES": "false",
+                    "PROMETHEUS_URL": f"https://{prometheus_dns}:{PROMETHEUS_PORT}",
+                    # Behind the HTTPS load balancer: session cookies only over TLS.
+                    "GF_SECURITY_COOKIE_SECURE": "true",
+                    "GF_SECURITY_COOKIE_SAMESITE": "strict",
+                },
+                secret_env={
+                    "GF_SECURITY_ADMIN_PASSWORD": f"{grafana_secret_arn}:{grafana.admin_secret_key}::",
+                    **creds.grafana_secret_env(),
+                },
+                serving_cert_dns=(),
+            ),
+        }
