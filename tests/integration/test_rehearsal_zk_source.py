@@ -18,13 +18,13 @@ from types import SimpleNamespace
 import pytest
 
 from msk_migrate import versions
-from msk_migrate.config.flow import REHEARSAL_MIGRATION
 from msk_migrate.kafka.mm2_acls import AclNeed
 from msk_migrate.local.memory import PeakSampler
 from msk_migrate.local.scram import MM2_USER
 from msk_migrate.local.shape import make_shape
 from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.rehearsal import rehearse
+from msk_migrate.rehearsal.demo import REHEARSAL_MIGRATION
 
 from .test_rehearsal import assert_every_step_to_a_match_both_ways_with_exact_cutovers
 

@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 from ..config.environ import CA_ENV, SECRET_ARN_ENV
-from ..config.flow import REHEARSAL_MIGRATION, VARIABLES, Flow, check_connect_url, check_one_source, read_flow
+from ..config.flow import VARIABLES, Flow, check_connect_url, check_one_source, read_flow
 from ..config.identifiers import SECRET_ARN
 from ..config.migration import ClusterEndpoint, WorkerSpec
 from ..errors import UsageError
@@ -47,6 +47,8 @@ def local_state(base_dir: Path | None = None) -> dict[str, Any]:
 
 
 def local_flow(base_dir: Path | None = None) -> Flow:
+    from ..rehearsal.demo import REHEARSAL_MIGRATION  # the rehearsal's flow (imports the Kafka client)
+
     state = local_state(base_dir)
     eps = state.get("endpoints", {})  # every broker and the auth of a secured source (local/harness.py)
     if state.get("secret_env_file"):  # its MM2 user's credentials, as an operator's shell would hold them

@@ -22,24 +22,6 @@ from .recorded import load_record, owner_of, record_path, save_record
 ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
 
 
-#: The flow of the local rehearsal (``make rehearse``, ``--local``): demo topics and groups, fast intervals.
-REHEARSAL_MIGRATION = MigrationSpec(
-    name="mm2",
-    topics=["shop\\..*"],
-    groups=["shop-.*"],
-    tasks_max=2,
-    replication_factor=1,
-    internal_replication_factor=1,
-    emit_checkpoints_interval_seconds=2,
-    sync_group_offsets_interval_seconds=2,
-    emit_heartbeats_interval_seconds=2,
-    refresh_topics_interval_seconds=5,
-    refresh_groups_interval_seconds=5,
-    offset_lag_max=50,
-    # shop.orders accepts 2 MiB records on the source (DEMO_TOPICS): the preflight's record-size check asks for
-    # exactly this override, so the rehearsal follows the fix an operator would apply.
-    producer_overrides={"max.request.size": 2097152},
-)
 
 
 @dataclass

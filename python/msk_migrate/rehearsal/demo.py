@@ -16,6 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..access.admin import quiet
+from ..config.migration import MigrationSpec
 from ..kafka.produce import produce_waiting
 from .result import StepFailed
 
@@ -35,6 +36,25 @@ MOVED_GROUP, ROLLBACK_GROUP, ROLLBACK_TOPIC = "shop-analytics", "shop-billing", 
 FLUSH_SECONDS = 180
 #: Records the moved producers write on the target.
 MOVED_PRODUCER_RECORDS = 3_000
+
+#: The flow of the local rehearsal (``make rehearse``, ``--local``): demo topics and groups, fast intervals.
+REHEARSAL_MIGRATION = MigrationSpec(
+    name="mm2",
+    topics=["shop\\..*"],
+    groups=["shop-.*"],
+    tasks_max=2,
+    replication_factor=1,
+    internal_replication_factor=1,
+    emit_checkpoints_interval_seconds=2,
+    sync_group_offsets_interval_seconds=2,
+    emit_heartbeats_interval_seconds=2,
+    refresh_topics_interval_seconds=5,
+    refresh_groups_interval_seconds=5,
+    offset_lag_max=50,
+    # shop.orders accepts 2 MiB records on the source (DEMO_TOPICS above): the preflight's record-size check asks for
+    # exactly this override, so the rehearsal follows the fix an operator would apply.
+    producer_overrides={"max.request.size": 2097152},
+)
 
 
 class DemoApps:

@@ -6,11 +6,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..config.flow import REHEARSAL_MIGRATION
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape
 from . import steps
 from .context import RehearsalContext
+from .demo import REHEARSAL_MIGRATION
 from .result import RehearsalResult, Step, StepFailed
 
 StepFn = Callable[[RehearsalContext], str]
