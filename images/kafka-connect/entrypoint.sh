@@ -64,7 +64,12 @@ fi
 REST_KEYSTORE_PASSWORD_LINE=""
 if [[ -n "${CONNECT_REST_TLS_CA_SEED:-}" ]]; then
   # The SAN holds the address other workers use (rest.advertised.host.name): they verify it.
-  if [[ "$CONNECT_REST_ADVERTISED_HOST" =~ ^[0-9.]+$|^[0-9a-fA-F:]+$ ]]; then san=(--ip "$CONNECT_REST_ADVERTISED_HOST"); else san=(--dns "$CONNECT_REST_ADVERTISED_HOST"); fi
+  # An IPv4 address, or an IPv6 one (it has a colon): a hostname of hex digits only (a container id) is a name.
+  if [[ "$CONNECT_REST_ADVERTISED_HOST" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$|^[0-9a-fA-F]*:[0-9a-fA-F:]*$ ]]; then
+    san=(--ip "$CONNECT_REST_ADVERTISED_HOST")
+  else
+    san=(--dns "$CONNECT_REST_ADVERTISED_HOST")
+  fi
   "${SERVING_CERT:-$(dirname "$0")/serving-cert.sh}" --out "$CONFIG_DIR/rest-tls" --seed-env CONNECT_REST_TLS_CA_SEED \
     "${san[@]}" --pkcs12 || die "could not make the REST certificate (see the line above)"
   store_password="$(cat "$CONFIG_DIR/rest-tls/store-password")"

@@ -45,7 +45,7 @@ if [[ ${#IPS[@]} -eq 0 ]]; then
   read -r -a IPS <<< "$( (hostname -i 2>/dev/null || true) )"
 fi
 for ip in "${IPS[@]}" 127.0.0.1; do
-  [[ "$ip" =~ ^[0-9.]+$|^[0-9a-fA-F:]+$ ]] || die "--ip '$ip' is not an IP address"
+  [[ "$ip" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$|^[0-9a-fA-F]*:[0-9a-fA-F:]*$ ]] || die "--ip '$ip' is not an IP address"
 done
 for name in ${DNS[@]+"${DNS[@]}"}; do
   [[ "$name" =~ ^[A-Za-z0-9.-]+$ ]] || die "--dns '$name' is not a DNS name"

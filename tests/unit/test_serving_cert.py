@@ -88,6 +88,7 @@ def test_pkcs12_stores_hold_the_key_chain_and_the_ca_as_a_trusted_entry(tmp_path
 @pytest.mark.parametrize(("args", "seed", "word"), [
     ((), "short", "at least 32"),
     (("--ip", "10.0.0.x"), SEED, "--ip"),
+    (("--ip", "427efcd7a2d2"), SEED, "--ip"),  # hex digits without a colon: not an IPv6 address
     (("--dns", "bad name!"), SEED, "--dns"),
     (("--bogus",), SEED, "unknown argument"),
 ])
@@ -136,3 +137,19 @@ def test_entrypoint_makes_the_rest_certificate_and_writes_the_store_passwords_ma
     missing = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env={**env, ENV_REST_TLS_CA_SEED: ""},
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and ENV_REST_TLS_CA_SEED in missing.stderr
+
+
+@pytest.mark.parametrize(("host", "san"), [
+    ("10.0.4.9", "IP Address:10.0.4.9"),
+    ("fd00::2", "IP Address:FD00:0:0:0:0:0:0:2"),
+    ("427efcd7a2d2", "DNS:427efcd7a2d2"),  # a container id as hostname (hex digits only) is a name
+])
+def test_the_advertised_host_is_named_in_the_certificate_as_an_address_or_a_name(tmp_path, host, san):
+    env = {**worker_environment(_target(), WorkerSpec(), rest=ECS_REST, config_dir=str(tmp_path)),
+           "PATH": os.environ["PATH"], "CONNECT_DRY_RUN": "1", "CONNECT_REST_ADVERTISED_HOST": host,
+           "CONNECT_REST_USERNAME": "ops", "CONNECT_REST_PASSWORD": "p", ENV_REST_TLS_CA_SEED: SEED}
+    r = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    text = subprocess.run(["openssl", "x509", "-in", str(tmp_path / REST_TLS_DIR / "cert.pem"), "-noout", "-ext",
+                           "subjectAltName"], capture_output=True, text=True, check=True).stdout
+    assert san in text, text
