@@ -228,7 +228,12 @@ def test_workers_with_certificates_made_at_start_trust_each_other_and_forward_re
         for w, name in zip((a, b), names, strict=True):
             w.client.put_config(name, _heartbeat(**{"name": name}))
         for w in (a, b):
-            assert set(names) <= set(w.client.connectors())
+            # each worker learns the other's connector from the config topic: a moment after the PUT answered
+            deadline, listed = time.monotonic() + 60, set()
+            while time.monotonic() < deadline and not set(names) <= listed:
+                listed = set(w.client.connectors())
+                time.sleep(0.5)
+            assert set(names) <= listed, (w.url, listed)
     finally:
         for name in names:
             with contextlib.suppress(Exception):  # cleanup only
