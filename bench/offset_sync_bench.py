@@ -83,7 +83,7 @@ def main() -> None:
         t_cp = time.time()
         cps: dict = {}
         while time.time() - t_cp < a.checkpoint_wait:
-            cps = latest_checkpoints(T, "source", GROUP).get(GROUP, {})
+            cps = latest_checkpoints(T, "source", GROUP, spec.internal_namespace).get(GROUP, {})
             if len(cps) >= a.partitions:
                 break
             time.sleep(5)

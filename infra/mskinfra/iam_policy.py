@@ -37,7 +37,7 @@ def internal_topics(cfg: EnvironmentConfig) -> list[str]:
         w.config_storage_topic,
         w.offset_storage_topic,
         w.status_storage_topic,
-        *flow_internal_topics(cfg.source.alias, cfg.target.alias),
+        *flow_internal_topics(cfg.source.alias, cfg.target.alias, cfg.migration.internal_namespace),
     ]
 
 

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth
+from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth, env_config
 
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
 from msk_migrate.connectors import render_connectors, worker_environment
@@ -253,7 +253,10 @@ def test_connect_task_role_scopes_topics_and_groups_to_the_migration(synth: Synt
     topics = {r.rsplit("/", 1)[1] for r in st["TargetMskTopics"]["Resource"]}
     assert {"orders.*", "payments.*", "customers"} <= topics
     assert {"mm2-connect-configs", "mm2-connect-offsets", "mm2-connect-status"} <= topics
-    assert {"mm2-offset-syncs.source.internal", "source.checkpoints.internal", "heartbeats", "source.heartbeats"} <= topics
+    # MM2's bookkeeping, named per migration (dev's migration.name is read from dev.yaml, not re-typed)
+    name = env_config("dev").migration.name
+    assert {f"mm2-offset-syncs.{name}.source.internal", f"{name}.source.checkpoints.internal", "heartbeats",
+            "source.heartbeats"} <= topics
     assert "*" not in topics
     groups = {r.rsplit("/", 1)[1] for r in st["TargetMskGroups"]["Resource"]}
     assert groups == {"orders-*", "payments-*", "mm2-connect-dev"}

@@ -211,3 +211,16 @@ def test_replication_factor_above_the_target_brokers_is_refused_before_apply(tmp
     assert "migration.replication_factor" in r.stderr and "1 broker" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert set(connect.connectors()) == before
+
+
+def test_apply_refuses_to_rename_a_running_flows_mm2_bookkeeping_topics(tmp_path, local_env, connect, mm2):
+    # the session's flow runs with per-migration names; the same flow rendered with Kafka's names would move
+    # its checkpoints and offset syncs to other topics (translation history lost): refused, nothing applied
+    mf = _migration_file(tmp_path, local_env, internal_topic_names="kafka-default")
+    before = {n: connect.config(n) for n in mm2}
+    r = run("connectors", "apply", "--config", str(mf), "--connect-url", connect.url)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "migration.internal_topic_names" in r.stderr and "it.source.checkpoints.internal" in r.stderr
+    assert "source.checkpoints.internal" in r.stderr and "per-migration" in r.stderr
+    assert {n: connect.config(n) for n in mm2} == before

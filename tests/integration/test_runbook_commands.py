@@ -128,7 +128,8 @@ def test_offsets_sync_moves_a_stopped_group_now_and_never_backwards_without_forc
     commit_group(src, group, topic, {0: 120})
     mf = _migration_file(tmp_path, local_env)
     session = AdminSession.for_endpoint("target", local_env.target())
-    cp = wait_until(lambda: latest_checkpoints(session, "source", group).get(group, {}).get((topic, 0)), 90,
+    cp = wait_until(lambda: latest_checkpoints(session, "source", group, TEST_MIGRATION.internal_namespace)
+                    .get(group, {}).get((topic, 0)), 90,
                     what="checkpoint")
     _replicated(local_env, topic, 300)
     # the group moved on on the target (ahead of the checkpoint): a sync would move it backwards
@@ -227,34 +228,40 @@ def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the
         apply(connect, render_connectors(local_env.source(), local_env.target(), TEST_MIGRATION), wait=True, timeout=120)
 
 
-def test_cleanup_lists_mm2_leftovers_and_deletes_them_only_with_yes(tmp_path, local_env, mm2, connect, unique):
-    # a second migration into the worker's (shared) target with its own aliases: its bookkeeping is its own,
-    # `heartbeats` is shared with the session's live flow and must survive
-    a, b = f"x{unique}", f"y{unique}"
+def test_cleanup_of_one_migration_never_touches_another_migrations_bookkeeping_on_a_shared_target(
+        tmp_path, local_env, mm2, connect, unique):
+    # a second migration into the worker's (shared) target with the SAME aliases as the session's live flow
+    # (prod.yaml's case): MM2's checkpoints and offset syncs are named per migration, so its bookkeeping is
+    # its own; `heartbeats` (one per cluster) is shared with the live flow and must survive
+    a = local_env.source().alias
+    gone = f"gone{unique}"
     data = {"source": {"alias": a, "bootstrap_servers": local_env.source().bootstrap_servers},
-            "target": {"alias": b, "bootstrap_servers": local_env.target().bootstrap_servers},
-            "migration": {**TEST_MIGRATION.model_dump(), "name": f"gone{unique}"}, "worker": {"replication_factor": 1}}
+            "target": {"alias": local_env.target().alias, "bootstrap_servers": local_env.target().bootstrap_servers},
+            "migration": {**TEST_MIGRATION.model_dump(), "name": gone}, "worker": {"replication_factor": 1}}
     mf = tmp_path / "flow.yaml"
     mf.write_text(yaml.safe_dump(data))
     host = local_env.target().bootstrap_servers
-    left = [f"mm2-offset-syncs.{a}.internal", f"{a}.checkpoints.internal"]
+    left = [f"mm2-offset-syncs.{gone}.{a}.internal", f"{gone}.{a}.checkpoints.internal"]
+    live = [f"mm2-offset-syncs.{TEST_MIGRATION.name}.{a}.internal", f"{TEST_MIGRATION.name}.{a}.checkpoints.internal"]
     for t in left:
         create_topic(host, t, partitions=1)
-    wait_until(lambda: "heartbeats" in admin(host).list_topics(timeout=10).topics, 60, what="the live flow's heartbeats")
+    wait_until(lambda: set(live) | {"heartbeats"} <= set(admin(host).list_topics(timeout=10).topics), 60,
+               what="the live flow's heartbeats, offset syncs and checkpoints")
     r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--output", "json")
     assert r.returncode == 0, r.stderr
     items = {i["name"]: i for i in json.loads(r.stdout)["items"]}
     assert set(left) <= set(items) and not json.loads(r.stdout)["deleted"]
+    assert not set(live) & set(items)  # the live migration's bookkeeping is not even listed
     assert items["heartbeats"]["kind"] == "kept" and items["heartbeats"]["why"].startswith("shared: connector it-")
     assert set(left) <= set(admin(host).list_topics(timeout=10).topics)  # nothing deleted without --yes
     r = run("cleanup", "--config", str(mf), "--connect-url", connect.url, "--yes")
     assert r.returncode == 0, r.stderr
     wait_until(lambda: not set(left) & set(admin(host).list_topics(timeout=10).topics), 30, what="topics deleted")
-    assert "heartbeats" in admin(host).list_topics(timeout=10).topics  # shared with a live flow: kept
+    assert {"heartbeats", *live} <= set(admin(host).list_topics(timeout=10).topics)  # the live flow's: kept
 
     # a flow whose connectors still run is refused
-    live = _migration_file(tmp_path, local_env)
-    r = run("cleanup", "--config", str(live), "--connect-url", connect.url, "--yes")
+    live_flow = _migration_file(tmp_path, local_env)
+    r = run("cleanup", "--config", str(live_flow), "--connect-url", connect.url, "--yes")
     _one_line_exit_2(r)
     assert "it-source" in r.stderr
 

@@ -48,6 +48,23 @@ def test_renderer_and_defaults_take_mm2_names_from_the_domain_module():
     assert names.offset_syncs_topic("onprem", "msk") == "mm2-offset-syncs.onprem.internal"
     assert names.offset_syncs_topic("onprem", "msk", location="source") == "mm2-offset-syncs.msk.internal"
     assert names.checkpoints_topic("onprem") == "onprem.checkpoints.internal"
+    assert names.checkpoints_topic("onprem", "orders") == "orders.onprem.checkpoints.internal"
+    assert names.offset_syncs_topic("onprem", "msk", namespace="orders") == "mm2-offset-syncs.orders.onprem.internal"
+
+
+def test_two_migrations_into_one_target_with_the_same_aliases_never_share_mm2_bookkeeping():
+    a, b = MigrationSpec(name="orders-mig"), MigrationSpec(name="payments-mig")
+    ca = render_connectors(SRC, TGT, a)
+    # every connector of a flow carries its migration's name for the policy JAR
+    assert {c[names.MIGRATION_CONFIG] for c in ca.values()} == {"orders-mig"}
+    ta = set(names.flow_internal_topics("onprem", "msk", a.internal_namespace))
+    tb = set(names.flow_internal_topics("onprem", "msk", b.internal_namespace))
+    assert ta & tb == {names.HEARTBEATS_TOPIC, names.remote_heartbeats_topic("onprem")}  # one per cluster, by design
+    assert "mm2-offset-syncs.orders-mig.onprem.internal" in ta and "orders-mig.onprem.checkpoints.internal" in ta
+    # a flow that started under Kafka's names keeps them
+    legacy = MigrationSpec(name="orders-mig", internal_topic_names="kafka-default")
+    assert legacy.internal_namespace is None
+    assert not any(names.MIGRATION_CONFIG in c for c in render_connectors(SRC, TGT, legacy).values())
 
 
 def test_topic_selection_matches_like_mm2_and_maps_renames_both_ways():
@@ -68,8 +85,10 @@ def test_reverse_flow_replicates_only_the_named_topics_and_never_collides_with_t
     assert src["source.cluster.bootstrap.servers"] == TGT.bootstrap_servers
     assert src["topics"] == r"orders\.created,clients" and src["replication.policy.topic.renames"] == "clients:customers"
     # MM2 topics of each flow live on its own target, named after its own source alias: no collision
-    fwd_topics = set(names.flow_internal_topics("onprem", "msk"))
-    rev_topics = {names.offset_syncs_topic("msk", "onprem"), names.checkpoints_topic("msk")}
+    ns = names.connector_namespace(src)
+    assert ns == "mm2-reverse" and names.connector_namespace(forward["mm2-source"]) == "mm2"
+    fwd_topics = set(names.flow_internal_topics("onprem", "msk", "mm2"))
+    rev_topics = {names.offset_syncs_topic("msk", "onprem", namespace=ns), names.checkpoints_topic("msk", ns)}
     assert not fwd_topics & rev_topics
     assert "heartbeat" not in " ".join(rev)  # no reverse heartbeats: nothing to loop back
     with pytest.raises(UsageError, match="still replicated forward"):
@@ -131,9 +150,9 @@ def test_iam_patterns_and_validation_take_mm2_facts_from_the_domain_module():
     from mskinfra.iam_policy import internal_topics
 
     cfg = load_environment(repo / "infra" / "environments" / "dev.yaml")
-    mm2 = names.flow_internal_topics(cfg.source.alias, cfg.target.alias)
+    mm2 = names.flow_internal_topics(cfg.source.alias, cfg.target.alias, cfg.migration.internal_namespace)
     assert internal_topics(cfg)[-len(mm2):] == mm2
-    assert f"mm2-offset-syncs.{cfg.source.alias}.internal" in internal_topics(cfg)
+    assert f"mm2-offset-syncs.{cfg.migration.name}.{cfg.source.alias}.internal" in internal_topics(cfg)
     assert kafka_meta.MM2_CONFIG_EXCLUDES is names.CONFIG_PROPERTIES_EXCLUDE_DEFAULT
     excluded = topic_selection(MigrationSpec(topics=[".*"], topics_exclude=DEFAULT_EXCLUDES))
     assert excluded.select([*mm2, "orders"]) == ["orders"]

@@ -52,8 +52,10 @@ def test_local_up_refuses_a_shape_it_cannot_start_in_one_line_and_starts_nothing
 
 def test_mm2_forward_acls_only_read_and_reverse_acls_name_only_the_rolled_back_topic_and_group():
     assert {n.operation for n in forward_source_acls()} == {"READ", "DESCRIBE", "DESCRIBE_CONFIGS"}
-    rev = reverse_source_acls("target", ["shop.orders"], ["shop-billing"], "mm2-connect-offsets")
+    rev = reverse_source_acls("target", ["shop.orders"], ["shop-billing"], "mm2-connect-offsets", "shop-reverse")
     writes = {n.name for n in rev if n.operation == "WRITE"}
-    assert writes == {"shop.orders", "mm2-offset-syncs.target.internal", "target.checkpoints.internal",
-                      "mm2-connect-offsets"}
+    assert writes == {"shop.orders", "mm2-offset-syncs.shop-reverse.target.internal",
+                      "shop-reverse.target.checkpoints.internal", "mm2-connect-offsets"}
+    legacy = reverse_source_acls("target", ["shop.orders"], ["shop-billing"], "mm2-connect-offsets")
+    assert {"mm2-offset-syncs.target.internal", "target.checkpoints.internal"} <= {n.name for n in legacy}
     assert {n.name for n in rev if n.resource == "group"} == {"shop-billing"}

@@ -125,24 +125,27 @@ def read_topic(session: AdminSession, topic: str, timeout: float = 30.0) -> list
     return out
 
 
-def latest_checkpoints(session: AdminSession, source_alias: str, group: str | None = None) -> dict[str, dict[TP, Checkpoint]]:
-    """group -> (target topic, partition) -> newest checkpoint, from ``<source_alias>.checkpoints.internal``."""
+def latest_checkpoints(session: AdminSession, source_alias: str, group: str | None = None,
+                       namespace: str | None = None) -> dict[str, dict[TP, Checkpoint]]:
+    """group -> (target topic, partition) -> newest checkpoint, from the flow's checkpoints topic
+    (``[<namespace>.]<source_alias>.checkpoints.internal``)."""
     from ..kafka.names import checkpoints_topic
 
     out: dict[str, dict[TP, Checkpoint]] = {}
-    for key, value in read_topic(session, checkpoints_topic(source_alias)):
+    for key, value in read_topic(session, checkpoints_topic(source_alias, namespace)):
         cp = decode_checkpoint(key, value)
         if group is None or cp.group == group:
             out.setdefault(cp.group, {})[(cp.topic, cp.partition)] = cp
     return out
 
 
-def latest_offset_syncs(session: AdminSession, source_alias: str, target_alias: str) -> dict[TP, OffsetSync]:
+def latest_offset_syncs(session: AdminSession, source_alias: str, target_alias: str,
+                        namespace: str | None = None) -> dict[TP, OffsetSync]:
     """(upstream topic, partition) -> newest offset sync of the flow source->target (syncs on the target)."""
     from ..kafka.names import offset_syncs_topic
 
     out: dict[TP, OffsetSync] = {}
-    for key, value in read_topic(session, offset_syncs_topic(source_alias, target_alias)):
+    for key, value in read_topic(session, offset_syncs_topic(source_alias, target_alias, namespace=namespace)):
         sync = decode_offset_sync(key, value)
         out[(sync.topic, sync.partition)] = sync
     return out

@@ -18,7 +18,7 @@ from ..aws.preflight_task import in_vpc_options
 from ..cliutil import emit_json, emit_json_stream, human, json_document, output_option
 from ..config.flow import Flow
 from ..errors import UsageError
-from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, offset_syncs_topic
+from ..kafka.names import SOURCE_CONNECTOR_CLASS, checkpoints_topic, connector_namespace, offset_syncs_topic
 from ..tables import colour, table
 from .flow import announce, flow_from_kwargs, flow_options, talked_to
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
@@ -394,7 +394,8 @@ def _print_plan(p, output: str, applied: bool, talked: dict | None = None) -> No
         alias = cfg["source.cluster.alias"]
         is_source = cfg["connector.class"] == SOURCE_CONNECTOR_CLASS
         t.add_row(name, cfg.get("topics", "-") if is_source else cfg.get("groups", "-"),
-                  offset_syncs_topic(alias, cfg["target.cluster.alias"]) if is_source else checkpoints_topic(alias))
+                  offset_syncs_topic(alias, cfg["target.cluster.alias"], namespace=connector_namespace(cfg)) if is_source
+                  else checkpoints_topic(alias, connector_namespace(cfg)))
     con.print(t)
     if p.start:
         con.print("reverse starts at target offsets: " + ", ".join(f"{k}={v}" for k, v in p.start.items()))

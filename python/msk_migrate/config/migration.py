@@ -110,6 +110,14 @@ class MigrationSpec(BaseModel):
         True, description="Source consumer isolation.level=read_committed: aborted transactions are not copied."
     )
     tasks_max_checkpoint: int = Field(1, ge=1, le=100, description="MirrorCheckpointConnector tasks.")
+    internal_topic_names: Literal["per-migration", "kafka-default"] = Field(
+        "per-migration",
+        description="Names of MM2's checkpoints and offset-syncs topics: 'per-migration' = "
+        "<name>.<alias>.checkpoints.internal and mm2-offset-syncs.<name>.<alias>.internal (two migrations into one "
+        "shared cluster never share them); 'kafka-default' = Kafka's <alias>.checkpoints.internal and "
+        "mm2-offset-syncs.<alias>.internal, for a flow already running under them (switching a running flow "
+        "restarts its offset translation: `connectors apply` refuses it).",
+    )
 
     # ---- tuning (msk_migrate.config.overrides checks every key against Kafka's own ConfigDefs) ----------
     tuning_profile: Literal["bulk", "kafka-defaults"] = Field(
@@ -191,6 +199,11 @@ class MigrationSpec(BaseModel):
             if new in v:
                 raise ValueError(f"topic_renames target {new!r} is also a rename source (chains are not allowed)")
         return v
+
+    @property
+    def internal_namespace(self) -> str | None:
+        """The name MM2's checkpoints and offset-syncs topics of this flow carry (None: Kafka's names)."""
+        return self.name if self.internal_topic_names == "per-migration" else None
 
     def connector_names(self) -> dict[str, str]:
         return {

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, SOURCE_CONNECTOR_CLASS
+from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, MIRROR_PACKAGE, SOURCE_CONNECTOR_CLASS, checkpoints_topic, connector_namespace
 from ..kafka.selection import NameFilter
 from .rest import ConnectClient, ConnectorFailed, ConnectRestError, failure
 from .sources import check_no_plaintext_secrets
@@ -66,9 +66,30 @@ def check_no_loop(client: ConnectClient, configs: dict[str, dict[str, str]]) -> 
                                          f"exclude {topic} from one direction first; nothing was applied")
 
 
+def check_internal_topic_names(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
+    """Refuse to rename a running flow's checkpoints/offset-syncs topics (per migration <-> Kafka's names):
+    its offset translation history is in the topics it uses now, and the new ones would start empty."""
+    existing = set(client.connectors())
+    for name, cfg in configs.items():
+        if name not in existing or not str(cfg.get("connector.class", "")).startswith(MIRROR_PACKAGE):
+            continue
+        current = client.config(name) or {}
+        alias = cfg.get("source.cluster.alias", "")
+        now, new = connector_namespace(current), connector_namespace(cfg)
+        if now != new:
+            keep = "kafka-default" if now is None else "per-migration"
+            raise UsageError(
+                "migration.internal_topic_names",
+                f"{name} on {client.url} runs with MM2's checkpoints in {checkpoints_topic(alias, now)}; this config "
+                f"would move them to {checkpoints_topic(alias, new)} (offset translation would restart from nothing)",
+                f"set migration.internal_topic_names: {keep} for this flow (or delete its connectors and run "
+                "msk-migrate cleanup first); nothing was applied")
+
+
 def validate_all(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
     check_no_plaintext_secrets(configs)
     check_no_loop(client, configs)
+    check_internal_topic_names(client, configs)
     problems: list[str] = []
     for name, cfg in configs.items():
         for err in client.validate({**cfg, "name": name}):

@@ -54,6 +54,8 @@ def _common(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec,
         "checkpoints.topic.replication.factor": str(m.internal_replication_factor),
         "heartbeats.topic.replication.factor": str(m.internal_replication_factor),
     }
+    if m.internal_namespace:
+        cfg[names.MIGRATION_CONFIG] = m.internal_namespace
     if m.topic_renames:
         cfg["replication.policy.topic.renames"] = ",".join(f"{a}:{b}" for a, b in m.topic_renames.items())
     for k, v in client_properties(roles[0], source.auth).items():
@@ -202,8 +204,8 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
     template). Refuses a topic the given forward spec still replicates (records would loop).
 
     Checkpoints and offset syncs of the reverse flow live on the source cluster under the target's alias
-    (``<target alias>.checkpoints.internal``, ``mm2-offset-syncs.<target alias>.internal``): no name
-    collides with the forward flow's (``<source alias>.*`` on the target).
+    (``<name>-reverse.<target alias>.checkpoints.internal``, ``mm2-offset-syncs.<name>-reverse.<target alias>.internal``;
+    without the migration's name under ``kafka-default``): no name collides with the forward flow's.
     """
     sel = topic_selection(m)
     names = list(topics) if topics is not None else [t for t in m.topics if re.fullmatch(r"[A-Za-z0-9._-]+", t)]

@@ -8,7 +8,8 @@ into it, so those grants are given at rollback time, for the rolled-back topics 
 - forward: Topic ``*`` Read, Describe, DescribeConfigs (MirrorSourceConnector reads records and copies
   topic configs); Group ``*`` Describe (MirrorCheckpointConnector lists the groups and their offsets).
 - reverse (target -> source): Write + Describe on each rolled-back topic; Create, Write, Read, Describe on
-  ``mm2-offset-syncs.<target alias>.internal``, ``<target alias>.checkpoints.internal`` and the Connect
+  the reverse flow's offset-syncs and checkpoints topics (``mm2-offset-syncs.<name>-reverse.<target alias>.internal``,
+  ``<name>-reverse.<target alias>.checkpoints.internal``, :mod:`.names`) and the Connect
   offsets topic the reverse connectors keep on the source (KIP-618, :func:`reverse_producer`); Read +
   Describe on each rolled-back group (its translated offsets are committed on the source); Cluster
   IdempotentWrite (Kafka before 3.0 asks it of every idempotent producer).
@@ -48,13 +49,15 @@ def forward_source_acls() -> list[AclNeed]:
 
 
 def reverse_source_acls(target_alias: str, topics: list[str], groups: list[str],
-                        connect_offsets_topic: str) -> list[AclNeed]:
-    """What a rollback's reverse flow (target -> source) needs on the source, for ``topics``/``groups``."""
+                        connect_offsets_topic: str, namespace: str | None = None) -> list[AclNeed]:
+    """What a rollback's reverse flow (target -> source) needs on the source, for ``topics``/``groups``
+    (``namespace``: the reverse flow's migration name its bookkeeping topics carry; None: Kafka's names)."""
     needs = [AclNeed("cluster", "kafka-cluster", "IDEMPOTENT_WRITE", "the reverse flow's idempotent producer")]
     for t in topics:
         needs += [AclNeed("topic", t, "WRITE", "the reverse flow writes the producers' records back"),
                   AclNeed("topic", t, "DESCRIBE", "the reverse flow's producer looks up its partitions")]
-    for t in (offset_syncs_topic(target_alias, "source"), checkpoints_topic(target_alias), connect_offsets_topic):
+    for t in (offset_syncs_topic(target_alias, "source", namespace=namespace), checkpoints_topic(target_alias, namespace),
+              connect_offsets_topic):
         needs += [AclNeed("topic", t, op, "the reverse flow's own bookkeeping on the source")
                   for op in ("CREATE", "WRITE", "READ", "DESCRIBE")]
     for g in groups:

@@ -1,8 +1,12 @@
 """MirrorMaker 2 names and defaults: written once, derived everywhere (renderer, IAM, cleanup, lag).
 
-Names follow :class:`io.mskmigrate.replication.IdentityMigrationReplicationPolicy` (jvm/), which keeps
-Kafka's defaults for MM2's own topics: ``heartbeats``, ``<alias>.heartbeats`` (a replicated heartbeats
-topic), ``<alias>.checkpoints.internal`` and ``mm2-offset-syncs.<alias>.internal``.
+Names follow :class:`io.mskmigrate.replication.IdentityMigrationReplicationPolicy` (jvm/): ``heartbeats``
+and ``<alias>.heartbeats`` (a replicated heartbeats topic) as Kafka names them; checkpoints and offset syncs
+named per migration, ``<migration>.<alias>.checkpoints.internal`` and
+``mm2-offset-syncs.<migration>.<alias>.internal`` (the policy's :data:`MIGRATION_CONFIG`), so two migrations
+into one shared cluster never share them. ``namespace=None`` gives Kafka's own names
+(``<alias>.checkpoints.internal``, ``mm2-offset-syncs.<alias>.internal``): a flow that started under them keeps
+them (``migration.internal_topic_names: kafka-default``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ REPLICATION_POLICY_CLASS = "io.mskmigrate.replication.IdentityMigrationReplicati
 #: The separator MM2 puts between an alias and ``heartbeats``; checkpoints and offset syncs always use '.'.
 SEPARATOR = "."
 HEARTBEATS_TOPIC = "heartbeats"
+#: The policy key naming the migration in its checkpoints and offset-syncs topics (the JAR's MIGRATION_CONFIG).
+MIGRATION_CONFIG = "replication.policy.migration.name"
 
 OffsetSyncsLocation = Literal["source", "target"]
 
@@ -34,26 +40,38 @@ def remote_heartbeats_topic(source_alias: str) -> str:
     return f"{source_alias}{SEPARATOR}{HEARTBEATS_TOPIC}"
 
 
-def checkpoints_topic(source_alias: str) -> str:
-    """Where MirrorCheckpointConnector writes translated group offsets (on the flow's target cluster)."""
-    return f"{source_alias}.checkpoints.internal"
+def _namespaced(alias: str, namespace: str | None) -> str:
+    return alias if namespace is None else f"{namespace}.{alias}"
 
 
-def offset_syncs_topic(source_alias: str, target_alias: str, location: OffsetSyncsLocation = "target") -> str:
+def checkpoints_topic(source_alias: str, namespace: str | None = None) -> str:
+    """Where MirrorCheckpointConnector writes translated group offsets (on the flow's target cluster);
+    ``namespace``: the migration's name when its topics are named per migration."""
+    return f"{_namespaced(source_alias, namespace)}.checkpoints.internal"
+
+
+def offset_syncs_topic(source_alias: str, target_alias: str, location: OffsetSyncsLocation = "target",
+                       namespace: str | None = None) -> str:
     """MM2's upstream->downstream offset map. Named after the *other* cluster than where it lives
-    (MirrorConnectorConfig.offsetSyncsTopic): on the target it is ``mm2-offset-syncs.<source>.internal``."""
+    (MirrorConnectorConfig.offsetSyncsTopic): on the target it is ``mm2-offset-syncs.[<migration>.]<source>.internal``."""
     other = source_alias if location == "target" else target_alias
-    return f"mm2-offset-syncs.{other}.internal"
+    return f"mm2-offset-syncs.{_namespaced(other, namespace)}.internal"
 
 
-def flow_internal_topics(source_alias: str, target_alias: str) -> list[str]:
+def flow_internal_topics(source_alias: str, target_alias: str, namespace: str | None = None) -> list[str]:
     """MM2 topics one flow source->target keeps on its target cluster (offset syncs located there)."""
     return [
-        offset_syncs_topic(source_alias, target_alias),
-        checkpoints_topic(source_alias),
+        offset_syncs_topic(source_alias, target_alias, namespace=namespace),
+        checkpoints_topic(source_alias, namespace),
         HEARTBEATS_TOPIC,
         remote_heartbeats_topic(source_alias),
     ]
+
+
+def connector_namespace(config: dict[str, str]) -> str | None:
+    """The migration an MM2 connector's config names its checkpoints/offset-syncs topics after (None: Kafka's)."""
+    value = str(config.get(MIGRATION_CONFIG, "")).strip()
+    return value or None
 
 
 #: MirrorSourceConnector's ``config.properties.exclude`` default (Kafka 3.x/4.x): topic configs it never copies.

@@ -1,9 +1,9 @@
 """``msk-migrate offsets sync``: move one stopped group to the other cluster, exactly where proven.
 
 Forward (``--to target``): the group's commits on the source, placed on the target (MM2's checkpoints
-from ``<source alias>.checkpoints.internal`` on the target as lower bounds). Rollback (``--to source``):
+from the flow's checkpoints topic on the target as lower bounds). Rollback (``--to source``):
 its commits on the target, placed on the source after reverse replication (the reverse checkpoint
-connector's ``<target alias>.checkpoints.internal`` on the source).
+connector's checkpoints, on the source under the reverse flow's name; :mod:`msk_migrate.kafka.names`).
 
 Every refusal happens before anything is written: unknown group, members on either cluster,
 replication not yet past a commit point, and (with ``exact_only``) any partition not proven.
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..access.admin import AdminSession
 from ..access.offsets import latest_checkpoints
+from ..connectors.render import reverse_spec
 from ..errors import UsageError
 from ..kafka.selection import topic_selection
 from . import certificate as cert_mod
@@ -56,7 +57,9 @@ def sync_group(migration, source: AdminSession, target: AdminSession, source_ali
         return sel.matches(t if forward else sel.source_name(t))
 
     frm, dest = (source, target) if forward else (target, source)
-    cps_on, cps_alias = (target, source_alias) if forward else (source, target_alias)
+    # the forward flow's checkpoints live on the target, the reverse flow's (its own name) on the source
+    cps_on, cps_alias, cps_ns = ((target, source_alias, migration.internal_namespace) if forward
+                                 else (source, target_alias, reverse_spec(migration, []).internal_namespace))
     committed = {tp: o for tp, o in frm.committed(group).items() if topic_ok(tp[0])}
     if not committed:
         if group not in frm.groups():
@@ -67,7 +70,7 @@ def sync_group(migration, source: AdminSession, target: AdminSession, source_ali
     require_group_stopped(frm, dest, group)
     if certificate:
         cert_mod.check_destination(certificate)
-    cps = latest_checkpoints(cps_on, cps_alias, group).get(group, {})
+    cps = latest_checkpoints(cps_on, cps_alias, group, cps_ns).get(group, {})
     proofs = translate_group(frm, dest, group, to_name, topic_ok, cps, force=force, committed=committed)
     behind = [p for p in proofs if p.reason.startswith("not-replicated")]
     if behind:

@@ -18,7 +18,7 @@ from ..access.admin import AdminSession, TopicConfigs
 from ..access.offsets import end_offsets, partitions
 from ..connect_api.apply import apply, status_rows
 from ..connect_api.rest import ConnectClient
-from ..connectors.render import render_connectors
+from ..connectors.render import render_connectors, reverse_spec
 from ..errors import UsageError
 from ..kafka.mm2_acls import reverse_source_acls
 from ..kafka.selection import topic_selection
@@ -280,7 +280,8 @@ def reverse_replication(ctx: RehearsalContext) -> str:
     src, tgt = ctx.clusters()
     # On a secured source the operator first grants the reverse flow's ACLs, for the rolled-back topic and group.
     ctx.env.grant_acls("source", f"User:{MM2_USER}", reverse_source_acls(
-        tgt.alias, [ROLLBACK_TOPIC], [ROLLBACK_GROUP], ctx.env.worker_spec().offset_storage_topic))
+        tgt.alias, [ROLLBACK_TOPIC], [ROLLBACK_GROUP], ctx.env.worker_spec().offset_storage_topic,
+        reverse_spec(ctx.migration, []).internal_namespace))
     pl = plan(src, tgt, ctx.migration, [ROLLBACK_TOPIC], S, T)
     apply_rollback(ctx.migration_session(), pl, 120, ctx.say)
     want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS

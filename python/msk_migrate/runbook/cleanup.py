@@ -61,7 +61,7 @@ def shared_topics(client: ConnectClient | None, migration: MigrationSpec) -> dic
             continue
         src, tgt = cfg.get("source.cluster.alias"), cfg.get("target.cluster.alias")
         if src and tgt:
-            for t in names.flow_internal_topics(src, tgt):
+            for t in names.flow_internal_topics(src, tgt, names.connector_namespace(cfg)):
                 out.setdefault(t, name)
     return out
 
@@ -74,7 +74,7 @@ def leftovers(s: MigrationSession, include_worker: bool, shared: dict[str, str] 
     shared = shared or {}
     out = [Leftover("kept", t, f"shared: connector {shared[t]} of another migration uses it") if t in shared
            else Leftover("topic", t, "MM2 bookkeeping of the forward flow")
-           for t in names.flow_internal_topics(source_alias, target_alias) if t in topics]
+           for t in names.flow_internal_topics(source_alias, target_alias, migration.internal_namespace) if t in topics]
     groups = set(target.groups())
     for c in migration_connectors(migration):
         g = f"{names.CONNECT_CONSUMER_GROUP_PREFIX}{c}"

@@ -136,9 +136,10 @@ class SyncRow:
 
 
 def plan_offset_sync(source_alias: str, source: AdminSession, target: AdminSession, group: str,
-                     force: bool = False) -> list[SyncRow]:
-    """What ``offsets sync`` would write for ``group`` on the flow's target (from MM2's newest checkpoints)."""
-    cps = latest_checkpoints(target, source_alias).get(group, {})
+                     force: bool = False, namespace: str | None = None) -> list[SyncRow]:
+    """What ``offsets sync`` would write for ``group`` on the flow's target (from MM2's newest checkpoints;
+    ``namespace``: the migration's :attr:`~msk_migrate.config.migration.MigrationSpec.internal_namespace`)."""
+    cps = latest_checkpoints(target, source_alias, namespace=namespace).get(group, {})
     if not cps:
         if group not in source.groups():
             require_known_groups([group], [], "source")

@@ -8,7 +8,7 @@
 3. the reverse connectors (``<name>-reverse-source``, ``-reverse-checkpoint``; rendered by
    :func:`msk_migrate.connectors.render.render_reverse_connectors`) are created, the source connector
    STOPPED with its offsets set to that boundary (Connect offsets API), then resumed. Its checkpoints
-   (``<target alias>.checkpoints.internal`` on the source) translate the groups' target offsets, so a
+   (``<name>-reverse.<target alias>.checkpoints.internal`` on the source) translate the groups' target offsets, so a
    group rolled back to the source resumes where it stopped on the target.
 """
 
@@ -66,7 +66,7 @@ def start_offsets_after_forward(client: ConnectClient, m: MigrationSpec, src: Ad
     """Target offset of the first record the forward flow did not write, per (target topic, partition)."""
     sel = topic_selection(m)
     done = replicated_positions(client, m.connector_names()["source"], source_alias)
-    syncs = latest_offset_syncs(tgt, source_alias, target_alias)
+    syncs = latest_offset_syncs(tgt, source_alias, target_alias, m.internal_namespace)
     tps = partitions(src, topics)
     tstart = start_offsets(tgt, [(sel.target_name(t), p) for t, p in tps])
     out: dict[tuple[str, int], int] = {}

@@ -38,8 +38,10 @@ import java.util.regex.Pattern;
  *       Only {@code heartbeats} and names ending in {@code <separator>heartbeats} (with a non-empty alias
  *       before the first separator) are heartbeats topics; unlike Kafka's {@code IdentityReplicationPolicy},
  *       a topic that merely ends in "heartbeats" (e.g. {@code service-heartbeats}) is ordinary.</li>
- *   <li><b>Checkpoints / offset-syncs</b>: always Kafka's defaults, {@code <alias>.checkpoints.internal} and
- *       {@code mm2-offset-syncs.<alias>.internal}, whatever the separator.</li>
+ *   <li><b>Checkpoints / offset-syncs</b>: Kafka's defaults, {@code <alias>.checkpoints.internal} and
+ *       {@code mm2-offset-syncs.<alias>.internal}, whatever the separator; with {@value #MIGRATION_CONFIG}
+ *       set to {@code M}, {@code M.<alias>.checkpoints.internal} and {@code mm2-offset-syncs.M.<alias>.internal},
+ *       so two migrations into one cluster with the same aliases never share them.</li>
  *   <li><b>Internal topics</b> (never replicated, never renamable), identical on every Kafka version:
  *       names starting with {@code __} or {@code .} (e.g. {@code __consumer_offsets},
  *       {@code __transaction_state}), names ending in {@code .internal} (MM2's offset-syncs, checkpoints and
@@ -85,6 +87,10 @@ import java.util.regex.Pattern;
  *       {@code DefaultReplicationPolicy}. It affects nothing else (ordinary topics are not prefixed and the
  *       checkpoints/offset-syncs names always use {@code .}). Must be non-empty, made of legal topic-name
  *       characters.</dd>
+ *   <dt>{@value #MIGRATION_CONFIG} (default: unset, Kafka's names)</dt>
+ *   <dd>The migration's name ({@code [A-Za-z0-9_-]}, at most 72 characters): it is put before the alias in
+ *       the checkpoints and offset-syncs topic names. Every connector of a flow must carry the same value
+ *       (the checkpoint connector reads the offset syncs the source connector writes).</dd>
  *   <dt>{@value #SOURCE_CLUSTER_ALIAS_CONFIG} (default: unset)</dt>
  *   <dd>Set by MM2 on every connector; the answer of {@link #topicSource} for ordinary topics.</dd>
  *   <dt>{@value #INTERNAL_TOPICS_CONFIG} (default: empty)</dt>
@@ -107,6 +113,10 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
     public static final String SEPARATOR_DEFAULT = ".";
     /** The MM2 connector key naming the source cluster. */
     public static final String SOURCE_CLUSTER_ALIAS_CONFIG = "source.cluster.alias";
+    /** The migration whose checkpoints and offset-syncs topics these are (unset: Kafka's names). */
+    public static final String MIGRATION_CONFIG = "replication.policy.migration.name";
+    static final int MAX_MIGRATION_NAME_LENGTH = 72;
+    private static final Pattern LEGAL_MIGRATION_NAME = Pattern.compile("[A-Za-z0-9_-]+");
     /** Extra exact topic names to treat as internal. */
     public static final String INTERNAL_TOPICS_CONFIG = "replication.policy.internal.topics";
     /** Connect worker keys whose values, when present in the configuration, are internal topics. */
@@ -118,10 +128,10 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
     static final int MAX_TOPIC_NAME_LENGTH = 249;
     private static final Pattern LEGAL_TOPIC_CHARS = Pattern.compile("[a-zA-Z0-9._-]+");
 
-    private volatile State state = new State(SEPARATOR_DEFAULT, null, Map.of(), Map.of(), Set.of());
+    private volatile State state = new State(SEPARATOR_DEFAULT, null, null, Map.of(), Map.of(), Set.of());
 
     /** Immutable configured state, swapped atomically by {@link #configure(Map)}. */
-    private record State(String separator, String sourceClusterAlias, Map<String, String> renames,
+    private record State(String separator, String sourceClusterAlias, String migration, Map<String, String> renames,
                          Map<String, String> reverseRenames, Set<String> internalTopics) {
     }
 
@@ -134,6 +144,16 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
             if (separator.isEmpty() || !LEGAL_TOPIC_CHARS.matcher(separator).matches()) {
                 throw new ConfigException(SEPARATOR_CONFIG, separator,
                     "the separator must be non-empty and contain only the topic-name characters [a-zA-Z0-9._-]");
+            }
+        }
+
+        String migration = null;
+        Object rawMigration = props.get(MIGRATION_CONFIG);
+        if (rawMigration != null && !rawMigration.toString().isBlank()) {
+            migration = rawMigration.toString().trim();
+            if (migration.length() > MAX_MIGRATION_NAME_LENGTH || !LEGAL_MIGRATION_NAME.matcher(migration).matches()) {
+                throw new ConfigException(MIGRATION_CONFIG, migration, "a migration name is 1-"
+                    + MAX_MIGRATION_NAME_LENGTH + " characters of [A-Za-z0-9_-] (no '.': it is part of topic names)");
             }
         }
 
@@ -154,15 +174,19 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
         }
 
         // Validation needs the separator and internal topics of the new configuration.
-        State candidate = new State(separator, alias, Map.of(), Map.of(), Set.copyOf(internal));
+        State candidate = new State(separator, alias, migration, Map.of(), Map.of(), Set.copyOf(internal));
         Map<String, String> renames = parseRenames(props.get(TOPIC_RENAMES_CONFIG), candidate);
         Map<String, String> reverse = new HashMap<>();
         renames.forEach((from, to) -> reverse.put(to, from));
 
-        state = new State(separator, alias, Collections.unmodifiableMap(renames), Map.copyOf(reverse),
+        state = new State(separator, alias, migration, Collections.unmodifiableMap(renames), Map.copyOf(reverse),
             candidate.internalTopics());
         if (!renames.isEmpty()) {
             log.info("Replicating with identity topic names; renames: {}", renames);
+        }
+        if (migration != null) {
+            log.info("Checkpoints and offset syncs of migration '{}': {}, {}", migration,
+                checkpointsTopic("<alias>"), offsetSyncsTopic("<alias>"));
         }
         if (!SEPARATOR_DEFAULT.equals(separator)) {
             log.info("Using heartbeats alias separator '{}'", separator);
@@ -224,12 +248,22 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
 
     @Override
     public String offsetSyncsTopic(String clusterAlias) {
-        return "mm2-offset-syncs." + clusterAlias + ".internal";
+        return "mm2-offset-syncs." + namespaced(clusterAlias) + ".internal";
     }
 
     @Override
     public String checkpointsTopic(String clusterAlias) {
-        return clusterAlias + ".checkpoints.internal";
+        return namespaced(clusterAlias) + ".checkpoints.internal";
+    }
+
+    /** The configured migration name, or null (Kafka's checkpoints and offset-syncs names). */
+    public String migrationName() {
+        return state.migration();
+    }
+
+    private String namespaced(String clusterAlias) {
+        String migration = state.migration();
+        return migration == null ? clusterAlias : migration + "." + clusterAlias;
     }
 
     @Override
@@ -385,6 +419,6 @@ public class IdentityMigrationReplicationPolicy implements ReplicationPolicy, Co
     public String toString() {
         State s = state;
         return "IdentityMigrationReplicationPolicy{separator='" + s.separator() + "', sourceClusterAlias="
-            + s.sourceClusterAlias() + ", renames=" + s.renames() + ", internalTopics=" + s.internalTopics() + "}";
+            + s.sourceClusterAlias() + ", migration=" + s.migration() + ", renames=" + s.renames() + ", internalTopics=" + s.internalTopics() + "}";
     }
 }

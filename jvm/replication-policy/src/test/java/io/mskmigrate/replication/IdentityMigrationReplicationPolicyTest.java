@@ -16,6 +16,7 @@ import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -240,6 +241,38 @@ class IdentityMigrationReplicationPolicyTest {
             assertTrue(p.isInternalTopic(p.checkpointsTopic("onprem")));
             assertTrue(p.isInternalTopic(p.offsetSyncsTopic("onprem")));
         }
+    }
+
+    @Test
+    void migrationNameIsPutBeforeTheAliasInCheckpointAndOffsetSyncTopicNames() {
+        IdentityMigrationReplicationPolicy orders = policy("replication.policy.migration.name", "orders-mig");
+        IdentityMigrationReplicationPolicy payments = policy("replication.policy.migration.name", "payments");
+        assertEquals("orders-mig.onprem.checkpoints.internal", orders.checkpointsTopic("onprem"));
+        assertEquals("mm2-offset-syncs.orders-mig.onprem.internal", orders.offsetSyncsTopic("onprem"));
+        assertNotEquals(orders.checkpointsTopic("onprem"), payments.checkpointsTopic("onprem"));
+        assertNotEquals(orders.offsetSyncsTopic("onprem"), payments.offsetSyncsTopic("onprem"));
+        assertEquals("orders-mig", orders.migrationName());
+        for (String t : List.of(orders.checkpointsTopic("onprem"), orders.offsetSyncsTopic("onprem"))) {
+            assertTrue(orders.isInternalTopic(t), t);
+            assertTrue(orders.isMM2InternalTopic(t), t);
+            assertNull(orders.topicSource(t), t);
+        }
+        assertTrue(orders.isCheckpointsTopic(orders.checkpointsTopic("onprem")));
+        // heartbeats and ordinary topics are untouched
+        assertEquals("onprem.heartbeats", orders.formatRemoteTopic("onprem", "heartbeats"));
+        assertEquals("orders", orders.formatRemoteTopic("onprem", "orders"));
+        // blank means unset: Kafka's names
+        assertEquals("onprem.checkpoints.internal",
+            policy("replication.policy.migration.name", " ").checkpointsTopic("onprem"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a.b", "a b", "x/y",
+        "0123456789012345678901234567890123456789012345678901234567890123456789012"})
+    void invalidMigrationNameIsRejectedAtConfigure(String name) {
+        ConfigException e = assertThrows(ConfigException.class,
+            () -> policy("replication.policy.migration.name", name));
+        assertTrue(e.getMessage().contains("replication.policy.migration.name"), e.getMessage());
     }
 
     @Test
