@@ -17,6 +17,7 @@ wall seconds and the command process's peak RSS (``wait4``). The table goes to d
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -64,6 +65,18 @@ def create_topics(bootstrap: str, topics: int, partitions: int) -> None:
             except Exception as exc:
                 if "TOPIC_ALREADY_EXISTS" not in str(exc):
                     raise
+    # CreateTopics answers once the controller has the topics; the broker serves them a moment later (at
+    # 10,000 partitions, longer than a producer waits for metadata): wait until every partition has a leader.
+    deadline = time.time() + 600
+    while True:
+        md = admin.list_topics(timeout=60).topics
+        missing = [n for n in names if n not in md or len(md[n].partitions) < partitions
+                   or any(p.leader < 0 for p in md[n].partitions.values())]
+        if not missing:
+            return
+        if time.time() > deadline:
+            raise RuntimeError(f"{len(missing)} topic(s) on {bootstrap} have no leader after 10 min ({missing[0]}, ...)")
+        time.sleep(2)
 
 
 def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
@@ -231,7 +244,13 @@ def main() -> None:
         t0 = time.time()
         env.up()
         print(f"harness up in {time.time() - t0:.0f} s ({base})", flush=True)
-        build_load(env, a)
+        marker = base / "scale-load.json"  # with --keep --dir: a later run reuses the load it finds
+        shape = json.dumps({k: getattr(a, k) for k in ("topics", "partitions", "groups", "records", "behind_topics", "behind")})
+        if marker.exists() and marker.read_text() == shape:
+            print("  the load is already there (same shape): reused", flush=True)
+        else:
+            build_load(env, a)
+            marker.write_text(shape)
         flow = flow_file(env, base)
         cmds = commands(flow, env.status()["connect"]["url"])
         results: dict[tuple[str, str], list[tuple[float | None, float | None, int | None]]] = {}

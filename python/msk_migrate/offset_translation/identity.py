@@ -6,42 +6,84 @@ them). Here each partition's exact placement ``P`` (:mod:`.plan`) is located fir
 committed at ``c`` on the target re-reads the records in ``[c, P)`` (counted as records a
 read_committed consumer gets, not offsets) plus the earlier identities the proof finds after ``P``.
 A committed offset above ``P`` skips the records in ``[P, c)``: returned negative (a gap).
+
+Many groups are counted together (:func:`identity_redelivery_many`): a placement depends only on the
+partition and its commit point, so groups that share one are placed once, and every placement and
+every count range of the batch is read by one consumer per cluster and round (at 1,000 groups the
+cost is a handful of rounds, not a consumer per group).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..access.admin import TP, AdminSession
-from .plan import translate_group
+from .plan import PartitionProof, translate_commits
 from .windows import Window, read_windows
 
 #: Ranges longer than this are not read (the offset arithmetic is kept for them).
 MAX_COUNT = 1_000_000
 
+#: One group's input: (group, its commits on the source, its commits on the target).
+GroupCommits = tuple[str, dict[TP, int], dict[TP, int]]
+
+
+def _layers(keys: Iterable[tuple[TP, int]]) -> list[dict[TP, int]]:
+    """Split (partition, value) pairs into rounds holding each partition at most once."""
+    per_tp: dict[TP, list[int]] = {}
+    for tp, v in sorted(set(keys)):
+        per_tp.setdefault(tp, []).append(v)
+    depth = max((len(v) for v in per_tp.values()), default=0)
+    return [{tp: vs[k] for tp, vs in per_tp.items() if k < len(vs)} for k in range(depth)]
+
+
+def identity_redelivery_many(src: AdminSession, tgt: AdminSession, groups: list[GroupCommits],
+                             to_name: Callable[[str], str]) -> dict[str, dict[TP, int]]:
+    """group -> (source topic, partition) -> records the group re-reads on the target (negative: records
+    skipped), for every partition whose placement is proven; others are left out."""
+    wanted = [(g, {tp: c for tp, c in comm.items() if (to_name(tp[0]), tp[1]) in t_comm}, t_comm)
+              for g, comm, t_comm in groups]
+    proofs: dict[tuple[TP, int], PartitionProof] = {}
+    for layer in _layers((tp, c) for _, comm, _ in wanted for tp, c in comm.items()):
+        for pr in translate_commits(src, tgt, layer, to_name, {}, {}):
+            proofs[((pr.topic, pr.partition), pr.commit)] = pr
+
+    # the ranges to count: [target commit, P) or [P, target commit), shared by groups that agree
+    need: set[tuple[TP, int, int]] = set()
+    out: dict[str, dict[TP, int]] = {g: {} for g, _, _ in wanted}
+    for g, comm, t_comm in wanted:
+        for tp, c in comm.items():
+            pr = proofs.get((tp, c))
+            if pr is None or not pr.proven or pr.target_offset is None:
+                continue
+            tt = (pr.to_topic, pr.partition)
+            tc = t_comm[tt]
+            lo, hi = sorted((tc, pr.target_offset))
+            if hi - lo > MAX_COUNT:
+                continue
+            behind = tc <= pr.target_offset
+            out[g][tp] = (pr.redelivery or 0) if behind else 0
+            if hi > lo:
+                need.add((tt, lo, hi))
+    counted: dict[tuple[TP, int, int], int] = {}
+    for layer in _layers((tt, (lo, hi)) for tt, lo, hi in need):
+        wins = {tt: Window(lo, hi) for tt, (lo, hi) in layer.items()}
+        read_windows(tgt, wins)
+        counted.update({(tt, *layer[tt]): len(w.recs) for tt, w in wins.items()})
+    for g, comm, t_comm in wanted:
+        for tp, c in comm.items():
+            pr = proofs.get((tp, c))
+            if tp not in out[g] or pr is None:
+                continue
+            tt = (pr.to_topic, pr.partition)
+            tc = t_comm[tt]
+            lo, hi = sorted((tc, pr.target_offset))
+            sign = 1 if tc <= pr.target_offset else -1
+            out[g][tp] += sign * counted.get((tt, lo, hi), 0)
+    return {g: counts for g, counts in out.items() if counts}
+
 
 def identity_redelivery(src: AdminSession, tgt: AdminSession, group: str, committed: dict[TP, int],
                         target_committed: dict[TP, int], to_name: Callable[[str], str]) -> dict[TP, int]:
-    """(source topic, partition) -> records the group re-reads on the target (negative: records skipped),
-    for every partition whose placement is proven; others are left out."""
-    have = {tp: c for tp, c in committed.items() if (to_name(tp[0]), tp[1]) in target_committed}
-    if not have:
-        return {}
-    proofs = translate_group(src, tgt, group, to_name, lambda t: True, {}, committed=have)
-    ranges: dict[TP, Window] = {}
-    sign: dict[TP, int] = {}
-    extra: dict[TP, int] = {}
-    for pr in proofs:
-        if not pr.proven or pr.target_offset is None:
-            continue
-        tt = (pr.to_topic, pr.partition)
-        c = target_committed[tt]
-        lo, hi = sorted((c, pr.target_offset))
-        if hi - lo > MAX_COUNT:
-            continue
-        ranges[tt] = Window(lo, hi)
-        sign[tt] = 1 if c <= pr.target_offset else -1
-        extra[tt] = (pr.redelivery or 0) if c <= pr.target_offset else 0
-    read_windows(tgt, ranges)
-    back = {(pr.to_topic, pr.partition): (pr.topic, pr.partition) for pr in proofs}
-    return {back[tt]: sign[tt] * len(w.recs) + extra[tt] for tt, w in ranges.items()}
+    """:func:`identity_redelivery_many` for one group."""
+    return identity_redelivery_many(src, tgt, [(group, committed, target_committed)], to_name).get(group, {})

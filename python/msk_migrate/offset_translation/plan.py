@@ -110,6 +110,18 @@ def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Ca
     """
     if committed is None:
         committed = {tp: o for tp, o in frm.committed(group).items() if topic_ok(tp[0])}
+    if not committed:
+        return []
+    return translate_commits(frm, to, committed, to_name, checkpoints, to.committed(group), window=window,
+                             max_scan=max_scan, force=force)
+
+
+def translate_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, int], to_name: Callable[[str], str],
+                      checkpoints: dict[TP, Checkpoint], current: dict[TP, int], *, window: int = WINDOW,
+                      max_scan: int = MAX_SCAN, force: bool = False) -> list[PartitionProof]:
+    """Commit points on ``frm`` (one per partition, of one group or of many sharing them) placed on ``to``:
+    one metadata request, one ListOffsets round per question and one consumer per cluster per read round,
+    whatever the number of partitions. ``current``: the commits on ``to`` the actions compare with."""
     tps = sorted(committed)
     if not tps:
         return []
@@ -118,7 +130,6 @@ def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Ca
     present = [(to_name(t), p) for t, p in tps if to_name(t) in to_topics and p < to_topics[to_name(t)]]
     to_start, to_end = start_offsets(to, present), last_stable_offsets(to, present)
     log_append = {n for n, c in to.topic_configs({t for t, _ in present}).items() if c.log_append_time}
-    current = to.committed(group)
 
     proofs: dict[TP, PartitionProof] = {}
     src_windows: dict[TP, Window] = {}

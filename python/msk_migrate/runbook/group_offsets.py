@@ -47,7 +47,7 @@ def verify_offsets(source: ClusterEndpoint | AdminSession, target: ClusterEndpoi
 
 
 def iter_offset_rows(source: ClusterEndpoint | AdminSession, target: ClusterEndpoint | AdminSession,
-                     migration: MigrationSpec, groups: list[str] | None = None, chunk: int = 64) -> Iterator[OffsetRow]:
+                     migration: MigrationSpec, groups: list[str] | None = None, chunk: int = 256) -> Iterator[OffsetRow]:
     """Rows group by group, streamed: memory holds ``chunk`` groups' offsets and one end offset per
     partition (never every offset of every group). Per chunk of groups: OffsetFetch requests in flight
     together on each cluster, and one ListOffsets round per cluster for end offsets not asked yet."""
@@ -76,9 +76,10 @@ def iter_offset_rows(source: ClusterEndpoint | AdminSession, target: ClusterEndp
                  if sel.target_name(t) in target_topics and (sel.target_name(t), p) not in t_end}
         t_end.update(end_offsets(tgt, tneed))
         t_comms = dict(tgt.committed_many([g for g, _ in batch]))
+        counts = _by_identity(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], sel.target_name)
         for group, s_comm in batch:
             rows = list(_group_rows(group, s_comm, t_comms[group], s_end, t_end, sel.target_name, target_topics))
-            _by_identity(src, tgt, group, s_comm, t_comms[group], sel.target_name, rows)
+            _apply_identity(rows, counts.get(group, {}))
             yield from rows
 
 
@@ -98,13 +99,18 @@ def _group_rows(group: str, s_comm: dict[TP, int], t_comm: dict[TP, int], s_end:
         yield OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, tc, te, redelivery, status)
 
 
-def _by_identity(src: AdminSession, tgt: AdminSession, group: str, s_comm: dict, t_comm: dict, to_name, rows: list[OffsetRow]) -> None:
-    """Re-delivery by record identity where the placement is proven (markers and duplicates do not count)."""
-    from ..offset_translation.identity import identity_redelivery
+def _by_identity(src: AdminSession, tgt: AdminSession, groups: list, to_name) -> dict[str, dict[TP, int]]:
+    """Re-delivery by record identity of a chunk of groups, counted together (see offset_translation.identity)."""
+    from ..offset_translation.identity import identity_redelivery_many
 
-    counts = identity_redelivery(src, tgt, group, s_comm, t_comm, to_name)
+    return identity_redelivery_many(src, tgt, groups, to_name)
+
+
+def _apply_identity(rows: list[OffsetRow], counts: dict[TP, int]) -> None:
+    """Where the placement is proven, re-delivery by identity replaces the offset arithmetic (markers and
+    duplicates do not count)."""
     for r in rows:
-        n = counts.get((r.topic, r.partition)) if r.group == group else None
+        n = counts.get((r.topic, r.partition))
         if n is not None and r.status in ("ok", "ahead"):
             r.redelivery, r.status, r.redelivery_by = n, "ok" if n >= 0 else "ahead", "identity"
 
