@@ -71,3 +71,64 @@ def test_in_vpc_without_the_task_definition_is_one_line_and_starts_nothing(aws, 
     assert res.returncode == 2 and "--ecs-cluster" in res.stderr
     res = cli("lag", "--local", "--in-vpc", "--ecs-cluster", CLUSTER)
     assert res.returncode == 2 and "--local" in res.stderr
+
+
+def test_the_environment_record_travels_to_the_task_and_a_first_apply_in_the_vpc_comes_back(aws, tmp_path, monkeypatch) -> None:
+    from msk_migrate.config.recorded import RECORD_DIR_ENV, load_record
+    from msk_migrate.paths import REPO_ROOT
+
+    env_yaml = tmp_path / "dev.yaml"
+    env_yaml.write_text((REPO_ROOT / "infra" / "environments" / "dev.yaml").read_text())
+    records = tmp_path / "recorded"
+    monkeypatch.setenv(RECORD_DIR_ENV, str(records))
+    # no record yet: a first `connectors apply --env` runs in the task and writes one there; the task
+    # prints it after the record marker and this side keeps it in the checkout
+    rec = {"environment": "dev", "target_cluster_id": "MSKclusterId0000000001", "target_bootstrap": "b-1:9098",
+           "recorded_at": "2026-11-25T13:00:00+00:00", "migration": "mm2-dev"}
+    waiter = finish(aws, 0, ["applying connectors", operator_task.RECORD_MARKER, *json.dumps(rec, indent=2).splitlines(),
+                             operator_task.STDOUT_MARKER, "created: mm2-dev-source"])
+    res = cli("connectors", "apply", "--env", str(env_yaml), "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
+    waiter.join(5)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert load_record("dev")["target_cluster_id"] == "MSKclusterId0000000001"
+    assert "commit it" in res.stderr and operator_task.RECORD_MARKER not in res.stderr
+    assert res.stdout.strip() == "created: mm2-dev-source"
+    (co,) = _last_task(aws)["overrides"]["containerOverrides"]
+    assert {"name": RECORD_DIR_ENV, "value": operator_task.IN_TASK_RECORDS} in co["environment"]
+    assert operator_task.RECORD_ENV not in {e["name"] for e in co["environment"]}  # nothing to send yet
+
+    # from now on the record goes with every command, so the task checks the same cluster ids as a laptop would
+    waiter = finish(aws, 1, ["lagging", operator_task.STDOUT_MARKER, "{}"])
+    res = cli("lag", "--env", str(env_yaml), "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
+    waiter.join(5)
+    assert res.returncode == 1, res.stdout + res.stderr
+    (co,) = _last_task(aws)["overrides"]["containerOverrides"]
+    sent = {e["name"]: e["value"] for e in co["environment"]}
+    assert json.loads(sent[operator_task.RECORD_ENV])["target_cluster_id"] == "MSKclusterId0000000001"
+    assert f"{operator_task.IN_TASK_RECORDS}/dev.json" in co["command"][2]
+
+
+def _last_task(aws) -> dict:
+    (arn,) = aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY, desiredStatus="STOPPED")["taskArns"][-1:]
+    return aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[arn])["tasks"][0]
+
+
+def test_the_task_script_writes_the_record_runs_the_command_and_prints_what_it_recorded(tmp_path) -> None:
+    # the container's `sh -c` script, run here by sh with a stand-in msk-migrate that records as a first apply does
+    import os
+    import subprocess
+
+    records = tmp_path / "in-task-records"
+    fake = tmp_path / "bin" / "msk-migrate"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "stderr line" >&2\nprintf \'{"environment": "dev", "target_cluster_id": "X1"}\' '
+                    '> "$MSK_MIGRATE_RECORD_DIR/dev.json"\necho "stdout line"\nexit 3\n')
+    fake.chmod(0o755)
+    cmd = operator_task.task_command(["connectors", "apply", "--env", "/dev/null"], with_flow=False, record="dev")
+    script = cmd[2].replace(operator_task.IN_TASK_RECORDS, str(records))
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "MSK_MIGRATE_RECORD_DIR": str(records)}
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 3
+    err, out = operator_task.split_output(r.stdout.splitlines())
+    err, rec = operator_task.split_record(err)
+    assert (err, out, rec) == (["stderr line"], ["stdout line"], {"environment": "dev", "target_cluster_id": "X1"})

@@ -13,6 +13,13 @@ to ``/tmp`` (the only writable path of the operator image) before running the co
 The task prints the command's stderr, a marker line, then its stdout, so ``--output json`` stays one JSON
 document on this side's stdout.
 
+The environment's record (which clusters it was first applied to, :mod:`msk_migrate.config.recorded`)
+travels too: with ``--env``, this checkout's ``infra/environments/recorded/<env>.json`` is sent as
+``MSK_MIGRATE_RECORD_JSON`` and written in the task's record directory, so the command in the VPC refuses a
+target that is not the recorded one exactly as it would here. A first ``connectors apply --env`` in the
+VPC writes the record there; the task prints it after a second marker and this side saves it in the
+checkout (to be committed), so the record never stays behind in a stopped task.
+
 The ``--in-vpc`` options are taken off the command line before click parses it (:func:`split_argv`), so
 every command gets them without declaring them; ``preflight`` keeps its own ``--in-vpc`` (it runs with the
 Connect task role, to check exactly what the workers will see).
@@ -20,6 +27,7 @@ Connect task role, to check exactly what the workers will see).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -30,6 +38,12 @@ from ..errors import UsageError
 
 CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
 IN_TASK_FLOW = "/tmp/msk-migrate-flow.yaml"
+#: The environment's record, as JSON (only when this checkout has one).
+RECORD_ENV = "MSK_MIGRATE_RECORD_JSON"
+#: Where the task keeps environment records (its MSK_MIGRATE_RECORD_DIR).
+IN_TASK_RECORDS = "/tmp/msk-migrate-recorded"
+#: Before the environment's record in the task's log (after the command's stderr).
+RECORD_MARKER = "--- msk-migrate environment record ---"
 #: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
 MAX_CONFIG_BYTES = 6 * 1024
 #: Between the command's stderr and its stdout in the task's log (see :func:`task_command`).
@@ -136,6 +150,7 @@ def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[l
     argv = list(req.argv)
     env: dict[str, str] = {k: environ[k] for k in FORWARDED_ENV if environ.get(k)}
     found = _flow_file(argv)
+    record_name = None
     if found:
         i, opt, path = found
         if not path.is_file():
@@ -145,6 +160,18 @@ def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[l
             raise UsageError(opt, f"{path} is {len(text.encode())} bytes; ECS task overrides carry at most {MAX_CONFIG_BYTES}",
                              "drop comments from the YAML")
         env[CONFIG_ENV] = text
+        record_name = _environment_name(text) if opt == "--env" else None
+        if record_name:
+            from ..config.recorded import RECORD_DIR_ENV, load_record
+
+            env[RECORD_DIR_ENV] = IN_TASK_RECORDS
+            rec = load_record(record_name)
+            if rec:
+                env[RECORD_ENV] = json.dumps(rec, sort_keys=True)
+            size = len(text.encode()) + len(env.get(RECORD_ENV, "").encode())
+            if size > MAX_CONFIG_BYTES:
+                raise UsageError(opt, f"{path} and its record are {size} bytes; ECS task overrides carry at most "
+                                 f"{MAX_CONFIG_BYTES}", "drop comments from the YAML")
         if argv[i] == opt:
             argv[i + 1] = IN_TASK_FLOW
         else:
@@ -152,15 +179,35 @@ def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[l
     words = [a for a in argv if not a.startswith("-")]
     if not words:
         raise UsageError("--in-vpc", "no command to run", "put --in-vpc after an operator command, e.g. msk-migrate lag --env dev --in-vpc ...")
-    return task_command(argv, with_flow=CONFIG_ENV in env), env
+    return task_command(argv, with_flow=CONFIG_ENV in env, record=record_name, record_known=RECORD_ENV in env), env
 
 
-def task_command(argv: list[str], *, with_flow: bool) -> list[str]:
-    """``sh -c``: write the flow from the environment, run msk-migrate, print stderr, the marker, stdout; exit with its code."""
+def _environment_name(text: str) -> str | None:
+    """The ``name`` of an environment YAML (its record's file name), or None."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None  # the command in the task says what is wrong with the file
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def task_command(argv: list[str], *, with_flow: bool, record: str | None = None, record_known: bool = False) -> list[str]:
+    """``sh -c``: write the flow (and the environment's record) from the environment, run msk-migrate, print
+    stderr, the record (when the environment has one now), the marker, stdout; exit with its code."""
     write = f'printf "%s" "${CONFIG_ENV}" > {IN_TASK_FLOW} && ' if with_flow else ""
+    show = ""
+    if record:
+        rec_file = shlex.quote(f"{IN_TASK_RECORDS}/{record}.json")
+        write += f"mkdir -p {IN_TASK_RECORDS} && "
+        if record_known:
+            write += f'printf "%s" "${RECORD_ENV}" > {rec_file} && '
+        show = f"if [ -f {rec_file} ]; then echo '{RECORD_MARKER}'; cat {rec_file}; echo; fi; "
     run = "msk-migrate " + " ".join(shlex.quote(a) for a in argv)
     script = (f"{write}{run} > /tmp/msk-migrate.out 2> /tmp/msk-migrate.err; rc=$?; "
-              f"cat /tmp/msk-migrate.err; echo '{STDOUT_MARKER}'; cat /tmp/msk-migrate.out; exit $rc")
+              f"cat /tmp/msk-migrate.err; {show}echo '{STDOUT_MARKER}'; cat /tmp/msk-migrate.out; exit $rc")
     return ["sh", "-c", script]
 
 
@@ -170,6 +217,29 @@ def split_output(lines: list[str]) -> tuple[list[str], list[str]]:
         return lines, []
     at = len(lines) - 1 - lines[::-1].index(STDOUT_MARKER)
     return lines[:at], lines[at + 1:]
+
+
+def split_record(err: list[str]) -> tuple[list[str], dict | None]:
+    """(the command's stderr lines, the environment's record the task printed after them, or None)."""
+    if RECORD_MARKER not in err:
+        return err, None
+    at = len(err) - 1 - err[::-1].index(RECORD_MARKER)
+    try:
+        rec = json.loads("\n".join(err[at + 1:]))
+    except ValueError:
+        return err[:at], None
+    return err[:at], rec if isinstance(rec, dict) else None
+
+
+def bring_back_record(rec: dict | None) -> str | None:
+    """Save the record a first apply wrote in the task into this checkout (never over an existing one);
+    the line to print, or None."""
+    from ..config.recorded import adopt_record
+
+    if not rec or not isinstance(rec.get("environment"), str):
+        return None
+    path = adopt_record(rec["environment"], rec)
+    return f"recorded environment {rec['environment']}'s clusters in {path}: commit it" if path else None
 
 
 def require_task_definition(ecs, task_definition: str) -> None:
@@ -226,6 +296,7 @@ def main_in_vpc(argv: list[str]) -> int:
 
     with err_console.status("starting the operator task") as status:
         result, err, out = run_request(req, on_status=lambda s: status.update(f"operator task: {s.lower()}"), on_checked=announce)
+    err, rec = split_record(err)
     for line in err:
         sys.stderr.write(line + "\n")
     for line in out:
@@ -233,6 +304,9 @@ def main_in_vpc(argv: list[str]) -> int:
     sys.stdout.flush()
     err_console.print(f"task {result.task_arn}: {result.last_status}, exit code {result.exit_code}"
                       + (f" ({result.stopped_reason})" if result.stopped_reason else ""), highlight=False, soft_wrap=True)
+    saved = bring_back_record(rec)
+    if saved:
+        err_console.print(saved, highlight=False, soft_wrap=True)
     if result.last_status != "STOPPED" or result.exit_code is None:
         return 2
     return int(result.exit_code)

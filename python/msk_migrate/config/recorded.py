@@ -63,6 +63,17 @@ def save_record(env: str, **fields: Any) -> Path:
     return path
 
 
+def adopt_record(env: str, data: dict[str, Any]) -> Path | None:
+    """Keep a record written elsewhere (a first apply in an ``--in-vpc`` task) when this checkout has none
+    for ``env``; the path written, or None when one exists (the existing record wins)."""
+    path = record_path(env)
+    if path.is_file() or not data.get("target_cluster_id"):
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**data, "environment": env}, indent=2, sort_keys=True) + "\n")
+    return path
+
+
 def owner_of(key: str, value: str, but: str) -> str | None:
     """The environment (other than ``but``) whose record holds ``value`` under ``key``."""
     for env, rec in all_records().items():

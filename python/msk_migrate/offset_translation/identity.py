@@ -16,6 +16,7 @@ cost is a handful of rounds, not a consumer per group).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from ..access.admin import TP, AdminSession
 from .plan import PartitionProof, translate_commits
@@ -24,13 +25,15 @@ from .windows import Window, read_windows
 #: Ranges longer than this are not read (the offset arithmetic is kept for them).
 MAX_COUNT = 1_000_000
 
+V = TypeVar("V", int, tuple[int, int])
+
 #: One group's input: (group, its commits on the source, its commits on the target).
 GroupCommits = tuple[str, dict[TP, int], dict[TP, int]]
 
 
-def _layers(keys: Iterable[tuple[TP, int]]) -> list[dict[TP, int]]:
+def _layers(keys: Iterable[tuple[TP, V]]) -> list[dict[TP, V]]:
     """Split (partition, value) pairs into rounds holding each partition at most once."""
-    per_tp: dict[TP, list[int]] = {}
+    per_tp: dict[TP, list[V]] = {}
     for tp, v in sorted(set(keys)):
         per_tp.setdefault(tp, []).append(v)
     depth = max((len(v) for v in per_tp.values()), default=0)
@@ -45,42 +48,31 @@ def identity_redelivery_many(src: AdminSession, tgt: AdminSession, groups: list[
               for g, comm, t_comm in groups]
     proofs: dict[tuple[TP, int], PartitionProof] = {}
     for layer in _layers((tp, c) for _, comm, _ in wanted for tp, c in comm.items()):
-        for pr in translate_commits(src, tgt, layer, to_name, {}, {}):
-            proofs[((pr.topic, pr.partition), pr.commit)] = pr
+        for placed in translate_commits(src, tgt, layer, to_name, {}, {}):
+            proofs[((placed.topic, placed.partition), placed.commit)] = placed
 
-    # the ranges to count: [target commit, P) or [P, target commit), shared by groups that agree
-    need: set[tuple[TP, int, int]] = set()
-    out: dict[str, dict[TP, int]] = {g: {} for g, _, _ in wanted}
+    # per group and partition: the range to count, [target commit, P) or [P, target commit) (shared by the
+    # groups that agree on it), its sign, and the earlier identities the proof found after P
+    plan: dict[str, dict[TP, tuple[TP, int, int, int, int]]] = {}
     for g, comm, t_comm in wanted:
         for tp, c in comm.items():
             pr = proofs.get((tp, c))
             if pr is None or not pr.proven or pr.target_offset is None:
                 continue
             tt = (pr.to_topic, pr.partition)
-            tc = t_comm[tt]
-            lo, hi = sorted((tc, pr.target_offset))
+            lo, hi = sorted((t_comm[tt], pr.target_offset))
             if hi - lo > MAX_COUNT:
                 continue
-            behind = tc <= pr.target_offset
-            out[g][tp] = (pr.redelivery or 0) if behind else 0
-            if hi > lo:
-                need.add((tt, lo, hi))
+            behind = t_comm[tt] <= pr.target_offset
+            plan.setdefault(g, {})[tp] = (tt, lo, hi, 1 if behind else -1, (pr.redelivery or 0) if behind else 0)
     counted: dict[tuple[TP, int, int], int] = {}
-    for layer in _layers((tt, (lo, hi)) for tt, lo, hi in need):
-        wins = {tt: Window(lo, hi) for tt, (lo, hi) in layer.items()}
+    ranges = {(tt, (lo, hi)) for rows in plan.values() for tt, lo, hi, _, _ in rows.values() if hi > lo}
+    for batch in _layers(ranges):
+        wins = {tt: Window(lo, hi) for tt, (lo, hi) in batch.items()}
         read_windows(tgt, wins)
-        counted.update({(tt, *layer[tt]): len(w.recs) for tt, w in wins.items()})
-    for g, comm, t_comm in wanted:
-        for tp, c in comm.items():
-            pr = proofs.get((tp, c))
-            if tp not in out[g] or pr is None:
-                continue
-            tt = (pr.to_topic, pr.partition)
-            tc = t_comm[tt]
-            lo, hi = sorted((tc, pr.target_offset))
-            sign = 1 if tc <= pr.target_offset else -1
-            out[g][tp] += sign * counted.get((tt, lo, hi), 0)
-    return {g: counts for g, counts in out.items() if counts}
+        counted.update({(tt, *batch[tt]): len(w.recs) for tt, w in wins.items()})
+    return {g: {tp: sign * counted.get((tt, lo, hi), 0) + extra for tp, (tt, lo, hi, sign, extra) in rows.items()}
+            for g, rows in plan.items()}
 
 
 def identity_redelivery(src: AdminSession, tgt: AdminSession, group: str, committed: dict[TP, int],
