@@ -172,6 +172,9 @@ def main() -> None:
     ap.add_argument("--broker-heap", default="2g")
     ap.add_argument("--worker-heap", default="2g")
     ap.add_argument("--new-topics", type=int, default=3, help="new-topic latency samples")
+    ap.add_argument("--translate-stall", type=float, default=240.0,
+                    help="seconds without a newly translated group-partition (after the copy) before the bench "
+                    "records the translation as stalled")
     ap.add_argument("--precreate-target", action="store_true",
                     help="create the target topics in batches of 100 first (MM2 asks for all in one request, "
                          "which a KRaft controller refuses at this size; docs/sizing.md)")
@@ -252,8 +255,11 @@ def main() -> None:
         name_set = set(names)
         created_at = copied_at = translated_at = None
         exact = translated = 0
+        translated_gp = 0  # group-partitions with a translated offset on the target
+        last_change, seen = time.time(), -1
+        stalled = False
         polls = 0
-        while time.time() - t0 < 3600 and not (created_at and copied_at and translated_at):
+        while time.time() - t0 < 3600 and not (created_at and copied_at and (translated_at or stalled)):
             polls += 1
             if created_at is None and target_partitions(tadmin, name_set) >= total_parts:
                 created_at = time.time() - t0
@@ -271,7 +277,16 @@ def main() -> None:
             if copied_at is not None and translated_at is None:
                 offs = group_offsets(tadmin, groups)
                 translated = sum(1 for g in groups if len(offs[g]) >= args.partitions)
+                translated_gp = sum(len(offs[g]) for g in groups)
                 exact = sum(1 for g in groups for k, v in committed[g].items() if offs[g].get(k) == v)
+                if translated_gp != seen:
+                    last_change, seen = time.time(), translated_gp
+                elif time.time() - last_change > args.translate_stall:
+                    # nothing new for that long with the copy done: MM2 will not translate the rest by itself
+                    stalled = True
+                    fig["load"]["translated"] = load()
+                    log(f"translation stalled: {translated}/{len(groups)} groups complete, {translated_gp:,} "
+                        f"group-partitions translated, unchanged for {args.translate_stall:.0f} s")
                 if translated == len(groups):
                     translated_at = time.time() - t0
                     fig["load"]["translated"] = load()
@@ -279,10 +294,11 @@ def main() -> None:
                 else:
                     log(f"  {translated}/{len(groups)} groups translated")
             time.sleep(2)
-        if not (created_at and copied_at and translated_at):
+        if not (created_at and copied_at and (translated_at or stalled)):
             raise SystemExit("MM2 did not finish the copy and the translation within an hour")
         fig.update(created_s=created_at, copied_s=copied_at, translated_s=translated_at, records=n_records,
-                   exact=exact, group_partitions=len(groups) * args.partitions)
+                   exact=exact, group_partitions=len(groups) * args.partitions, translated_groups=translated,
+                   translated_gp=translated_gp, stall_s=args.translate_stall)
         fig["tasks"] = task_balance(client, f"http://127.0.0.1:{worker.metrics_port}/metrics", cn["source"])
 
         # New topics: created on the source while everything is in sync.
@@ -336,6 +352,10 @@ def write(args: argparse.Namespace, fig: dict[str, Any]) -> None:
     nt_rows = "\n".join(f"| {i + 1} | {e:.1f} s | {r:.1f} s | {ld:.1f} |" for i, (e, r, ld) in enumerate(nt)
                         if e is not None and r is not None)
     copy_rps = fig["records"] / fig["copied_s"]
+    translated = (f"{fig['translated_s']:.1f} s" if fig["translated_s"] is not None else
+                  f"**never**: {fig['translated_groups']:,} groups complete, {fig['translated_gp']:,} of "
+                  f"{fig['group_partitions']:,} group-partitions translated, nothing new for {fig['stall_s']:.0f} s "
+                  "after the copy ended")
     body = f"""{args.topics:,} topics × {args.partitions} partitions = **{parts:,} partitions**, {args.records} records
 of 100 bytes each ({fig['records']:,} records), and **{args.groups:,} consumer groups** (one per topic, committed half-way
 into their topic: {fig['group_partitions']:,} group-partitions). The shipped connector configs (`render_connectors`,
@@ -351,7 +371,7 @@ Creating the source partitions took {fig['create_s']:.0f} s, producing {fig['pro
 | --- | ---: | ---: |
 | all {parts:,} partitions exist on the target (from the connectors' PUT) | {fig['created_s']:.1f} s | {fig['load']['created']:.1f} |
 | all {fig['records']:,} records on the target | {fig['copied_s']:.1f} s ({copy_rps:,.0f} records/s overall) | {fig['load']['copied']:.1f} |
-| all {args.groups:,} groups translated on the target (every partition of every group) | {fig['translated_s']:.1f} s | {fig['load']['translated']:.1f} |
+| all {args.groups:,} groups translated on the target (every partition of every group) | {translated} | {fig['load']['translated']:.1f} |
 | translated offsets equal to the source's committed ones | {fig['exact']:,} of {fig['group_partitions']:,} | |
 | worker JVM RSS: idle before the connectors / peak / after the run | {fig['idle_rss']:,.0f} / **{fig['peak_rss']:,.0f}** / {fig['end_rss']:,.0f} MiB | |
 | worker heap used: peak (sampled every 2 s) / live after a full GC | **{fig['peak_heap']:,.0f}** / {fig['live_heap'] or 0:,.0f} MiB | |
