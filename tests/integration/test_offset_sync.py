@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate.access.admin import AdminSession
+from msk_migrate.offset_translation.identity import identity_redelivery, identity_redelivery_many
 from msk_migrate.offset_translation.plan import PartitionProof
 from msk_migrate.offset_translation.sync import sync_group
 from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until
@@ -126,6 +127,32 @@ def test_duplicates_from_a_restart_place_the_group_on_the_first_copy_with_no_gap
     assert [m["fp"] for m in pr.redelivered] and pr.redelivery == 20  # 80..99 replayed after 119
     assert len(pr.duplicates) == 20  # 100..119 come twice
     _assert_no_gap(src, tgt, group, res.proofs, expect_redelivery=20)
+
+
+def test_groups_at_different_points_of_one_partition_are_counted_together_as_each_alone(local_env, unique):
+    """``offsets verify`` counts a chunk of groups in rounds (one partition once per round): five groups
+    at four commit points of one partition, behind, at and ahead of their placement, must get exactly
+    what each gets counted alone."""
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic = f"ots-{unique}-many"
+    for b in (src, tgt):
+        create_topic(b, topic, partitions=1)
+    _produce(src, topic, 0, _records(300))
+    # a restart: target 0..119 = source 0..119, target 120..339 = source 80..299
+    _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[80:])
+    tp = (topic, 0)
+    groups = [  # (group, source commit, target commit, records it re-reads by identity)
+        ("behind", 50, 40, 10),      # placement 50: re-reads 40..49
+        ("placed", 150, 190, 0),     # placement of source 150 is its only copy, target 190
+        ("early", 150, 150, 40),     # same commit point, target commit 40 records before it
+        ("replay", 100, 100, 20),    # placement 100: 80..99 come again after 119
+        ("ahead", 250, 300, -10),    # placement 290: committing 300 skips 10 records
+    ]
+    batch = [(g, {tp: c}, {tp: t}) for g, c, t, _ in groups]
+    S, T = _sessions(local_env)
+    together = identity_redelivery_many(S, T, batch, lambda t: t)
+    alone = {g: identity_redelivery(S, T, g, {tp: c}, {tp: t}, lambda t: t) for g, c, t, _ in groups}
+    assert together == alone == {g: {tp: n} for g, _, _, n in groups}
 
 
 def test_same_timestamps_and_repeating_keys_are_matched_as_a_sequence(local_env, unique):

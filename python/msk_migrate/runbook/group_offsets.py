@@ -6,8 +6,9 @@ A translated offset is safe when ``target lag >= source lag`` (never ahead: no r
 the target); the surplus is the number of records the group will see again (MM2 is at-least-once
 and its OffsetSyncStore translates groups deep in a backlog coarsely).
 
-Sync (``msk-migrate offsets sync``) writes the newest MM2 checkpoint of a *stopped* group to the target
-at once, instead of waiting for MM2's next ``sync.group.offsets.interval.seconds``.
+Where a group's placement can be proven (:mod:`msk_migrate.offset_translation`), re-delivery is counted by
+record identity instead: transaction markers and at-least-once duplicates then do not distort it. Moving a
+stopped group (``msk-migrate offsets sync``) lives in :mod:`msk_migrate.offset_translation`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..access.admin import TP, AdminSession
-from ..access.offsets import end_offsets, latest_checkpoints
+from ..access.offsets import end_offsets
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..errors import UsageError
 from ..kafka.selection import group_selection, topic_selection
+from ..offset_translation.identity import identity_redelivery_many
 
 
 @dataclass
@@ -76,7 +78,7 @@ def iter_offset_rows(source: ClusterEndpoint | AdminSession, target: ClusterEndp
                  if sel.target_name(t) in target_topics and (sel.target_name(t), p) not in t_end}
         t_end.update(end_offsets(tgt, tneed))
         t_comms = dict(tgt.committed_many([g for g, _ in batch]))
-        counts = _by_identity(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], sel.target_name)
+        counts = identity_redelivery_many(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], sel.target_name)
         for group, s_comm in batch:
             rows = list(_group_rows(group, s_comm, t_comms[group], s_end, t_end, sel.target_name, target_topics))
             _apply_identity(rows, counts.get(group, {}))
@@ -97,13 +99,6 @@ def _group_rows(group: str, s_comm: dict[TP, int], t_comm: dict[TP, int], s_end:
             redelivery = (te - tc) - (s_end[(topic, part)] - committed)
             status = "ok" if redelivery >= 0 else "ahead"
         yield OffsetRow(group, topic, part, committed, s_end[(topic, part)], ttopic, tc, te, redelivery, status)
-
-
-def _by_identity(src: AdminSession, tgt: AdminSession, groups: list, to_name) -> dict[str, dict[TP, int]]:
-    """Re-delivery by record identity of a chunk of groups, counted together (see offset_translation.identity)."""
-    from ..offset_translation.identity import identity_redelivery_many
-
-    return identity_redelivery_many(src, tgt, groups, to_name)
 
 
 def _apply_identity(rows: list[OffsetRow], counts: dict[TP, int]) -> None:
@@ -127,48 +122,6 @@ def require_inactive(session: AdminSession, group: str, where: str) -> None:
     if members:
         raise UsageError("--group", f"group {group!r} has {len(members)} active member(s) on the {where} cluster "
                          f"({', '.join(members[:3])})", f"stop its consumers on the {where} first")
-
-
-@dataclass
-class SyncRow:
-    topic: str
-    partition: int
-    current: int | None
-    translated: int
-    action: str  # write | unchanged | backwards-refused | backwards-forced
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def plan_offset_sync(source_alias: str, source: AdminSession, target: AdminSession, group: str,
-                     force: bool = False, namespace: str | None = None) -> list[SyncRow]:
-    """What ``offsets sync`` would write for ``group`` on the flow's target (from MM2's newest checkpoints;
-    ``namespace``: the migration's :attr:`~msk_migrate.config.migration.MigrationSpec.internal_namespace`)."""
-    cps = latest_checkpoints(target, source_alias, namespace=namespace).get(group, {})
-    if not cps:
-        if group not in source.groups():
-            require_known_groups([group], [], "source")
-        raise UsageError("--group", f"MM2 has no checkpoint for group {group!r} yet",
-                         "check that the group matches migration.groups and the checkpoint connector is RUNNING")
-    current = target.committed(group)
-    rows = []
-    for (topic, part), cp in sorted(cps.items()):
-        cur = current.get((topic, part))
-        if cur == cp.downstream_offset:
-            action = "unchanged"
-        elif cur is not None and cp.downstream_offset < cur:
-            action = "backwards-forced" if force else "backwards-refused"
-        else:
-            action = "write"
-        rows.append(SyncRow(topic, part, cur, cp.downstream_offset, action))
-    return rows
-
-
-def apply_offset_sync(target: AdminSession, group: str, rows: list[SyncRow]) -> None:
-    todo = {(r.topic, r.partition): r.translated for r in rows if r.action in ("write", "backwards-forced")}
-    if todo:
-        target.alter_committed(group, todo)
 
 
 @dataclass
