@@ -43,6 +43,7 @@ import requests
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
+from kafka_load import create_topics_served
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
@@ -108,13 +109,6 @@ class Sampler(threading.Thread):
 
 def topic_names(n: int) -> list[str]:
     return [f"{PREFIX}t{i:04d}" for i in range(n)]
-
-
-def create_topics(admin: AdminClient, names: list[str], partitions: int) -> None:
-    for i in range(0, len(names), 100):
-        futs = admin.create_topics([NewTopic(t, partitions, 1) for t in names[i: i + 100]], operation_timeout=120)
-        for f in futs.values():
-            f.result(180)
 
 
 def end_offsets(admin: AdminClient, tps: list[TopicPartition]) -> dict[tuple[str, int], int]:
@@ -197,23 +191,27 @@ def main() -> None:
         names = topic_names(args.topics)
         total_parts = args.topics * args.partitions
         t = time.time()
-        create_topics(sadmin, names, args.partitions)
+        create_topics_served(sadmin, names, args.partitions, src)
         fig["create_s"] = time.time() - t
         log(f"{total_parts:,} source partitions created in {fig['create_s']:.1f} s")
 
         t = time.time()
-        p = Producer({"bootstrap.servers": src, "linger.ms": 20, "batch.size": 262144})
+        p = Producer({"bootstrap.servers": src, "linger.ms": 20, "batch.size": 262144, "message.timeout.ms": 600_000})
         payload = os.urandom(50).hex().encode()  # 100 bytes
+        failed: list[str] = []
+
+        def delivered(err, _msg) -> None:
+            if err is not None:
+                failed.append(str(err))
+
         for r in range(args.records):
             for name in names:
                 for part in range(args.partitions):
-                    while True:
-                        try:
-                            produce_waiting(p, name, key=f"{r:06d}".encode(), value=payload, partition=part)
-                            break
-                        except KafkaException:  # metadata of a just-created topic not propagated yet
-                            p.poll(0.5)
-        p.flush(600)
+                    produce_waiting(p, name, key=f"{r:06d}".encode(), value=payload, partition=part,
+                                    on_delivery=delivered)
+        left = p.flush(600)
+        if left or failed:  # every figure counts what was sent: a lost record would hide in them
+            raise SystemExit(f"producing the load: {left} record(s) undelivered, {len(failed)} failed ({failed[:2]})")
         fig["produce_s"] = time.time() - t
         tps = [TopicPartition(n, q) for n in names for q in range(args.partitions)]
         want = end_offsets(sadmin, tps)
@@ -234,7 +232,7 @@ def main() -> None:
 
         if args.precreate_target:
             t = time.time()
-            create_topics(tadmin, names, args.partitions)
+            create_topics_served(tadmin, names, args.partitions, tgt)
             log(f"{total_parts:,} target partitions pre-created in {time.time() - t:.1f} s")
         spec = MigrationSpec(name="scale", topics=[re.escape(PREFIX) + ".*"], groups=[re.escape(GROUP) + ".*"],
                              tasks_max=args.tasks, replication_factor=1, internal_replication_factor=1,

@@ -13,7 +13,9 @@ always runs first or last):
 * **MM2, shipped profile, at-least-once** -- ``msk-migrate``'s rendered MirrorSourceConnector
   (``tuning_profile: bulk``) on an at-least-once worker;
 * **MM2, shipped profile, exactly-once** -- the same on a worker with exactly.once.source.support=enabled
-  (KIP-618; a second worker group, idle while the others run, so rounds interleave without restarts).
+  (KIP-618; a second worker group, idle while the others run, so rounds interleave without restarts);
+* **MM2, exactly-once, interval transactions** -- the same worker with ``transaction_boundary: interval``
+  (one transaction per offset flush instead of one per task poll): the lever for the exactly-once ratio.
 
 Every MM2 time runs from the connector's PUT to the last record on the target (topic creation, task start,
 batching included: the copy is sized to dominate them); the bare loop from its first poll to its last
@@ -114,13 +116,14 @@ def wait_copy(ends: Ends, topic: str, want: dict[int, int], t0: float, timeout: 
     raise SystemExit(f"{topic}: replication did not finish within {timeout:.0f} s")
 
 
-def mm2_run(env: LocalEnvironment, url: str, ends: Ends, want: dict[int, int], tasks: int, exactly_once: bool) -> float:
+def mm2_run(env: LocalEnvironment, url: str, ends: Ends, want: dict[int, int], tasks: int, exactly_once: bool,
+            boundary: str = "poll") -> float:
     tag = uuid.uuid4().hex[:6]
     target_topic = f"bench.copy-{tag}"
     spec = MigrationSpec(name=f"b{tag}", topics=[re.escape(SOURCE_TOPIC)], topic_renames={SOURCE_TOPIC: target_topic},
                          tasks_max=tasks, replication_factor=1, internal_replication_factor=1,
                          refresh_topics_interval_seconds=2, exactly_once=exactly_once,
-                         emit_checkpoints=False, emit_heartbeats=False)
+                         transaction_boundary=boundary, emit_checkpoints=False, emit_heartbeats=False)
     configs = render_connectors(env.source(), env.target(), spec)
     name = spec.connector_names()["source"]
     client = ConnectClient(url)
@@ -235,6 +238,8 @@ def main() -> None:
             "bare": lambda: bare_copy(src, tgt, want),
             "alo": lambda: mm2_run(env, alo_url, tgt_ends, want, args.tasks, exactly_once=False),
             "eos": lambda: mm2_run(env, eos_url, tgt_ends, want, args.tasks, exactly_once=True),
+            "eos-interval": lambda: mm2_run(env, eos_url, tgt_ends, want, args.tasks, exactly_once=True,
+                                            boundary="interval"),
         }
         order = list(scenarios)
         for r in range(args.rounds):
@@ -251,17 +256,20 @@ def main() -> None:
             stop(eos_rec)
         env.down(wipe=True)
 
+    flush_ms = local_worker_spec().offset_flush_interval_ms  # the bench workers' (transaction.boundary.interval.ms default)
     labels = {
         "perf": f"limit: target write rate (Kafka's `ProducerPerformance`, bulk producer settings, {args.size}-byte values)",
         "bare": "limit: bare confluent-kafka consume->produce loop (bulk batching, lz4)",
         "alo": f"**MM2, shipped `bulk` profile, at-least-once** (tasks.max={args.tasks})",
         "eos": f"**MM2, shipped `bulk` profile, exactly-once** (tasks.max={args.tasks})",
+        "eos-interval": f"MM2, `bulk` profile, exactly-once with `transaction_boundary: interval` "
+                        f"(one transaction per {flush_ms:,} ms offset flush; tasks.max={args.tasks})",
     }
     rps = {k: [n / s for s, _ in v] for k, v in runs.items()}
     med = {k: statistics.median(v) for k, v in rps.items()}
     mb = n * (args.size + 10) / 1e6
     rows = []
-    for k in ("perf", "bare", "alo", "eos"):
+    for k in ("perf", "bare", "alo", "eos", "eos-interval"):
         secs = [s for s, _ in runs[k]]
         loads = [ld for _, ld in runs[k]]
         rows.append(f"| {labels[k]} | {med[k]:,.0f} | {spread(rps[k])} | {mb / statistics.median(secs):.1f} | "
@@ -271,6 +279,8 @@ def main() -> None:
     eos_alo = med["eos"] / med["alo"]
     per_round_ab = [a / b for a, b in zip(rps["alo"], rps["bare"], strict=True)]
     per_round_ea = [e / a for e, a in zip(rps["eos"], rps["alo"], strict=True)]
+    eosi_alo = med["eos-interval"] / med["alo"]
+    per_round_eia = [e / a for e, a in zip(rps["eos-interval"], rps["alo"], strict=True)]
     verdict = lambda ok: "met" if ok else "**not met**"  # noqa: E731
     bulk = PROFILES["bulk"]
     # Not conclusive when other jobs loaded the machine before the bench started anything (the bench's own
@@ -290,7 +300,7 @@ def main() -> None:
 Source Kafka 3.9 and target Kafka 4.1 are single KRaft nodes; MM2 runs on one Connect worker per group
 (-Xmx{args.worker_heap}; the exactly-once group is a second worker, idle while the others run). Everything shares
 the machine's 2 cores with other work (the load column: 1-minute load average, the higher of before/after each
-run). {args.rounds} rounds, the order of the four scenarios rotated every round; medians, then min-max.
+run). {args.rounds} rounds, the order of the five scenarios rotated every round; medians, then min-max.
 MM2 times run from the connector's PUT to the last record on the target (topic creation and task start-up
 included); MB/s counts keys + values. Production to the source: {produce_s:.1f} s; the whole run
 {(time.time() - started) / 60:.1f} min.
@@ -303,6 +313,7 @@ included); MB/s counts keys + values. Production to the source: {produce_s:.1f} 
 | --- | ---: | --- | --- |
 | MM2 at-least-once ÷ bare copy loop | **{alo_bare:.2f}** | {', '.join(f'{x:.2f}' for x in per_round_ab)} | ≥ 1.0: {verdict(alo_bare >= 1.0)} |
 | MM2 exactly-once ÷ at-least-once | **{eos_alo:.2f}** | {', '.join(f'{x:.2f}' for x in per_round_ea)} | ≥ 0.7: {verdict(eos_alo >= 0.7)} |
+| MM2 exactly-once, interval transactions ÷ at-least-once | {eosi_alo:.2f} | {', '.join(f'{x:.2f}' for x in per_round_eia)} | lever (default `poll`) |
 | MM2 at-least-once ÷ target write rate | {med['alo'] / med['perf']:.2f} | | |
 | bare copy loop ÷ target write rate | {med['bare'] / med['perf']:.2f} | | |{caveat}
 

@@ -2,9 +2,10 @@
 `rollback plan` on the local clusters holding TOPICS x PARTITIONS partitions and GROUPS consumer groups.
 
 The load (see :func:`build_load`): every topic on the source and the target with RECORDS records per
-partition; each group commits on two topics (source and target, the same offsets: translated, nothing
-ahead); the flow's MirrorSourceConnector exists STOPPED with Connect offsets that say every topic is
-copied except the first ``--behind-topics`` (BEHIND records short per partition: `lag` mid-copy).
+partition (the target's are the same records with the same timestamps, as MM2 copies them); each group
+commits on two topics (source and target, the same offsets: translated, nothing ahead); the flow's
+MirrorSourceConnector exists STOPPED with Connect offsets that say every topic is copied except the first
+``--behind-topics`` (BEHIND records short per partition: `lag` mid-copy).
 
 Each command runs ``--repeat`` times interleaved, ``before`` (another checkout's msk-migrate, e.g.
 main's venv: ``--before /work/main/.venv/bin/msk-migrate``) and ``after`` (this checkout). Per run:
@@ -29,9 +30,10 @@ from pathlib import Path
 
 import yaml
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kafka_load import create_topics_served
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
@@ -55,31 +57,14 @@ def migration(name: str = "scale") -> MigrationSpec:
 
 
 def create_topics(bootstrap: str, topics: int, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    names = [topic_name(i) for i in range(topics)]
-    for i in range(0, len(names), 100):  # 100 topics a request: the controller stays responsive
-        futs = admin.create_topics([NewTopic(n, partitions, 1) for n in names[i:i + 100]], operation_timeout=120)
-        for f in futs.values():
-            try:
-                f.result()
-            except Exception as exc:
-                if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                    raise
-    # CreateTopics answers once the controller has the topics; the broker serves them a moment later (at
-    # 10,000 partitions, longer than a producer waits for metadata): wait until every partition has a leader.
-    deadline = time.time() + 600
-    while True:
-        md = admin.list_topics(timeout=60).topics
-        missing = [n for n in names if n not in md or len(md[n].partitions) < partitions
-                   or any(p.leader < 0 for p in md[n].partitions.values())]
-        if not missing:
-            return
-        if time.time() > deadline:
-            raise RuntimeError(f"{len(missing)} topic(s) on {bootstrap} have no leader after 10 min ({missing[0]}, ...)")
-        time.sleep(2)
+    create_topics_served(AdminClient({"bootstrap.servers": bootstrap}), [topic_name(i) for i in range(topics)],
+                         partitions, bootstrap)
 
 
-def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
+def produce(bootstrap: str, topics: int, partitions: int, records: int, ts0: int) -> None:
+    """``records`` distinct records a partition with timestamps from ``ts0``: written with the same ``ts0``
+    to both clusters, the target holds what MM2 would have copied (same key, value, headers, timestamp),
+    so `offsets verify` can prove each placement by record identity as it does on a real migration."""
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000,
                   "queue.buffering.max.messages": 1_000_000,
                   "enable.idempotence": True, "message.timeout.ms": 600_000})  # exact counts on a loaded machine
@@ -91,8 +76,9 @@ def produce(bootstrap: str, topics: int, partitions: int, records: int) -> None:
 
     for i in range(topics):
         for part in range(partitions):
-            for _ in range(records):
-                p.produce(topic_name(i), b"v" * 32, partition=part, on_delivery=delivered)
+            for r in range(records):
+                p.produce(topic_name(i), b"%d-%d-%d " % (i, part, r) + b"v" * 24, partition=part, timestamp=ts0 + r,
+                          on_delivery=delivered)
         p.poll(0)
     # New partitions may have no leader yet: wait for every record (the load's counts are asserted exactly).
     left = p.flush(600)
@@ -149,11 +135,12 @@ def stop_source_connector_with_offsets(env: LocalEnvironment, m: MigrationSpec, 
 
 def build_load(env: LocalEnvironment, a: argparse.Namespace) -> None:
     src, tgt = env.source().bootstrap_servers, env.target().bootstrap_servers
+    ts0 = int(time.time() * 1000) - 3_600_000
     for label, fn in (
         ("topics on the source", lambda: create_topics(src, a.topics, a.partitions)),
         ("topics on the target", lambda: create_topics(tgt, a.topics, a.partitions)),
-        ("records on the source", lambda: produce(src, a.topics, a.partitions, a.records)),
-        ("records on the target", lambda: produce(tgt, a.topics, a.partitions, a.records)),
+        ("records on the source", lambda: produce(src, a.topics, a.partitions, a.records, ts0)),
+        ("records on the target (as MM2 copies them)", lambda: produce(tgt, a.topics, a.partitions, a.records, ts0)),
         ("groups on the source", lambda: commit_groups(src, a.groups, a.topics, a.partitions, a.records // 2)),
         ("groups on the target", lambda: commit_groups(tgt, a.groups, a.topics, a.partitions, a.records // 2)),
         ("stopped source connector with offsets",
@@ -209,6 +196,19 @@ def run_once(exe: str, args: list[str], timeout: float) -> tuple[float | None, f
             time.sleep(0.05)
 
 
+def identity_coverage(flow: Path) -> str:
+    """One untimed `offsets verify` of this checkout: how many group-partitions it counted by record identity."""
+    proc = subprocess.run([AFTER, *commands(flow, "")["offsets verify"]], capture_output=True, text=True, timeout=600)
+    try:
+        rows = json.loads(proc.stdout)["rows"]
+    except (ValueError, KeyError):
+        return f"`offsets verify` gave no JSON document (exit {proc.returncode})"
+    by_identity = sum(r["redelivery_by"] == "identity" for r in rows)
+    again = sum(r["redelivery"] or 0 for r in rows)
+    return (f"`offsets verify` counted {by_identity:,} of {len(rows):,} group-partitions by record identity (placement "
+            f"proven), {again:,} records re-delivered in all, verdict {json.loads(proc.stdout)['verdict']}")
+
+
 def fmt(values: list[float | None], unit: str, timeout: float) -> str:
     if not values:
         return "-"
@@ -245,7 +245,8 @@ def main() -> None:
         env.up()
         print(f"harness up in {time.time() - t0:.0f} s ({base})", flush=True)
         marker = base / "scale-load.json"  # with --keep --dir: a later run reuses the load it finds
-        shape = json.dumps({k: getattr(a, k) for k in ("topics", "partitions", "groups", "records", "behind_topics", "behind")})
+        shape = json.dumps({"load": 2,  # 2: the target holds copies of the source's records (identity provable)
+                            **{k: getattr(a, k) for k in ("topics", "partitions", "groups", "records", "behind_topics", "behind")}})
         if marker.exists() and marker.read_text() == shape:
             print("  the load is already there (same shape): reused", flush=True)
         else:
@@ -279,7 +280,8 @@ def main() -> None:
                 f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
                 f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
                 f"({a.before_repeat} run(s); a run past {a.timeout:.0f} s is stopped). Seconds are wall time of the whole "
-                f"command process (Python start-up included); peak MiB is that process's maximum RSS. {load}.\n\n{table}\n")
+                f"command process (Python start-up included); peak MiB is that process's maximum RSS. {load}.\n\n{table}\n\n"
+                f"{identity_coverage(flow)}.\n")
         print(body)
         if not a.no_doc:
             write_section("Operator commands at scale", body)

@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,6 +194,30 @@ class AdminSession:
                     continue
                 raise self.error("listing offsets failed", exc) from None
         raise AssertionError("unreachable")
+
+    def submit_offsets(self, specs: dict[TP, OffsetSpec], isolation_level: str = "read_committed") -> Callable[[], dict[TP, Any]]:
+        """Send one ListOffsets round now and return a function that waits for its answer: rounds on
+        several clusters or of several kinds are in flight together. An answer with a transient error
+        (a leader moving) is asked again with :meth:`list_offsets`'s retries."""
+        if not specs:
+            return dict
+        iso = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
+        try:
+            futures = self.admin.list_offsets({TopicPartition(t, p): s for (t, p), s in specs.items()},
+                                              isolation_level=iso, request_timeout=self.timeout)
+        except KafkaException:
+            futures = None
+
+        def wait() -> dict[TP, Any]:
+            if futures is not None:
+                try:
+                    return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
+                except KafkaException as exc:
+                    if not (exc.args and _transient(exc.args[0])):
+                        raise self.error("listing offsets failed", exc) from None
+            return self.list_offsets(specs, isolation_level)
+
+        return wait
 
     # ---- consumer groups ------------------------------------------------------------------------
     def groups(self) -> list[str]:

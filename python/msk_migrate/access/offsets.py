@@ -36,6 +36,25 @@ def start_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
     return {tp: r.offset for tp, r in session.list_offsets({tp: OffsetSpec.earliest() for tp in tps}).items()}
 
 
+def start_and_stable_offsets(*asks: tuple[AdminSession, Iterable[TP]]) -> list[tuple[dict[TP, int], dict[TP, int]]]:
+    """(:func:`start_offsets`, :func:`last_stable_offsets`) of each (session, partitions), every ListOffsets
+    round in flight together (one round trip for all, not one per cluster and kind)."""
+    waits = []
+    for session, tps in asks:
+        tps = list(tps)
+        waits.append((session.submit_offsets({tp: OffsetSpec.earliest() for tp in tps}),
+                      session.submit_offsets({tp: OffsetSpec.latest() for tp in tps})))
+    return [({tp: r.offset for tp, r in start().items()}, {tp: r.offset for tp, r in stable().items()})
+            for start, stable in waits]
+
+
+def end_offsets_of(*asks: tuple[AdminSession, Iterable[TP]]) -> list[dict[TP, int]]:
+    """:func:`end_offsets` of each (session, partitions), the rounds in flight together."""
+    waits = [s.submit_offsets({tp: OffsetSpec.latest() for tp in tps}, isolation_level="read_uncommitted")
+             for s, tps in asks]
+    return [{tp: r.offset for tp, r in wait().items()} for wait in waits]
+
+
 def newest_timestamps(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int | None]:
     """Largest record timestamp (ms) per partition, None for an empty partition (ListOffsets MAX_TIMESTAMP)."""
     res = session.list_offsets({tp: OffsetSpec.max_timestamp() for tp in tps}, isolation_level="read_uncommitted")

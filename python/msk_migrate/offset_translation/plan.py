@@ -25,7 +25,7 @@ from typing import Any
 from confluent_kafka.admin import OffsetSpec
 
 from ..access.admin import TP, AdminSession
-from ..access.offsets import Checkpoint, last_stable_offsets, start_offsets
+from ..access.offsets import Checkpoint, start_and_stable_offsets
 from ..errors import UsageError
 from .locate import MORE, Alignment, Rec, align
 from .windows import Window, read_windows
@@ -126,9 +126,8 @@ def translate_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, i
     if not tps:
         return []
     to_topics = to.topics(refresh=True)
-    from_start, from_end = start_offsets(frm, tps), last_stable_offsets(frm, tps)
     present = [(to_name(t), p) for t, p in tps if to_name(t) in to_topics and p < to_topics[to_name(t)]]
-    to_start, to_end = start_offsets(to, present), last_stable_offsets(to, present)
+    (from_start, from_end), (to_start, to_end) = start_and_stable_offsets((frm, tps), (to, present))
     log_append = {n for n, c in to.topic_configs({t for t, _ in present}).items() if c.log_append_time}
 
     proofs: dict[TP, PartitionProof] = {}

@@ -1,8 +1,8 @@
 """Small record windows of many partitions, read by ONE read_committed consumer per cluster.
 
 Each partition gets ``assign()`` at its start offset and stops at its end offset or once it holds the
-wanted number of records at or above a threshold offset (the partition is then paused, so the
-consumer fetches only what is still wanted). A record is kept as its offset, its fingerprint (the
+wanted number of records at or above a threshold offset (the partitions finished by one batch are
+then paused together, so the consumer fetches only what is still wanted). A record is kept as its offset, its fingerprint (the
 validator's :func:`msk_migrate.validation.native.fingerprint`, the one writer of that hash) and its
 timestamp. Transaction markers and aborted records are never delivered (read_committed), so they
 leave offset holes, which is what :mod:`.locate` expects.
@@ -58,13 +58,18 @@ def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics:
     consumer.assign([TopicPartition(t, p, w.start) for (t, p), w in todo.items()])
     last_progress = time.time()
 
+    done: list[TopicPartition] = []  #: finished since the last pause (one pause call per batch, not per partition)
+
     def finish(tp: TP, at_end: bool) -> None:
         w = todo.pop(tp)
         w.reached_end = w.reached_end or at_end
-        consumer.pause([TopicPartition(*tp)])
+        done.append(TopicPartition(*tp))
 
     try:
         while todo:
+            if done:
+                consumer.pause(done)
+                done.clear()
             msgs = consumer.consume(5000, timeout=0.2)
             if msgs:
                 last_progress = time.time()

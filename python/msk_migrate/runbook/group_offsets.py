@@ -14,10 +14,10 @@ stopped group (``msk-migrate offsets sync``) lives in :mod:`msk_migrate.offset_t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from ..access.admin import TP, AdminSession
-from ..access.offsets import end_offsets
+from ..access.offsets import end_offsets_of
 from ..config.migration import ClusterEndpoint, MigrationSpec
 from ..errors import UsageError
 from ..kafka.selection import group_selection, topic_selection
@@ -39,7 +39,7 @@ class OffsetRow:
     redelivery_by: str = "offsets"  #: identity (records located by content) | offsets (arithmetic)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dict(self.__dict__)  # flat fields: a plain copy (asdict deep-copies; 20,000 rows cost a second)
 
 
 def verify_offsets(source: ClusterEndpoint | AdminSession, target: ClusterEndpoint | AdminSession,
@@ -73,10 +73,11 @@ def iter_offset_rows(source: ClusterEndpoint | AdminSession, target: ClusterEndp
         if not batch:
             continue
         need = {tp for _, comm in batch for tp in comm if tp not in s_end}
-        s_end.update(end_offsets(src, need))
         tneed = {(sel.target_name(t), p) for _, comm in batch for t, p in comm
                  if sel.target_name(t) in target_topics and (sel.target_name(t), p) not in t_end}
-        t_end.update(end_offsets(tgt, tneed))
+        s_new, t_new = end_offsets_of((src, need), (tgt, tneed))
+        s_end.update(s_new)
+        t_end.update(t_new)
         t_comms = dict(tgt.committed_many([g for g, _ in batch]))
         counts = identity_redelivery_many(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], sel.target_name)
         for group, s_comm in batch:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from ..access.offsets import count_records, last_stable_offsets, newest_timestamps, partitions, start_offsets
+from ..access.offsets import count_records, newest_timestamps, partitions, start_and_stable_offsets
 from ..connect_api.rest import ConnectClient
 from ..kafka.selection import topic_selection
 from .session import MigrationSession
@@ -62,8 +62,7 @@ def measure_lag(s: MigrationSession, topics: list[str] | None = None, max_record
         wanted = set(topics)
         chosen = [t for t in chosen if t in wanted]
     tps = partitions(source, chosen)
-    lso = last_stable_offsets(source, tps)
-    start = start_offsets(source, tps)
+    ((start, lso),) = start_and_stable_offsets((source, tps))
     done = replicated_positions(client, migration.connector_names()["source"], source_alias)
     src_ts = newest_timestamps(source, tps)
     target_topics = target.topics(refresh=True)  # once: not per partition
