@@ -208,6 +208,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tasks", type=int, default=2, help="MirrorSourceConnector tasks.max")
     ap.add_argument("--worker-heap", default="1g", help="-Xmx of each Connect worker")
+    ap.add_argument("--no-warmup", dest="warmup", action="store_false",
+                    help="skip the unrecorded first copy of each MM2 scenario (JIT warm-up)")
     args = ap.parse_args()
     if args.rounds < 3:
         raise SystemExit("--rounds: at least 3 (medians and a spread need them)")
@@ -242,6 +244,10 @@ def main() -> None:
                                             boundary="interval"),
         }
         order = list(scenarios)
+        if args.warmup:  # the workers' JIT: a cold worker's first copy ran up to 2x slower than its third
+            for key in ("alo", "eos", "eos-interval"):
+                s = scenarios[key]()
+                print(f"  warm-up {key}: {n / s:,.0f} records/s ({s:.1f} s), not recorded", flush=True)
         for r in range(args.rounds):
             rotated = order[r % len(order):] + order[: r % len(order)]
             for key in rotated:
@@ -301,6 +307,8 @@ Source Kafka 3.9 and target Kafka 4.1 are single KRaft nodes; MM2 runs on one Co
 (-Xmx{args.worker_heap}; the exactly-once group is a second worker, idle while the others run). Everything shares
 the machine's 2 cores with other work (the load column: 1-minute load average, the higher of before/after each
 run). {args.rounds} rounds, the order of the five scenarios rotated every round; medians, then min-max.
+{"Before the rounds each MM2 scenario copied once, unrecorded (the workers' JIT warm-up)." if args.warmup else
+ "No warm-up copy (`--no-warmup`): the first MM2 rounds include the workers' JIT warm-up."}
 MM2 times run from the connector's PUT to the last record on the target (topic creation and task start-up
 included); MB/s counts keys + values. Production to the source: {produce_s:.1f} s; the whole run
 {(time.time() - started) / 60:.1f} min.

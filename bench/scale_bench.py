@@ -133,6 +133,11 @@ def stop_source_connector_with_offsets(env: LocalEnvironment, m: MigrationSpec, 
         client.alter_offsets(name, offsets[i:i + 2000])
 
 
+def committed_at(a: argparse.Namespace) -> int:
+    """The offset every group commits: half-way by default, or ``--group-lag`` records before the end."""
+    return a.records // 2 if a.group_lag is None else max(a.records - a.group_lag, 0)
+
+
 def build_load(env: LocalEnvironment, a: argparse.Namespace) -> None:
     src, tgt = env.source().bootstrap_servers, env.target().bootstrap_servers
     ts0 = int(time.time() * 1000) - 3_600_000
@@ -141,8 +146,8 @@ def build_load(env: LocalEnvironment, a: argparse.Namespace) -> None:
         ("topics on the target", lambda: create_topics(tgt, a.topics, a.partitions)),
         ("records on the source", lambda: produce(src, a.topics, a.partitions, a.records, ts0)),
         ("records on the target (as MM2 copies them)", lambda: produce(tgt, a.topics, a.partitions, a.records, ts0)),
-        ("groups on the source", lambda: commit_groups(src, a.groups, a.topics, a.partitions, a.records // 2)),
-        ("groups on the target", lambda: commit_groups(tgt, a.groups, a.topics, a.partitions, a.records // 2)),
+        ("groups on the source", lambda: commit_groups(src, a.groups, a.topics, a.partitions, committed_at(a))),
+        ("groups on the target", lambda: commit_groups(tgt, a.groups, a.topics, a.partitions, committed_at(a))),
         ("stopped source connector with offsets",
          lambda: stop_source_connector_with_offsets(env, migration(), a.topics, a.partitions, a.records, a.behind_topics, a.behind)),
     ):
@@ -228,6 +233,8 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=20, help="records per partition")
     ap.add_argument("--behind-topics", type=int, default=100, help="topics the connector's offsets leave behind")
     ap.add_argument("--behind", type=int, default=10, help="records behind per partition of those topics")
+    ap.add_argument("--group-lag", type=int, default=None,
+                    help="records each group is behind the end (default: half the partition; a cutover: a few)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--before", help="msk-migrate of the code to compare with (e.g. /work/main/.venv/bin/msk-migrate)")
     ap.add_argument("--before-repeat", type=int, default=1)
@@ -235,6 +242,8 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None, help="harness directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="leave the clusters running")
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--section", default="Operator commands at scale",
+                    help="the PERFORMANCE.md section written (another shape of load: another section)")
     a = ap.parse_args()
 
     base = a.dir or Path(tempfile.mkdtemp(prefix="msk-scale-"))
@@ -246,7 +255,7 @@ def main() -> None:
         print(f"harness up in {time.time() - t0:.0f} s ({base})", flush=True)
         marker = base / "scale-load.json"  # with --keep --dir: a later run reuses the load it finds
         shape = json.dumps({"load": 2,  # 2: the target holds copies of the source's records (identity provable)
-                            **{k: getattr(a, k) for k in ("topics", "partitions", "groups", "records", "behind_topics", "behind")}})
+                            **{k: getattr(a, k) for k in ("topics", "partitions", "groups", "records", "group_lag", "behind_topics", "behind")}})
         if marker.exists() and marker.read_text() == shape:
             print("  the load is already there (same shape): reused", flush=True)
         else:
@@ -275,7 +284,8 @@ def main() -> None:
         print(table)
         load = f"1-min load average during the runs: {min(load_avg):.1f}-{max(load_avg):.1f} on {os.cpu_count()} cores"
         body = (f"{a.topics * a.partitions:,} partitions ({a.topics:,} topics x {a.partitions}), {a.groups:,} groups "
-                f"(each on 2 topics: {a.groups * 2 * a.partitions:,} group-partitions), {a.records} records a partition; "
+                f"(each on 2 topics: {a.groups * 2 * a.partitions:,} group-partitions), {a.records} records a partition, "
+                f"every group committed at offset {committed_at(a)}; "
                 f"the source connector's offsets leave {a.behind_topics} topics {a.behind} records behind a partition "
                 f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
                 f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
@@ -284,7 +294,7 @@ def main() -> None:
                 f"{identity_coverage(flow)}.\n")
         print(body)
         if not a.no_doc:
-            write_section("Operator commands at scale", body)
+            write_section(a.section, body)
     finally:
         if not a.keep:
             env.down(wipe=True)

@@ -129,6 +129,22 @@ def test_duplicates_from_a_restart_place_the_group_on_the_first_copy_with_no_gap
     _assert_no_gap(src, tgt, group, res.proofs, expect_redelivery=20)
 
 
+def test_a_replay_from_further_back_than_the_first_read_declares_every_redelivered_record(local_env, unique):
+    """The source is first read 32 offsets before the commit point; a replay that restarted 50 records
+    before it is told apart only by the older identities read for that partition alone."""
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic, group = f"ots-{unique}-deep", f"ots-{unique}-g"
+    for b in (src, tgt):
+        create_topic(b, topic, partitions=1)
+    _produce(src, topic, 0, _records(200))
+    _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[50:])  # restarted from 50 after writing 0..119
+    commit_group(src, group, topic, {0: 100})
+    res = _sync(local_env, unique, group)
+    (pr,) = res.proofs
+    assert pr.target_offset == 100 and pr.redelivery == 50 and len(pr.duplicates) == 20
+    _assert_no_gap(src, tgt, group, res.proofs, expect_redelivery=50)
+
+
 def test_groups_at_different_points_of_one_partition_are_counted_together_as_each_alone(local_env, unique):
     """``offsets verify`` counts a chunk of groups in rounds (one partition once per round): five groups
     at four commit points of one partition, behind, at and ahead of their placement, must get exactly

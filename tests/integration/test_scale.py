@@ -3,7 +3,8 @@ local clusters, the operator commands run through the real CLI. Asserts outcomes
 JSON shape, readable summaries), not times: bench/scale_bench.py measures 10,000 partitions.
 
 The load (bench/scale_bench.py builds the same at any size): RECORDS records in every partition on the
-source and the target; group i commits offset COMMITTED on topics i and i+1 on both clusters, except
+source and the target (the same records with the same timestamps, as MM2 copies them, so `offsets verify`
+proves every placement by content); group i commits offset COMMITTED on topics i and i+1 on both clusters, except
 group AHEAD_GROUP, committed further on the target (translated ahead: every one of its rows must say so);
 the flow's source connector exists STOPPED with Connect offsets: copied to the end except the first
 BEHIND_TOPICS topics, BEHIND records short.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,9 +38,10 @@ AHEAD_GROUP = 7
 @pytest.fixture(scope="module")
 def scale(local_env, connect: ConnectClient, tmp_path_factory):
     src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    ts0 = int(time.time() * 1000) - 600_000  # the same records on both clusters: the target holds MM2-like copies
     for bootstrap in (src, tgt):
         sb.create_topics(bootstrap, TOPICS, PARTITIONS)
-        sb.produce(bootstrap, TOPICS, PARTITIONS, RECORDS)
+        sb.produce(bootstrap, TOPICS, PARTITIONS, RECORDS, ts0)
         sb.commit_groups(bootstrap, GROUPS, TOPICS, PARTITIONS, COMMITTED)
     ahead = [TopicPartition(sb.topic_name(t), p, COMMITTED + 2) for t in (AHEAD_GROUP, AHEAD_GROUP + 1) for p in range(PARTITIONS)]
     admin = AdminClient({"bootstrap.servers": tgt})  # held: a client collected mid-request never answers its futures
@@ -101,6 +104,7 @@ def test_offsets_verify_at_100_groups_flags_exactly_the_group_translated_ahead(s
     assert all(row["redelivery"] == -2 for row in ahead)
     ok = [row for row in rows if row["status"] == "ok"]
     assert len(ok) == len(rows) - len(ahead) and all(row["redelivery"] == 0 for row in ok)
+    assert all(row["redelivery_by"] == "identity" for row in rows)  # every placement proven by content
     assert len({row["group"] for row in rows}) == GROUPS
 
     r = run("offsets", "verify", "--config", str(scale))

@@ -34,6 +34,10 @@ from .windows import Window, read_windows
 WINDOW = 16
 #: Target records scanned per partition before a placement is given up (falls back to the checkpoint).
 MAX_SCAN = 200_000
+#: Source records read before a commit point, in windows (room for offset holes: markers, compacted records).
+LOOKBACK = 2
+#: ... and, only where a restart replayed the commit point, how far back its re-delivered identities are known.
+REPLAY_LOOKBACK = 4
 #: Target records read past the matched run to find a restart's replay of the commit point.
 TAIL = 256
 #: Clock allowance between the clusters when the target stamps LogAppendTime (ms).
@@ -143,8 +147,9 @@ def translate_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, i
         if tt not in to_end:
             pr.reason = f"topic {tt[0]} partition {p} does not exist on the {to.role} cluster"
             continue
-        src_windows[(t, p)] = Window(max(from_start[(t, p)], eff - 4 * window), from_end[(t, p)], window, eff)
-    read_windows(frm, src_windows, {t for t, _ in src_windows if to_name(t) in log_append})
+        src_windows[(t, p)] = Window(max(from_start[(t, p)], eff - LOOKBACK * window), from_end[(t, p)], window, eff)
+    no_ts = {t for t, _ in src_windows if to_name(t) in log_append}
+    read_windows(frm, src_windows, no_ts)
 
     before: dict[TP, list[Rec]] = {}
     after: dict[TP, list[Rec]] = {}
@@ -210,9 +215,17 @@ def translate_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, i
         read_windows(to, wins, log_append)
         for tp in tails:
             scan[tp] += _recs(wins[(proofs[tp].to_topic, tp[1])].recs)
-    for tp, pr in proofs.items():
-        if pr.method == "exact" and after.get(tp):
-            _replay(pr, before[tp], after[tp], known[tp], scan[tp])
+    replays = {tp: at for tp, pr in proofs.items()
+               if pr.method == "exact" and (at := _replay_at(pr, before.get(tp, []), after.get(tp, []), scan.get(tp, [])))}
+    # only where a restart replayed the commit point are older identities needed (to tell re-delivered
+    # records from the first pass's): read them for those partitions alone
+    older = {tp: Window(max(proofs[tp].from_start, src_windows[tp].start - (REPLAY_LOOKBACK - LOOKBACK) * window),
+                        src_windows[tp].start) for tp in replays if src_windows[tp].start > proofs[tp].from_start}
+    read_windows(frm, older, no_ts)
+    for tp, w in older.items():
+        known[tp] |= {fp for _, fp, _ in w.recs}
+    for tp, (tail, q) in replays.items():
+        _replay(proofs[tp], tail, q, known[tp], scan[tp])
     for pr in proofs.values():
         if pr.method != "exact":
             if pr.checkpoint is not None:
@@ -244,29 +257,34 @@ def _exact(pr: PartitionProof, al: Alignment) -> None:
     pr.reason = "; ".join(parts)
 
 
-def _replay(pr: PartitionProof, before: list[Rec], after: list[Rec], known: set[int], scan: list[Rec]) -> None:
+def _replay_at(pr: PartitionProof, before: list[Rec], after: list[Rec], scan: list[Rec]) -> tuple[list[Rec], int] | None:
     """A restart's replay past the matched run: the commit point's boundary (last record before it, first
-    after it) again. Records the replay wrote before the boundary that are identities from before the commit
-    point are re-delivered; everything the first pass wrote from the placement up to the replay's start is
-    written again by it (duplicates)."""
-    if not before or not pr.matched:
-        return
+    after it) again. Returns the scanned records past the run and the index of the boundary's second
+    record in them, or None."""
+    if not before or not after or not pr.matched:
+        return None
     end = pr.matched[-1]["target_offset"]
     tail = [r for r in scan if r.offset > end]
     for q in range(1, len(tail)):
-        if tail[q].fp != after[0].fp or tail[q - 1].fp != before[-1].fp:
-            continue
-        k = q - 1
-        while k >= 0 and tail[k].fp in known:
-            k -= 1
-        start = tail[k + 1].offset  # the replay's first record
-        pr.redelivered += [{"target_offset": r.offset, "fp": r.fp} for r in tail[k + 1:q]]
-        first_pass = [r for r in scan if pr.target_offset is not None and pr.target_offset <= r.offset < start]
-        seen = {d["target_offset"] for d in pr.duplicates}
-        pr.duplicates += [{"target_offset": r.offset, "fp": r.fp} for r in first_pass if r.offset not in seen]
-        pr.reason += (f"; a restart replayed the commit point at {tail[q].offset}: {q - k - 1} record(s) from before "
-                      f"it re-delivered, {len(first_pass)} written twice")
-        return
+        if tail[q].fp == after[0].fp and tail[q - 1].fp == before[-1].fp:
+            return tail, q
+    return None
+
+
+def _replay(pr: PartitionProof, tail: list[Rec], q: int, known: set[int], scan: list[Rec]) -> None:
+    """Records the replay at ``tail[q]`` wrote before the boundary that are identities from before the
+    commit point (``known``) are re-delivered; everything the first pass wrote from the placement up to
+    the replay's start is written again by it (duplicates)."""
+    k = q - 1
+    while k >= 0 and tail[k].fp in known:
+        k -= 1
+    start = tail[k + 1].offset  # the replay's first record
+    pr.redelivered += [{"target_offset": r.offset, "fp": r.fp} for r in tail[k + 1:q]]
+    first_pass = [r for r in scan if pr.target_offset is not None and pr.target_offset <= r.offset < start]
+    seen = {d["target_offset"] for d in pr.duplicates}
+    pr.duplicates += [{"target_offset": r.offset, "fp": r.fp} for r in first_pass if r.offset not in seen]
+    pr.reason += (f"; a restart replayed the commit point at {tail[q].offset}: {q - k - 1} record(s) from before "
+                  f"it re-delivered, {len(first_pass)} written twice")
 
 
 def _why_not(before: list[Rec], after: list[Rec], scan: list[Rec], end: bool, final: bool, role: str) -> str:
