@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ def write_section(title: str, body: str) -> None:
     text = DOC.read_text() if DOC.exists() else HEADER
     # the harness sizes set in the environment are part of the command (rerunning without them differs)
     sizes = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("MSK_MIGRATE_LOCAL_")]
-    cmd = " ".join([*sizes, "python", *sys.argv])
+    cmd = " ".join([*sizes, "python", shlex.join(sys.argv)])
     section = (f"## {title}\n\n- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n- machine: {machine()}\n"
                f"- command: `{cmd}`\n\n{body.strip()}\n\n")
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.M | re.S)
