@@ -133,8 +133,8 @@ def check_groups_dropped(p: Preflight, limit: int = 500) -> None:
     selected = set(p.selected)
     others = [g for g in p.source.groups() if g not in chosen][:limit]
     dropped = {}
-    for g in others:
-        topics = sorted({t for t, _ in p.source.committed(g) if t in selected})
+    for g, comm in p.source.committed_many(others):  # OffsetFetch requests in flight together
+        topics = sorted({t for t, _ in comm if t in selected})
         if topics:
             dropped[g] = topics
     p.report.dropped_groups = sorted(dropped)
