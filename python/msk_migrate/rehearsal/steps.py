@@ -27,7 +27,7 @@ from ..offset_translation.sync import sync_group
 from ..runbook.cleanup import delete, leftovers
 from ..runbook.cutover import cutover_check
 from ..runbook.group_offsets import verify_offsets
-from ..runbook.lag import measure_lag
+from ..runbook.lag import measure_lag, replicated_positions
 from ..runbook.preflight import run_preflight
 from ..runbook.rollback import apply_rollback, plan
 from ..runbook.session import MigrationSession
@@ -234,6 +234,15 @@ def cutover_ready(ctx: RehearsalContext) -> str:
     return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}"
 
 
+def _again(again: Counter, expected: Counter) -> str:
+    """What a moved group read beyond the records after its commit point, told apart: records from before
+    the commit point (the placement is too early) and extra copies of later ones (the log holds them twice)."""
+    early = sum(n for v, n in again.items() if v not in expected)
+    copies = sum(again.values()) - early
+    return (f"{sum(again.values())} record(s) re-delivered: {early} from before the commit point, {copies} extra "
+            "cop(ies) of records after it")
+
+
 def move_consumer_groups(ctx: RehearsalContext) -> str:
     """Consumers stop on the source; `offsets sync` places both groups exactly (a certificate each); a
     consumer on the target reads from the committed offsets and must see exactly the source records
@@ -254,7 +263,7 @@ def move_consumer_groups(ctx: RehearsalContext) -> str:
     if missing:
         raise StepFailed(f"{sum(missing.values())} record(s) after the source commit point missing on the target")
     if again:
-        raise StepFailed(f"{sum(again.values())} record(s) re-delivered on the target (expected 0)")
+        raise StepFailed(f"{_again(again, expected)} on the target (expected 0)")
     return (f"{placed} partitions placed exactly ({', '.join(notes)}; certificates in {certs}); {MOVED_GROUP} on the "
             f"target read {sum(seen.values()):,} records = the {sum(expected.values()):,} after its source commit "
             f"point: 0 re-delivered, no gap")
@@ -291,6 +300,14 @@ def reverse_replication(ctx: RehearsalContext) -> str:
     got = sum(end_offsets(S, tps).values())
     if got != want:
         raise StepFailed(f"source {ROLLBACK_TOPIC} holds {got:,} records, expected {want:,}")
+    # Durable before a group moves: the reverse task's committed offsets reach the target's end, so a task
+    # restart from here on re-copies nothing (an at-least-once flow replays what it copied after its last
+    # offset commit, and those copies would reach the rolled-back group).
+    rev = reverse_spec(ctx.migration, [ROLLBACK_TOPIC]).connector_names()["source"]
+    t_end = end_offsets(T, partitions(T, [ROLLBACK_TOPIC]))
+    client = ctx.connect()
+    if not wait(lambda: all(replicated_positions(client, rev, tgt.alias).get(tp, 0) >= e for tp, e in t_end.items()), 60, 1):
+        raise StepFailed(f"{rev}'s committed offsets did not reach the end of {ROLLBACK_TOPIC} on the target within 60 s")
     return f"{', '.join(pl.reverse)} RUNNING; source {ROLLBACK_TOPIC} holds {got:,} records (no duplicate of the past)"
 
 
@@ -321,7 +338,7 @@ def roll_a_group_back(ctx: RehearsalContext) -> str:
         raise StepFailed(f"{sum(missing.values())} record(s) the producers wrote on the target after the group's "
                          "commit point are missing on the source")
     if again:
-        raise StepFailed(f"{sum(again.values())} record(s) re-delivered on the source (expected 0)")
+        raise StepFailed(f"{_again(again, after)} on the source (expected 0)")
     return (f"{len(r.proofs)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
             f"{ROLLBACK_GROUP} on the source read {sum(seen.values()):,} records = the {sum(after.values()):,} "
             "written on the target after its commit: 0 re-delivered, no gap")
