@@ -43,7 +43,7 @@ def zk_rehearsal():
         with PeakSampler() as mem:
             res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="local", shape=shape)
         print(f"\nrehearsal on {shape.describe('source')} -> {shape.describe('target')}: "
-              f"{res.seconds.get('total')} s, memory peak {mem.peak / (1 << 30):.2f} GiB (sum of RSS, sampled)")
+              f"{res.seconds.get('total')} s, memory peak {mem.peak / (1 << 30):.2f} GiB (sum of RSS of the processes it started and this one, sampled)")
         for s in res.steps:
             print(f"| {s.name} | {'ok' if s.ok else 'FAILED'} | {s.seconds} | {s.result} |")
         yield SimpleNamespace(res=res, env=LocalEnvironment(base), peak=mem.peak, base=base)

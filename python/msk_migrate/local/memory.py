@@ -23,11 +23,23 @@ def _children() -> dict[int, list[int]]:
     return kids
 
 
-def tree_rss_bytes(root: int) -> int:
-    """Sum of the resident set sizes of ``root`` and all its descendants."""
+def descendants(root: int) -> set[int]:
+    """Every process below ``root`` now."""
+    kids, out, todo = _children(), set(), [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.add(k)
+            todo.append(k)
+    return out
+
+
+def tree_rss_bytes(root: int, exclude: set[int] | frozenset[int] = frozenset()) -> int:
+    """Sum of the resident set sizes of ``root`` and all its descendants but ``exclude`` (and theirs)."""
     kids, total, todo = _children(), 0, [root]
     while todo:
         pid = todo.pop()
+        if pid in exclude:
+            continue
         todo += kids.get(pid, [])
         try:
             total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
@@ -37,20 +49,24 @@ def tree_rss_bytes(root: int) -> int:
 
 
 class PeakSampler:
-    """Samples :func:`tree_rss_bytes` of ``root`` (default: this process) every ``interval`` seconds."""
+    """Samples :func:`tree_rss_bytes` of ``root`` (default: this process) every ``interval`` seconds,
+    leaving out the processes that ran below it already when sampling began (in a test session: the
+    session's other clusters), so the peak is that of what started inside the ``with`` block."""
 
     def __init__(self, root: int | None = None, interval: float = 2.0):
         self.root, self.interval = root or os.getpid(), interval
+        self.exclude: set[int] = set()
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(self.root))
+            self.peak = max(self.peak, tree_rss_bytes(self.root, self.exclude))
             self._stop.wait(self.interval)
 
     def __enter__(self) -> PeakSampler:
+        self.exclude = descendants(self.root)
         self._thread.start()
         return self
 
