@@ -179,43 +179,39 @@ class AdminSession:
     # ---- offsets --------------------------------------------------------------------------------
     def list_offsets(self, specs: dict[TP, OffsetSpec], isolation_level: str = "read_committed") -> dict[TP, Any]:
         """One ListOffsets round; values are confluent-kafka results (``.offset``, ``.timestamp``)."""
-        if not specs:
-            return {}
-        iso = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
-        req = {TopicPartition(t, p): spec for (t, p), spec in specs.items()}
-        for attempt in range(RETRIES):
-            try:
-                futures = self.admin.list_offsets(req, isolation_level=iso, request_timeout=self.timeout)
-                return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
-            except KafkaException as exc:
-                # a leader moving or a topic just created (NOT_LEADER, LEADER_NOT_AVAILABLE): ask again
-                if attempt + 1 < RETRIES and exc.args and _transient(exc.args[0]):
-                    time.sleep(0.5 * (attempt + 1))
-                    continue
-                raise self.error("listing offsets failed", exc) from None
-        raise AssertionError("unreachable")
+        return self.submit_offsets(specs, isolation_level)()
 
     def submit_offsets(self, specs: dict[TP, OffsetSpec], isolation_level: str = "read_committed") -> Callable[[], dict[TP, Any]]:
-        """Send one ListOffsets round now and return a function that waits for its answer: rounds on
-        several clusters or of several kinds are in flight together. An answer with a transient error
-        (a leader moving) is asked again with :meth:`list_offsets`'s retries."""
+        """Send one ListOffsets round now and return a function that waits for its answer, so rounds on
+        several clusters or of several kinds are in flight together. A transient error (a leader moving,
+        a topic just created: NOT_LEADER, LEADER_NOT_AVAILABLE) asks again, up to ``RETRIES`` times."""
         if not specs:
             return dict
         iso = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
-        try:
-            futures = self.admin.list_offsets({TopicPartition(t, p): s for (t, p), s in specs.items()},
-                                              isolation_level=iso, request_timeout=self.timeout)
-        except KafkaException:
-            futures = None
+        req = {TopicPartition(t, p): spec for (t, p), spec in specs.items()}
+
+        def send() -> Any:
+            try:
+                return self.admin.list_offsets(req, isolation_level=iso, request_timeout=self.timeout)
+            except KafkaException as exc:
+                return exc
+
+        first = send()
 
         def wait() -> dict[TP, Any]:
-            if futures is not None:
+            sent = first
+            for attempt in range(RETRIES):
                 try:
-                    return {(tp.topic, tp.partition): fut.result() for tp, fut in futures.items()}
+                    if isinstance(sent, KafkaException):
+                        raise sent
+                    return {(tp.topic, tp.partition): fut.result() for tp, fut in sent.items()}
                 except KafkaException as exc:
-                    if not (exc.args and _transient(exc.args[0])):
-                        raise self.error("listing offsets failed", exc) from None
-            return self.list_offsets(specs, isolation_level)
+                    if attempt + 1 < RETRIES and exc.args and _transient(exc.args[0]):
+                        time.sleep(0.5 * (attempt + 1))
+                        sent = send()
+                        continue
+                    raise self.error("listing offsets failed", exc) from None
+            raise AssertionError("unreachable")
 
         return wait
 

@@ -28,8 +28,7 @@ def last_stable_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, in
 
 def end_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
     """High watermarks (read_uncommitted latest)."""
-    res = session.list_offsets({tp: OffsetSpec.latest() for tp in tps}, isolation_level="read_uncommitted")
-    return {tp: r.offset for tp, r in res.items()}
+    return end_offsets_of((session, tps))[0]
 
 
 def start_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
