@@ -267,7 +267,8 @@ def main() -> None:
         "perf": f"limit: target write rate (Kafka's `ProducerPerformance`, bulk producer settings, {args.size}-byte values)",
         "bare": "limit: bare confluent-kafka consume->produce loop (bulk batching, lz4)",
         "alo": f"**MM2, shipped `bulk` profile, at-least-once** (tasks.max={args.tasks})",
-        "eos": f"**MM2, shipped `bulk` profile, exactly-once** (tasks.max={args.tasks})",
+        "eos": f"**MM2, shipped `bulk` profile, exactly-once** (one transaction per poll of up to "
+               f"{int(PROFILES['bulk']['consumer_exactly_once']['max.poll.records']):,} records; tasks.max={args.tasks})",
         "eos-interval": f"MM2, `bulk` profile, exactly-once with `transaction_boundary: interval` "
                         f"(one transaction per {flush_ms:,} ms offset flush; tasks.max={args.tasks})",
     }
@@ -327,7 +328,9 @@ included); MB/s counts keys + values. Production to the source: {produce_s:.1f} 
 
 The shipped `bulk` profile (`msk_migrate.config.overrides.PROFILES`, rendered as `producer.override.*` and
 `source.consumer.*`): producer {', '.join(f'`{k}={v}`' for k, v in bulk['producer'].items())}; consumer
-{', '.join(f'`{k}={v}`' for k, v in bulk['consumer'].items())}. The perf tool sends the same 200-byte values
+{', '.join(f'`{k}={v}`' for k, v in bulk['consumer'].items())}; exactly-once with `transaction_boundary: poll`
+(one transaction per task poll) instead polls with {', '.join(f'`{k}={v}`' for k, v in bulk['consumer_exactly_once'].items())}
+(the interval scenario keeps the consumer settings above). The perf tool sends the same 200-byte values
 (from a payload file of 4,096 of them) without keys. Exactly-once completion is read from end offsets, which
 also count transaction markers (one per partition per transaction, well under 1 % of the offsets here), so the
 exactly-once time can end a few transactions early."""

@@ -36,6 +36,20 @@ def test_overrides_are_rendered_onto_the_producer_consumer_and_connector_over_th
     assert src["consumer.poll.timeout.ms"] == "500"
 
 
+def test_exactly_once_polls_larger_batches_so_each_transaction_carries_more_records():
+    bulk = PROFILES["bulk"]
+    eos = _render(exactly_once=True)
+    assert eos["source.consumer.max.poll.records"] == bulk["consumer_exactly_once"]["max.poll.records"]
+    assert int(eos["source.consumer.max.poll.records"]) > int(bulk["consumer"]["max.poll.records"])
+    assert eos["source.consumer.max.partition.fetch.bytes"] == bulk["consumer_exactly_once"]["max.partition.fetch.bytes"]
+    assert eos["source.consumer.fetch.min.bytes"] == bulk["consumer"]["fetch.min.bytes"]  # the rest of the profile stays
+    # at-least-once and interval transactions keep the measured poll size; the operator's override still wins
+    assert _render()["source.consumer.max.poll.records"] == bulk["consumer"]["max.poll.records"]
+    assert _render(exactly_once=True, transaction_boundary="interval")["source.consumer.max.poll.records"] == \
+        bulk["consumer"]["max.poll.records"]
+    assert _render(exactly_once=True, consumer_overrides={"max.poll.records": 500})["source.consumer.max.poll.records"] == "500"
+
+
 def test_kafka_defaults_profile_renders_no_client_tuning():
     src = _render(tuning_profile="kafka-defaults")
     assert not [k for k in src if k.startswith("producer.override.")]

@@ -156,7 +156,8 @@ class MigrationSpec(BaseModel):
         "and read_committed everywhere.",
     )
     transaction_boundary: Literal["poll", "interval"] = Field(
-        "poll", description="With exactly_once: one transaction per task poll, or per offset-flush interval."
+        "poll", description="With exactly_once: one transaction per task poll (the bulk profile then polls larger "
+        "batches: consumer_exactly_once in msk_migrate.config.overrides.PROFILES), or per offset-flush interval."
     )
 
     @field_validator("producer_overrides", "consumer_overrides", "connector_overrides")

@@ -67,13 +67,18 @@ _RANGE = re.compile(r"^\[(-?[\d.]+),(-?[\d.]+|\.\.\.)\]$")
 
 #: Tuning profiles under the operator's overrides (``migration.tuning_profile``). ``bulk`` was chosen by
 #: measurement (bench/replication_bench.py --sweep, docs/PERFORMANCE.md "Local replication (MM2)").
+#: ``consumer_exactly_once`` goes over ``consumer`` when ``exactly_once`` with ``transaction_boundary: poll``:
+#: there every task poll is one transaction (commit, markers, the offsets write), so larger polls mean fewer
+#: of them. Measured: exactly-once 1.3-1.5x faster with 10,000-record polls, at-least-once not faster
+#: (docs/PERFORMANCE.md "Local replication (MM2)").
 PROFILES: dict[str, dict[str, dict[str, str]]] = {
     "bulk": {
         "producer": {"linger.ms": "20", "batch.size": "262144", "compression.type": "lz4"},
         "consumer": {"fetch.min.bytes": "65536", "fetch.max.wait.ms": "100", "max.poll.records": "2000",
                      "max.partition.fetch.bytes": "2097152"},
+        "consumer_exactly_once": {"max.poll.records": "10000", "max.partition.fetch.bytes": "8388608"},
     },
-    "kafka-defaults": {"producer": {}, "consumer": {}},
+    "kafka-defaults": {"producer": {}, "consumer": {}, "consumer_exactly_once": {}},
 }
 
 

@@ -83,8 +83,9 @@ def _tuning(m: MigrationSpec) -> dict[str, str]:
     (``source.consumer.*``). Keys and values were checked against Kafka's ConfigDefs at load time.
     """
     profile = PROFILES[m.tuning_profile]
+    per_transaction = profile["consumer_exactly_once"] if m.exactly_once and m.transaction_boundary == "poll" else {}
     producer = {**profile["producer"], **m.producer_overrides}
-    consumer = {**profile["consumer"], **m.consumer_overrides}
+    consumer = {**profile["consumer"], **per_transaction, **m.consumer_overrides}
     cfg = {f"producer.override.{k}": str(v) for k, v in producer.items()}
     cfg.update({f"source.consumer.{k}": str(v) for k, v in consumer.items()})
     cfg.update({k: str(v) for k, v in m.connector_overrides.items()})
