@@ -29,10 +29,12 @@ a time, never the record right before the commit point.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Rec:
+class Rec(NamedTuple):
+    """One record of a window: its offset and identity (a tuple: built for every record read)."""
+
     offset: int
     fp: int
 

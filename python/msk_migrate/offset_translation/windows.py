@@ -32,14 +32,7 @@ class Window:
     from_offset: int = 0
     recs: list[tuple[int, int, int]] = field(default_factory=list)  #: (offset, fingerprint, timestamp ms)
     reached_end: bool = False
-    hits: int = 0  #: records at or above ``from_offset`` so far
-
-    def add(self, offset: int, fp: int, ts: int) -> bool:
-        """Keep one record; True once the window holds what it wants."""
-        self.recs.append((offset, fp, ts))
-        if offset >= self.from_offset:
-            self.hits += 1
-        return self.want is not None and self.hits >= self.want
+    hits: int = 0  #: records at or above ``from_offset`` so far (counted by :func:`read_windows`)
 
 
 def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics: set[str] | frozenset[str] = frozenset()) -> dict[TP, Window]:
@@ -89,11 +82,13 @@ def read_windows(session: AdminSession, windows: dict[TP, Window], no_ts_topics:
                 if off >= w.end:
                     finish(tp, True)
                     continue
-                ts = 0 if tp[0] in no_ts_topics else m.timestamp()[1]
-                full = w.add(off, fingerprint(m.key(), m.value(), m.headers(), ts), m.timestamp()[1])
+                ts = m.timestamp()[1]
+                w.recs.append((off, fingerprint(m.key(), m.value(), m.headers(), 0 if tp[0] in no_ts_topics else ts), ts))
+                if off >= w.from_offset:
+                    w.hits += 1
                 if off + 1 >= w.end:
                     finish(tp, True)
-                elif full:
+                elif w.want is not None and w.hits >= w.want:
                     finish(tp, False)
             if todo and not msgs:
                 # a range ending in markers / compacted offsets delivers no record at its end
