@@ -79,16 +79,24 @@ def check_source_version(p: Preflight) -> None:
                      "(4.x clients need brokers >= 2.1; see docs/runbooks/migration.md)")
 
 
+def _per_topic(ends: dict[tuple[str, int], int]) -> dict[str, int]:
+    """End offsets summed per topic (one pass, not one per topic)."""
+    out: dict[str, int] = {}
+    for (t, _), v in ends.items():
+        out[t] = out.get(t, 0) + v
+    return out
+
+
 def check_topics_selected(p: Preflight) -> None:
     sel = topic_selection(p.migration)
     p.selected = sel.select(p.source.topics())
     if not p.selected:
         p.report.add("topics selected", "fail", f"no source topic matches topics={p.migration.topics} minus topics_exclude")
         return
-    ends = end_offsets(p.source, partitions(p.source, p.selected))
+    per_topic = _per_topic(end_offsets(p.source, partitions(p.source, p.selected)))
     for t in p.selected:
         p.report.topics.append({"topic": t, "target_topic": sel.target_name(t), "partitions": p.source.topics()[t],
-                                "records_upper_bound": sum(v for (tt, _), v in ends.items() if tt == t)})
+                                "records_upper_bound": per_topic.get(t, 0)})
     total = sum(p.source.topics()[t] for t in p.selected)
     p.report.add("topics selected", "ok", f"{len(p.selected)} topic(s), {total} partition(s)")
 
@@ -174,7 +182,7 @@ def check_target_topics(p: Preflight) -> None:
     tgt_md = p.target.topics()
     conflicts, mismatched = [], []
     existing = [sel.target_name(t) for t in p.selected if sel.target_name(t) in tgt_md]
-    tends = end_offsets(p.target, partitions(p.target, existing))
+    tends = _per_topic(end_offsets(p.target, partitions(p.target, existing)))
     for row in p.report.topics:
         name = row["target_topic"]
         row["exists_on_target"] = name in tgt_md
@@ -183,7 +191,7 @@ def check_target_topics(p: Preflight) -> None:
         row["target_partitions"] = tgt_md[name]
         if tgt_md[name] != row["partitions"]:
             mismatched.append(f"{name} ({row['partitions']} vs {tgt_md[name]})")
-        elif sum(v for (t, _), v in tends.items() if t == name) > 0:
+        elif tends.get(name, 0) > 0:
             conflicts.append(name)
     if mismatched:
         p.report.add("target partition counts", "fail",

@@ -48,11 +48,22 @@ def producer_max_request_size(m: MigrationSpec) -> int:
 
 
 def _configs(admin: AdminClient, rtype, name: str) -> dict:
-    res = ConfigResource(rtype, name)
-    try:
-        return admin.describe_configs([res])[res].result(timeout=15)
-    except KafkaException:
+    return _configs_many(admin, rtype, [name])[name]
+
+
+def _configs_many(admin: AdminClient, rtype, names: list[str]) -> dict[str, dict]:
+    """Configs of many resources of one type: one DescribeConfigs call, every answer awaited together
+    ({} for a resource the cluster refuses)."""
+    if not names:
         return {}
+    futures = admin.describe_configs([ConfigResource(rtype, n) for n in names])
+    out: dict[str, dict] = {}
+    for res, fut in futures.items():
+        try:
+            out[res.name] = fut.result(timeout=15)
+        except KafkaException:
+            out[res.name] = {}
+    return {n: out.get(n, {}) for n in names}
 
 
 def message_size_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], m: MigrationSpec,
@@ -62,8 +73,10 @@ def message_size_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], 
     broker_limit = _configs(tgt, ConfigResource.Type.BROKER, str(target_broker_id)).get("message.max.bytes")
     too_big_for_producer, too_big_for_target, in_band = [], [], []
     largest = 0
+    src_cfgs = _configs_many(src, ConfigResource.Type.TOPIC, [row["topic"] for row in topics])
+    tgt_cfgs = _configs_many(tgt, ConfigResource.Type.TOPIC, [row["target_topic"] for row in topics if row.get("exists_on_target")])
     for row in topics:
-        cfg = _configs(src, ConfigResource.Type.TOPIC, row["topic"])
+        cfg = src_cfgs[row["topic"]]
         entry = cfg.get("max.message.bytes")
         if entry is None:
             continue
@@ -74,7 +87,7 @@ def message_size_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], 
         elif size > request_size:
             in_band.append((row["topic"], size))
         if row.get("exists_on_target"):
-            tentry = _configs(tgt, ConfigResource.Type.TOPIC, row["target_topic"]).get("max.message.bytes")
+            tentry = tgt_cfgs[row["target_topic"]].get("max.message.bytes")
             limit = int(tentry.value) if tentry else None
         elif not entry.is_default and m.sync_topic_configs:
             limit = size  # MM2 creates the topic with the source's explicit max.message.bytes
