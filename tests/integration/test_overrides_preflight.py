@@ -42,10 +42,12 @@ def test_preflight_fails_a_source_topic_whose_records_exceed_the_mm2_producer_re
 def test_preflight_fails_a_replication_factor_below_the_clusters_min_insync_replicas(local_env, unique):
     # Kafka 4.x with ELR refuses a per-broker min.insync.replicas (MSK sets it per cluster), and the
     # client cannot address the cluster-default resource: the check runs against the 3.9 broker here.
+    from msk_migrate.access.admin import AdminSession
     from msk_migrate.runbook.preflight_mm2 import min_insync_replicas_check
 
     src = local_env.source()
     client = admin(src.bootstrap_servers)
+    session = AdminSession.for_endpoint("source", src)
     broker_id = client.describe_cluster().result(15).nodes[0].id
     broker = ConfigResource(ConfigResource.Type.BROKER, str(broker_id))
     set_op = ConfigEntry("min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET)
@@ -53,14 +55,14 @@ def test_preflight_fails_a_replication_factor_below_the_clusters_min_insync_repl
     try:
         # dynamic broker configs are applied asynchronously: bounded wait until the check sees it
         _name, status, detail = wait_until(
-            lambda: (r := min_insync_replicas_check(client, broker_id, _spec("x"), WORKER))[1] == "fail" and r,
+            lambda: (r := min_insync_replicas_check(session, broker_id, _spec("x"), WORKER))[1] == "fail" and r,
             30, what="min.insync.replicas=2 visible", interval=0.5)
     finally:
         undo = ConfigEntry("min.insync.replicas", None, incremental_operation=AlterConfigOpType.DELETE)
         client.incremental_alter_configs([ConfigResource(broker.restype, broker.name, incremental_configs=[undo])])[broker].result(15)
     assert status == "fail" and "min.insync.replicas=2" in detail and "migration.replication_factor=1" in detail
     assert "at least 2" in detail
-    wait_until(lambda: min_insync_replicas_check(client, broker_id, _spec("x"), WORKER)[1] == "ok", 30,
+    wait_until(lambda: min_insync_replicas_check(session, broker_id, _spec("x"), WORKER)[1] == "ok", 30,
                what="min.insync.replicas back to 1", interval=0.5)
 
 

@@ -152,12 +152,24 @@ class AdminSession:
     def broker_config(self, key: str) -> str | None:
         """``key`` of one broker (the controller's view); None when the cluster does not say."""
         desc = self._result("describe cluster failed", self.admin.describe_cluster(request_timeout=self.timeout))
-        res = ConfigResource(ConfigResource.Type.BROKER, str(desc.nodes[0].id))
-        try:
-            entry = self.admin.describe_configs([res])[res].result(timeout=self.timeout).get(key)
-        except KafkaException:
-            return None
+        broker = str(desc.nodes[0].id)
+        entry = self.describe_configs(ConfigResource.Type.BROKER, [broker])[broker].get(key)
         return entry.value if entry else None
+
+    def describe_configs(self, rtype: Any, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Config entries (confluent-kafka ``ConfigEntry``) of many resources of one ``ConfigResource.Type``:
+        one DescribeConfigs call, every answer awaited together; {} for a resource the cluster refuses."""
+        names = list(names)
+        if not names:
+            return {}
+        futures = self.admin.describe_configs([ConfigResource(rtype, n) for n in names], request_timeout=self.timeout)
+        out: dict[str, dict[str, Any]] = {}
+        for res, fut in futures.items():
+            try:
+                out[res.name] = fut.result(timeout=self.timeout + 5)
+            except KafkaException:
+                out[res.name] = {}
+        return {n: out.get(n, {}) for n in names}
 
     def topic_configs(self, names: Iterable[str]) -> dict[str, TopicConfigs]:
         names = [n for n in names if n in self.topics()]

@@ -246,7 +246,7 @@ def check_mm2_limits(p: Preflight) -> None:
 
     assert p.target is not None and p.target_endpoint is not None
     desc = p.target._result("describe cluster failed", p.target.admin.describe_cluster(request_timeout=p.target.timeout))
-    for row in mm2_checks(p.source.admin, p.target.admin, p.report.topics, p.migration, p.worker,
+    for row in mm2_checks(p.source, p.target, p.report.topics, p.migration, p.worker,
                           [n.id for n in desc.nodes], p.target_endpoint.msk_broker_type):
         p.report.add(*row)
 

@@ -6,9 +6,9 @@ report. Every failure names the setting to change.
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import ConfigResource
 
+from ..access.admin import AdminSession
 from ..config.migration import MigrationSpec, WorkerSpec
 from ..config.overrides import PROFILES, known_keys
 
@@ -47,34 +47,19 @@ def producer_max_request_size(m: MigrationSpec) -> int:
     return int(value or known_keys()["producer"][key]["default"])
 
 
-def _configs(admin: AdminClient, rtype, name: str) -> dict:
-    return _configs_many(admin, rtype, [name])[name]
+def _configs(session: AdminSession, rtype, name: str) -> dict:
+    return session.describe_configs(rtype, [name])[name]
 
 
-def _configs_many(admin: AdminClient, rtype, names: list[str]) -> dict[str, dict]:
-    """Configs of many resources of one type: one DescribeConfigs call, every answer awaited together
-    ({} for a resource the cluster refuses)."""
-    if not names:
-        return {}
-    futures = admin.describe_configs([ConfigResource(rtype, n) for n in names])
-    out: dict[str, dict] = {}
-    for res, fut in futures.items():
-        try:
-            out[res.name] = fut.result(timeout=15)
-        except KafkaException:
-            out[res.name] = {}
-    return {n: out.get(n, {}) for n in names}
-
-
-def message_size_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], m: MigrationSpec,
+def message_size_checks(src: AdminSession, tgt: AdminSession, topics: list[dict], m: MigrationSpec,
                         target_broker_id: int) -> list[Row]:
     """Source ``max.message.bytes`` must fit MM2's producer ``max.request.size`` and the target's limit."""
     request_size = producer_max_request_size(m)
     broker_limit = _configs(tgt, ConfigResource.Type.BROKER, str(target_broker_id)).get("message.max.bytes")
     too_big_for_producer, too_big_for_target, in_band = [], [], []
     largest = 0
-    src_cfgs = _configs_many(src, ConfigResource.Type.TOPIC, [row["topic"] for row in topics])
-    tgt_cfgs = _configs_many(tgt, ConfigResource.Type.TOPIC, [row["target_topic"] for row in topics if row.get("exists_on_target")])
+    src_cfgs = src.describe_configs(ConfigResource.Type.TOPIC, [row["topic"] for row in topics])
+    tgt_cfgs = tgt.describe_configs(ConfigResource.Type.TOPIC, [row["target_topic"] for row in topics if row.get("exists_on_target")])
     for row in topics:
         cfg = src_cfgs[row["topic"]]
         entry = cfg.get("max.message.bytes")
@@ -125,7 +110,7 @@ def message_size_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], 
     return rows
 
 
-def min_insync_replicas_check(tgt: AdminClient, target_broker_id: int, m: MigrationSpec,
+def min_insync_replicas_check(tgt: AdminSession, target_broker_id: int, m: MigrationSpec,
                               worker: WorkerSpec) -> Row:
     """A replication factor below the target's ``min.insync.replicas`` makes every acks=all write fail."""
     entry = _configs(tgt, ConfigResource.Type.BROKER, str(target_broker_id)).get("min.insync.replicas")
@@ -145,7 +130,7 @@ def min_insync_replicas_check(tgt: AdminClient, target_broker_id: int, m: Migrat
             f"every replication factor >= target min.insync.replicas={min_isr}")
 
 
-def partition_limit_check(tgt: AdminClient, topics: list[dict], m: MigrationSpec, broker_type: str | None,
+def partition_limit_check(tgt: AdminSession, topics: list[dict], m: MigrationSpec, broker_type: str | None,
                           brokers: int) -> Row:
     """Target partition replicas per broker after the migration vs AWS's limit for the broker type."""
     name = "MSK partitions per broker"
@@ -158,7 +143,7 @@ def partition_limit_check(tgt: AdminClient, topics: list[dict], m: MigrationSpec
         return (name, "warn", f"no pinned AWS partition limit for {broker_type!r} (known: Standard kafka.t3/m5/m7g; "
                               f"see {MSK_SOURCE_URL})")
     existing = 0
-    for t in tgt.list_topics(timeout=15).topics.values():
+    for t in tgt.admin.list_topics(timeout=15).topics.values():
         for p in t.partitions.values():
             existing += len(p.replicas)
     new = sum(r["partitions"] for r in topics if not r.get("exists_on_target")) * m.replication_factor
@@ -171,7 +156,7 @@ def partition_limit_check(tgt: AdminClient, topics: list[dict], m: MigrationSpec
     return (name, "ok", f"{per_broker} partition replicas per broker <= {limit} for {broker_type}")
 
 
-def mm2_checks(src: AdminClient, tgt: AdminClient, topics: list[dict], m: MigrationSpec, worker: WorkerSpec,
+def mm2_checks(src: AdminSession, tgt: AdminSession, topics: list[dict], m: MigrationSpec, worker: WorkerSpec,
                broker_ids: list[int], broker_type: str | None) -> list[Row]:
     """All checks of this module, in report order."""
     if not broker_ids:
