@@ -55,7 +55,7 @@ clean: down
 	rm -rf .local/env .local/test-env cdktf.out reports
 
 images: setup     ## build the 3 images with buildah (stand-in bases), push to a local registry with ECR credentials, check with skopeo
-	$(VENV)/python -m msk_migrate.build.localbuild
+	$(VENV)/python -m msk_migrate.imagebuild.localbuild
 
 test-images: setup  ## the image tier alone (real buildah builds, registry push, the worker run from the image)
 	$(VENV)/pytest tests/images -q

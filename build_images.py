@@ -2,7 +2,7 @@
 """./build_images.py ACCOUNT REGION [options]: build the linux/amd64 images, push them to the ECR
 repositories the stacks created, and write build/manifest-ACCOUNT-REGION.json.
 
-Thin wrapper over msk_migrate.build (also `msk-migrate build-images`). See docs/images.md.
+Thin wrapper over msk_migrate.imagebuild (also `msk-migrate build-images`). See docs/images.md.
 """
 import os
 import sys

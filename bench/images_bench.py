@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from msk_migrate.build import standins  # noqa: E402
-from msk_migrate.build.bases import read_bases  # noqa: E402
-from msk_migrate.build.buildah import Store, bud_command  # noqa: E402
-from msk_migrate.build.images import IMAGES  # noqa: E402
+from msk_migrate.imagebuild import standins  # noqa: E402
+from msk_migrate.imagebuild.bases import read_bases  # noqa: E402
+from msk_migrate.imagebuild.buildah import Store, bud_command  # noqa: E402
+from msk_migrate.imagebuild.images import IMAGES  # noqa: E402
 from msk_migrate.paths import LOCAL_DIR  # noqa: E402
 from msk_migrate.versions import checkout_kafka_version  # noqa: E402
 from perfdoc import write_section  # noqa: E402

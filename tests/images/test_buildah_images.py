@@ -2,7 +2,7 @@
 the stand-in bases, pushed to a TLS docker-registry on 127.0.0.1 that only accepts the credentials
 moto's ECR GetAuthorizationToken issues, checked with skopeo, and run.
 
-`make images` is the same code (msk_migrate.build.localbuild). The first run on a machine pays for
+`make images` is the same code (msk_migrate.imagebuild.localbuild). The first run on a machine pays for
 debootstrap, the stand-ins and the Maven stage (cached under .local/images/ afterwards).
 What is not verified here: the public base images themselves (stand-ins from Debian packages replace
 them) and the Grafana binary (its stand-in base has none).
@@ -50,7 +50,7 @@ def local_build():
     """`make images`, once per session; the registry stays up for the tests, then stops."""
     for tool in ("buildah", "skopeo", "docker-registry", "debootstrap", "htpasswd", "openssl"):
         require(tool, "run `make setup` (scripts/setup-images.sh)")
-    from msk_migrate.build import localbuild
+    from msk_migrate.imagebuild import localbuild
 
     out = localbuild.run(REPO, LOCAL, list(IMAGES), say=lambda m: print(f"[images] {m}", file=sys.stderr), keep_registry=True)
     yield out
@@ -58,7 +58,7 @@ def local_build():
 
 
 def _store():
-    from msk_migrate.build.buildah import Store
+    from msk_migrate.imagebuild.buildah import Store
 
     return Store(LOCAL / "images")
 
@@ -253,7 +253,7 @@ def moto_ecr(moto_url):
 
 
 def test_registry_refusing_the_ecr_credentials_is_one_line_exit_2_and_nothing_is_pushed(moto_ecr, tmp_path):
-    from msk_migrate.build import localregistry
+    from msk_migrate.imagebuild import localregistry
 
     require("docker-registry", "run `make setup` (scripts/setup-images.sh)")
     reg = localregistry.start(tmp_path / "registry", "AWS", "a-password-ecr-never-issued")

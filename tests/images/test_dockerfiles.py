@@ -52,7 +52,7 @@ def stages(dockerfile: Path) -> list[list[tuple[str, str]]]:
 
 
 def test_there_is_a_dockerfile_per_image():
-    from msk_migrate.build.images import IMAGES
+    from msk_migrate.imagebuild.images import IMAGES
 
     assert [p.parent.name for p in DOCKERFILES] == ["grafana", "kafka-connect", "operator", "prometheus"]
     assert sorted(IMAGES) == [p.parent.name for p in DOCKERFILES]
@@ -78,7 +78,7 @@ def test_every_hadolint_ignore_is_justified_inline(dockerfile):
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
 def test_every_base_image_is_a_pinned_release_named_by_an_arg_the_stand_ins_can_override(dockerfile):
-    from msk_migrate.build.bases import read_bases
+    from msk_migrate.imagebuild.bases import read_bases
 
     bases = {f"${{{b.arg}}}": b for b in read_bases(dockerfile)}
     names = [s[0][1].split(" AS ")[0].split() for s in stages(dockerfile)]
@@ -90,7 +90,7 @@ def test_every_base_image_is_a_pinned_release_named_by_an_arg_the_stand_ins_can_
 
 
 def test_connect_and_prometheus_bases_are_pinned_by_digest_and_grafana_is_flagged_until_it_is():
-    from msk_migrate.build.bases import read_bases
+    from msk_migrate.imagebuild.bases import read_bases
 
     for name in ("kafka-connect", "prometheus"):
         assert all(b.digest for b in read_bases(IMAGES_DIR / name / "Dockerfile")), name
@@ -114,7 +114,7 @@ def test_operator_image_runs_as_nobody_without_an_entrypoint_so_the_task_command
 
 
 def test_connect_runtime_is_a_pinned_java_17_jre_running_as_a_numeric_non_root_user():
-    from msk_migrate.build.bases import read_bases
+    from msk_migrate.imagebuild.bases import read_bases
 
     build, runtime = stages(CONNECT)
     jre = {b.arg: b for b in read_bases(CONNECT)}["JRE_IMAGE"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import paths
-from ..build.images import IMAGE_NAMES
+from ..imagebuild.images import IMAGE_NAMES
 from ..cliutil import emit_json, human, json_document, output_option, run_click
 from ..errors import UsageError
 
@@ -15,7 +15,7 @@ from ..errors import UsageError
 def _repositories_from_env_file(env_file: Path, account: str, region: str) -> dict[str, str]:
     """ECR repository names from infra/environments/<env>.yaml (the stack's own naming); the file's
     account and region must be the ones given on the command line."""
-    from ..build import inputs
+    from ..imagebuild import inputs
     from ..config.environment import load_environment
 
     inputs.account_id(account)
@@ -75,7 +75,7 @@ def build_images_cmd(
     commit (12 characters, "-dirty" when image inputs have uncommitted changes) and --tag. The
     manifest pins each image by digest for the ECS task definitions.
     """
-    from ..build import runner
+    from ..imagebuild import runner
 
     console = human(output)
     if env_file is not None and repository_prefix is not None:

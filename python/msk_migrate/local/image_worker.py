@@ -3,7 +3,7 @@
 repository's copies.
 
 The kafka-connect image is built with buildah from ``images/kafka-connect/Dockerfile`` against the
-stand-in bases (:mod:`msk_migrate.build.standins`) and tagged ``localhost/msk-migrate/kafka-connect:rehearsal``;
+stand-in bases (:mod:`msk_migrate.imagebuild.standins`) and tagged ``localhost/msk-migrate/kafka-connect:rehearsal``;
 it is rebuilt only when its inputs change (a hash of the image's input files, the Kafka runtime and
 the stand-in bases' ids; ``make images`` hands over the image it built). The worker is a buildah working
 container of that image, started with ``buildah run --isolation chroot --network host`` as the image's
@@ -21,14 +21,14 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from ..build import standins
-from ..build.bases import read_bases
-from ..build.buildah import Store, bud_command
-from ..build.images import IMAGES
-from ..build.rehearsal_image import buildah as _buildah
-from ..build.rehearsal_image import image_id as _image_id
-from ..build.rehearsal_image import image_ref, inputs_hash, store
-from ..build.rehearsal_image import record_path as _record
+from ..imagebuild import standins
+from ..imagebuild.bases import read_bases
+from ..imagebuild.buildah import Store, bud_command
+from ..imagebuild.images import IMAGES
+from ..imagebuild.rehearsal_image import buildah as _buildah
+from ..imagebuild.rehearsal_image import image_id as _image_id
+from ..imagebuild.rehearsal_image import image_ref, inputs_hash, store
+from ..imagebuild.rehearsal_image import record_path as _record
 from ..paths import REPO_ROOT
 from ..versions import checkout_kafka_version
 from .procs import ProcRecord, launch

@@ -1,5 +1,5 @@
 """The rehearsal's kafka-connect image in the local buildah store: its tag, what it is made of, and its
-adoption from a ``make images`` build (:mod:`msk_migrate.build.localbuild` hands over the image it built).
+adoption from a ``make images`` build (:mod:`msk_migrate.imagebuild.localbuild` hands over the image it built).
 
 Running a worker from it is :mod:`msk_migrate.local.image_worker`'s (``local`` imports ``build``, never the
 other way).

@@ -285,7 +285,7 @@ def _check_local_bases(plan: Plan) -> None:
             "--local-bases",
             f"base image {missing[0]} is not in {plan.builder.name}'s local storage and pulls are disabled"
             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-            "build the stand-ins (`make images` does: python -m msk_migrate.build.standins), or drop --local-bases to pull the pinned bases",
+            "build the stand-ins (`make images` does: python -m msk_migrate.imagebuild.standins), or drop --local-bases to pull the pinned bases",
         )
 
 

@@ -10,7 +10,7 @@ local registry that only accepts ECR's credentials, and check with skopeo what w
 5. skopeo, per image: architecture amd64, the manifest's digest = the registry's digest, the OCI labels,
    a non-root user and the entrypoint the Dockerfile declares.
 
-``python -m msk_migrate.build.localbuild [--images a,b] [--keep-registry] [--output json]``.
+``python -m msk_migrate.imagebuild.localbuild [--images a,b] [--keep-registry] [--output json]``.
 """
 
 from __future__ import annotations

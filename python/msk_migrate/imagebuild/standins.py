@@ -22,7 +22,7 @@ certificates (``/usr/local/share/ca-certificates``): this network intercepts TLS
 Connect image's build stage must reach Maven Central. Each stand-in is rebuilt only when its inputs
 (Containerfile, CA certificates, rootfs) change: a label records their hash.
 
-``python -m msk_migrate.build.standins`` builds what is missing (``make images`` runs it).
+``python -m msk_migrate.imagebuild.standins`` builds what is missing (``make images`` runs it).
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def ensure(root: Path, store: Store, say=lambda msg: None) -> dict[str, str]:
 
 
 def main() -> None:
-    """``python -m msk_migrate.build.standins`` behind the one error boundary (cliutil.run_guarded)."""
+    """``python -m msk_migrate.imagebuild.standins`` behind the one error boundary (cliutil.run_guarded)."""
     from .. import paths
     from ..cliutil import run_guarded
 

@@ -23,7 +23,7 @@ from .images import PLATFORM
 INSTALL_HINT = "run `make setup` (scripts/setup-images.sh installs buildah), or `apt-get install buildah`"
 
 REGISTRIES_CONF = """\
-# Written by msk_migrate.build.buildah: short names resolve like Docker's (docker.io, library/).
+# Written by msk_migrate.imagebuild.buildah: short names resolve like Docker's (docker.io, library/).
 unqualified-search-registries = ["docker.io"]
 short-name-mode = "permissive"
 """
