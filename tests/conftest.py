@@ -103,3 +103,15 @@ def local_env():
 def unique():
     """A short unique suffix for topic and group names, so tests never share data."""
     return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session")
+def moto_url():
+    """moto's server on a free port of 127.0.0.1, once per session (suites that reset its state define their own)."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
