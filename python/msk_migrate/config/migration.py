@@ -12,6 +12,7 @@ from ..kafka.names import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
 from ..kafka.selection import check_mm2_regexes
 from .auth import AuthConfig
 from .overrides import check_overrides
+from .waves import check_wave_entries, check_waves_against_selection
 
 #: An override value as YAML gives it; rendered as Connect's string.
 OverrideValue = bool | int | float | str
@@ -155,6 +156,12 @@ class MigrationSpec(BaseModel):
         "exactly.once.support=required, transactional writes to the target; needs a Connect runtime >= 3.5 "
         "and read_committed everywhere.",
     )
+    waves: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Waves the migration moves in: wave name -> topic names or regexes (full match) within the "
+        "selection above; each topic in at most one wave. Every runbook command takes --wave NAME (default: the whole "
+        "migration); a wave's consumer groups are derived from the source's committed offsets (docs/runbooks/migration.md, Waves).",
+    )
     transaction_boundary: Literal["poll", "interval"] = Field(
         "poll", description="With exactly_once: one transaction per task poll (the bulk profile then polls larger "
         "batches: consumer_exactly_once in msk_migrate.config.overrides.PROFILES), or per offset-flush interval."
@@ -171,6 +178,16 @@ class MigrationSpec(BaseModel):
             raise ValueError("exactly_once needs read_committed: true (uncommitted source records would be copied)")
         if self.emit_checkpoints and not self.emit_offset_syncs:
             raise ValueError("emit_checkpoints needs emit_offset_syncs: true (checkpoints translate through offset syncs)")
+        return self
+
+    @field_validator("waves")
+    @classmethod
+    def _waves(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        return check_wave_entries(v)
+
+    @model_validator(mode="after")
+    def _waves_in_selection(self) -> MigrationSpec:
+        check_waves_against_selection(self.waves, self.topics, self.topics_exclude)
         return self
 
     @field_validator("name")
