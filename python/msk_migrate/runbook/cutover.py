@@ -19,12 +19,12 @@ import datetime as dt
 import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
+from .. import store
 from ..access.admin import AdminSession
 from ..connect_api.apply import connector_problems, status_rows
 from ..errors import UsageError
-from ..s3uri import is_s3_uri, split_s3_uri
+from ..outcome import Outcome, View, col
 from .group_offsets import require_known_groups, verify_offsets
 from .lag import measure_lag
 from .session import MigrationSession
@@ -41,27 +41,13 @@ class Condition:
 
 
 def read_report(location: str) -> dict:
-    s3 = split_s3_uri(location, "--validation-report", "pass s3://BUCKET/PREFIX/report.json") if is_s3_uri(location) else None
+    """The validation report at ``location`` (report.json, its directory, or s3://); anything else: exit 2 naming the option."""
+    body = store.document(location, "--validation-report", "report.json").read_bytes("pass the report directory or its report.json")
     try:
-        if s3:
-            import boto3
-
-            bucket, key = s3
-            key = key if key.endswith(".json") else key.rstrip("/") + "/report.json"
-            body = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
-        else:
-            path = Path(location)
-            path = path / "report.json" if path.is_dir() else path
-            body = path.read_bytes()
         data = json.loads(body)
-    except FileNotFoundError:
-        raise UsageError("--validation-report", f"{location} not found", "pass the report directory or its report.json") from None
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         raise UsageError("--validation-report", f"cannot read {location}: {str(exc).splitlines()[0]}",
                          "pass the report.json written by `msk-migrate validate`") from None
-    except Exception as exc:
-        raise UsageError("--validation-report", f"cannot read {location}: {str(exc).splitlines()[0]}",
-                         "check the S3 URI and your credentials") from None
     if not isinstance(data, dict) or "verdict" not in data:
         raise UsageError("--validation-report", f"{location} is not a validation report", "pass report.json of `msk-migrate validate`")
     return data
@@ -168,11 +154,23 @@ def last_consumed_timestamps(source: AdminSession, committed: dict[tuple[str, in
     return out
 
 
-def cutover_check(s: MigrationSession, groups: list[str], *, max_records: int, max_age: float | None,
-                  max_redelivery: int, report: str | None, max_report_age_s: float,
-                  certificate: str | None = None) -> list[Condition]:
-    """Every condition of the readiness gate for ``groups``, each with its evidence."""
+@dataclass(frozen=True)
+class Gate:
+    """What ``cutover check`` is asked: the groups about to move and the bounds they must be within."""
+
+    groups: list[str]
+    max_records: int = 0  #: lag bound per partition
+    max_age: float | None = None  #: replication latency bound, seconds (None: not checked)
+    max_redelivery: int = 1000  #: records a moved group may see again, per partition
+    report: str | None = None  #: the validation report (path, directory or s3://)
+    max_report_age_s: float = 3600.0
+    certificate: str | None = None  #: the offset certificate of ``offsets sync`` (path, directory or s3://)
+
+
+def cutover_check(s: MigrationSession, gate: Gate) -> list[Condition]:
+    """Every condition of the readiness gate for ``gate.groups``, each with its evidence."""
     source, target, client, migration = s.source, s.target, s.connect(), s.migration
+    groups, max_records, max_redelivery = gate.groups, gate.max_records, gate.max_redelivery
     require_known_groups(groups, source.groups(), "source")
     conds: list[Condition] = []
 
@@ -183,14 +181,14 @@ def cutover_check(s: MigrationSession, groups: list[str], *, max_records: int, m
                            ", ".join(f"{r['name']} {r['tasks_running']}/{r['tasks']}" for r in rows)))
 
     topics = sorted({t for _, comm in source.committed_many(groups) for t, _ in comm})
-    lag = measure_lag(s, topics, max_records, max_age)
+    lag = measure_lag(s, topics, max_records, gate.max_age)
     behind = [r for r in lag if r.status != "in-sync"]
     conds.append(Condition("lag within thresholds", bool(lag) and not behind,
                            f"{len(lag)} partition(s) of {', '.join(topics) or 'no topic'}; "
                            + (f"{len(behind)} behind, worst {max(r.behind for r in behind)} records" if behind
                               else f"all within {max_records} record(s)")))
 
-    offs = verify_offsets(source, target, migration, groups)
+    offs = verify_offsets(s, groups)
     bad = [r for r in offs if r.status != "ok" or (r.redelivery or 0) > max_redelivery]
     worst = max((r.redelivery or 0 for r in offs), default=0)
     conds.append(Condition("translated offsets", bool(offs) and not bad,
@@ -204,18 +202,31 @@ def cutover_check(s: MigrationSession, groups: list[str], *, max_records: int, m
     conds.append(Condition("group inactive on target", not busy,
                            f"active on target: {', '.join(busy)}" if busy else f"{', '.join(groups)}: no member on the target"))
 
-    if certificate:  # the proof of `offsets sync` (offset_translation.certificate)
+    if gate.certificate:  # the proof of `offsets sync` (offset_translation.certificate)
         from ..offset_translation.certificate import check_certificates
 
-        conds.append(Condition("offset certificate", *check_certificates(certificate, groups, target)))
-    if report:
+        conds.append(Condition("offset certificate", *check_certificates(gate.certificate, groups, target)))
+    if gate.report:
         committed: dict[tuple[str, int], int] = {}
         for g in groups:
             for tp, off in source.committed(g).items():
                 committed[tp] = max(off, committed.get(tp, 0))
         evidence = GateEvidence(topics, committed, source.cluster_id(), target.cluster_id(),
                                 last_consumed_timestamps(source, committed))
-        conds.append(check_validation(report, max_report_age_s, evidence))
+        conds.append(check_validation(gate.report, gate.max_report_age_s, evidence))
     else:
         conds.append(Condition("validation report", False, "none given (pass --validation-report PATH|s3://...)"))
     return conds
+
+
+def cutover(s: MigrationSession, gate: Gate) -> Outcome:
+    """``msk-migrate cutover check``: exit 0 ready (every condition holds), 1 not ready (the failing ones named)."""
+    conds = cutover_check(s, gate)
+    ready = all(c.ok for c in conds)
+    unmet = "; ".join(c.name for c in conds if not c.ok)
+    return Outcome("cutover check", "ready" if ready else "not-ready", 0 if ready else 1, list(conds), s.talked_to(),
+                   extra={"ready": ready, "groups": list(gate.groups), "conditions": [c.to_dict() for c in conds]},
+                   views=[View(f"cutover check: {', '.join(gate.groups)}", [
+                       col("condition", "name"), col("result", lambda c: "ok" if c.ok else "NOT READY", ok=lambda c: c.ok),
+                       col("evidence", "evidence")])],
+                   notes=["[green]ready to move[/]" if ready else f"[red]not ready: {unmet}[/]"])

@@ -5,19 +5,19 @@ written to a local directory or an S3 prefix."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..s3uri import is_s3_uri, split_s3_uri
+from .. import store
 from .request import iso
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
+#: The option a report destination comes from; every error about it names this.
+DEST_FIELD = "--report-dir"
 
 #: Partition statuses that do not fail the verdict.
 OK_STATUSES = {"match", "duplicates"}
@@ -299,58 +299,15 @@ class Report:
         return render_html(self.to_dict())
 
     def write(self, dest: str) -> list[str]:
-        """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix)."""
-        files = {REPORT_JSON: (self.to_json(), "application/json"), REPORT_HTML: (self.to_html(), "text/html; charset=utf-8")}
-        out = []
-        if is_s3_uri(dest):
-            bucket, prefix = split_s3(dest)
-            client = _s3()
-            for name, (body, ctype) in files.items():
-                key = f"{prefix}/{name}" if prefix else name
-                client.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType=ctype)
-                out.append(f"s3://{bucket}/{key}")
-        else:
-            path = Path(dest)
-            path.mkdir(parents=True, exist_ok=True)
-            for name, (body, _ctype) in files.items():
-                (path / name).write_text(body)
-                out.append(str(path / name))
-        return out
-
-
-def split_s3(url: str) -> tuple[str, str]:
-    bucket, prefix = split_s3_uri(url, "--report-dir")
-    return bucket, prefix.strip("/")
-
-
-def _s3():
-    import boto3
-
-    return boto3.client("s3")
+        """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix); returns where they went."""
+        report = store.in_directory(dest, DEST_FIELD, REPORT_JSON)
+        return [report.write(self.to_json(), "application/json"),
+                report.sibling(REPORT_HTML).write(self.to_html(), "text/html; charset=utf-8")]
 
 
 def check_destination(dest: str) -> None:
     """Fail (exit 2, nothing written) when the report cannot be written to ``dest``."""
-    if is_s3_uri(dest):
-        bucket, _ = split_s3(dest)
-        try:
-            _s3().head_bucket(Bucket=bucket)
-        except Exception as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UsageError(
-                "--report-dir", f"cannot write to bucket {bucket!r}: {first}", "check the bucket name and s3:PutObject access"
-            ) from None
-        return
-    if "://" in dest:
-        raise UsageError("--report-dir", f"{dest!r}: only local paths and s3:// are supported")
-    path = Path(dest)
-    if path.exists() and not path.is_dir():
-        raise UsageError("--report-dir", f"{dest} exists and is not a directory", "give a directory")
-    parent = path
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError("--report-dir", f"{parent} is not a writable directory", "choose a writable location")
+    store.in_directory(dest, DEST_FIELD, REPORT_JSON).check_writable()
 
 
 def schema() -> dict[str, Any]:
