@@ -1,0 +1,117 @@
+"""The watch: proof that nothing writes to a wave's topics on the source any more.
+
+It reads the source's end offsets (high watermarks, read_uncommitted: every append counts, committed or
+not) of the wave's partitions every ``interval`` seconds. A partition whose end moved since the baseline
+is named with the records written; the watch ends when ``quiet_seconds`` passed without any move (quiet)
+or at ``timeout`` (not quiet). What it cannot name: the producer ids. confluent-kafka 2.8 (librdkafka 2.8)
+has no DescribeProducers call, though the brokers (Kafka >= 2.8) answer it; each moved partition carries
+the command that asks the broker (``kafka-transactions.sh describe-producers``, Kafka >= 3.0's tools).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...access.admin import TP, AdminSession
+from ...access.offsets import end_offsets, partitions
+
+
+def producers_hint(bootstrap: str | None, topic: str, partition: int) -> str:
+    """How an operator asks the broker for the producer ids that wrote a partition."""
+    return (f"kafka-transactions.sh --bootstrap-server {bootstrap} describe-producers --topic {topic} "
+            f"--partition {partition}")
+
+
+@dataclass
+class Moved:
+    """A partition whose end offset moved during the watch."""
+
+    topic: str
+    partition: int
+    before: int  #: end offset at the baseline
+    after: int  #: end offset at the last look
+    producers: str  #: the command that names the producer ids (see the module docstring)
+
+    @property
+    def written(self) -> int:
+        return self.after - self.before
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "end_before": self.before, "end_after": self.after,
+                "written": self.written, "producer_ids": None, "producer_ids_command": self.producers}
+
+
+@dataclass
+class WatchResult:
+    """What the watch saw: the baseline, the last end offsets, every partition that moved, and how long the
+    wave stayed quiet at the end."""
+
+    baseline: dict[TP, int]
+    ends: dict[TP, int]
+    moved: list[Moved] = field(default_factory=list)
+    quiet_for: float = 0.0  #: seconds without a move at the end of the watch
+    quiet_seconds: float = 0.0  #: what was required
+    seconds: float = 0.0  #: how long the watch took
+
+    @property
+    def quiet(self) -> bool:
+        """No write for the whole quiet period at the end (and something was watched)."""
+        return bool(self.ends) and self.quiet_for >= self.quiet_seconds
+
+    def moved_names(self, limit: int = 8) -> str:
+        names = [f"{m.topic}[{m.partition}] +{m.written}" for m in self.moved]
+        return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+    def rows(self) -> list[dict]:
+        moved = {(m.topic, m.partition): m for m in self.moved}
+        return [{"topic": t, "partition": p, "end_offset": self.ends[(t, p)],
+                 "written_during_watch": moved[(t, p)].written if (t, p) in moved else 0,
+                 "producer_ids_command": moved[(t, p)].producers if (t, p) in moved else None}
+                for t, p in sorted(self.ends)]
+
+    def summary(self) -> str:
+        if not self.ends:
+            return "no partition to watch"
+        head = (f"{len(self.ends)} partition(s) quiet for {self.quiet_for:.0f} s" if self.quiet
+                else f"not quiet: last write {self.quiet_for:.0f} s ago (need {self.quiet_seconds:.0f} s)")
+        return head + (f"; written after the baseline: {self.moved_names()}" if self.moved else "; nothing written")
+
+
+def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeout: float,
+          baseline: dict[TP, int] | None = None, interval: float = 1.0,
+          progress: Callable[[str], None] = lambda m: None) -> WatchResult:
+    """Watch the end offsets of ``topics`` on ``session`` until they stayed still for ``quiet_seconds``
+    or ``timeout`` passed. ``baseline``: end offsets to compare with (e.g. those recorded at the fence);
+    a partition already past it counts as moved at the first look, and the quiet period starts then."""
+    t0 = time.monotonic()
+    tps = partitions(session, topics)
+    first = end_offsets(session, tps)
+    base = {tp: (baseline or {}).get(tp, off) for tp, off in first.items()}
+    moved: dict[TP, Moved] = {}
+
+    def note(ends: dict[TP, int]) -> bool:
+        changed = False
+        for tp, off in ends.items():
+            if off != base[tp] and (tp not in moved or moved[tp].after != off):
+                changed = True
+                moved[tp] = Moved(tp[0], tp[1], base[tp], off, producers_hint(session.bootstrap, *tp))
+        return changed
+
+    last_move = t0
+    ends = first
+    if note(first):
+        last_move = time.monotonic()
+    while time.monotonic() - last_move < quiet_seconds and time.monotonic() - t0 < timeout:
+        time.sleep(min(interval, max(0.05, quiet_seconds - (time.monotonic() - last_move))))
+        ends = end_offsets(session, tps)
+        if note(ends):
+            last_move = time.monotonic()
+        if moved:
+            progress(f"writes on the source after the fence: {', '.join(f'{m.topic}[{m.partition}]' for m in moved.values())}")
+        else:
+            progress(f"watching {len(tps)} partition(s): quiet for {time.monotonic() - last_move:.0f}/{quiet_seconds:.0f} s")
+    now = time.monotonic()
+    return WatchResult(base, ends, sorted(moved.values(), key=lambda m: (m.topic, m.partition)),
+                       round(now - last_move, 1), quiet_seconds, round(now - t0, 1))
