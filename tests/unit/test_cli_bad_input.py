@@ -51,6 +51,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--images": ["no-such-image"],
     "--repository-prefix": ["UPPER/Case!"],
     "--group": ["", "bad group\n"],
+    "--wave": ["bad wave!", "no-such-wave"],  # malformed at parsing; unknown once the flow is read, before any network
     "--cluster-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--validation-report": [MISSING_FILE],
     "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://"],
@@ -96,6 +97,7 @@ BASE: dict[str, list[str]] = {
     "rollback plan": [*FLOW, "--topic", "orders"],
     "rollback apply": [*FLOW, "--topic", "orders"],
     "cleanup": [*FLOW],
+    "status": [*FLOW],
     "validate": ["--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
                  "--topics", "t", "--no-report", "--metadata-timeout", "1"],
     "build-images": ["123456789012", "eu-west-1", "--dry-run"],

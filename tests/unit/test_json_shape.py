@@ -34,6 +34,7 @@ ASSERTED_IN = {
     "validate": "tests/validation/test_validation_cli.py",  # Spark
     "build-images": "tests/images/test_build_images.py",  # buildah, ECR
     "rehearse": "python/msk_migrate/commands/runbook.py",  # the whole runbook (minutes): built by json_document
+    "status": "tests/unit/test_status.py",  # the ledger alone (--ledger-only); with the source: tests/integration/test_topic_identity.py
 }
 
 

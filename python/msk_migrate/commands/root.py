@@ -24,11 +24,14 @@ def _register() -> None:
     from .build_images import build_images_cmd
     from .connectors import connectors
     from .local import local
+    from .producers import register as register_producers
     from .runbook import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
+    from .status import status
 
-    for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, rehearse, validate,
+    for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, status, rehearse, validate,
                 build_images_cmd):
         cli.add_command(cmd)
+    register_producers(cutover)  # cutover fence|unfence|run|confirm|abort|abandon-group
 
 
 _register()

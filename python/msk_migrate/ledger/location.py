@@ -51,7 +51,7 @@ def ledger_location(flow: Any) -> str:
         return _environment_ledger(flow)
     m = _FILE_ORIGIN.match(str(flow.origin))
     if m:
-        path = Path(m.group("path"))
+        path = Path(m.group("path")).resolve()  # the same ledger from any working directory
         return str(path.parent / f"{path.stem}-ledger")
     if str(flow.origin).startswith("local"):
         return str(Path(os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_DIR / "env") / "ledger")

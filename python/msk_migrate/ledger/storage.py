@@ -39,9 +39,10 @@ class LedgerStorage(Protocol):
 
     def read(self, name: str) -> str | None: ...
     def create(self, name: str, text: str) -> bool: ...
-    def put(self, name: str, text: str) -> None: ...
+    def put(self, name: str, text: str, content_type: str = "application/json") -> None: ...
     def names(self, prefix: str, after: str) -> list[str]: ...
     def identity(self) -> str: ...
+    def where(self, name: str) -> str: ...
 
 
 def os_identity() -> str:
@@ -95,7 +96,7 @@ class DirectoryStorage:
         except OSError as exc:
             raise self._fail("write", exc) from None
 
-    def put(self, name: str, text: str) -> None:
+    def put(self, name: str, text: str, content_type: str = "application/json") -> None:
         try:
             os.replace(self._temp(name, text), self.root / name)
         except OSError as exc:
@@ -113,6 +114,10 @@ class DirectoryStorage:
 
     def identity(self) -> str:
         return os_identity()
+
+    def where(self, name: str) -> str:
+        """Where file ``name`` of the ledger is, as an operator would type it."""
+        return str(self.root / name)
 
 
 def _code(exc: Exception) -> str | None:
@@ -165,9 +170,9 @@ class S3Storage:
                 return False
             raise self._fail("write", exc) from None
 
-    def put(self, name: str, text: str) -> None:
+    def put(self, name: str, text: str, content_type: str = "application/json") -> None:
         try:
-            self.client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=text.encode(), ContentType="application/json")
+            self.client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=text.encode(), ContentType=content_type)
         except Exception as exc:
             raise self._fail("write", exc) from None
 
@@ -181,6 +186,9 @@ class S3Storage:
         except Exception as exc:
             raise self._fail("list", exc) from None
         return sorted(n for n in out if n > after)
+
+    def where(self, name: str) -> str:
+        return f"s3://{self.bucket}/{self.prefix}{name}"
 
     def identity(self) -> str:
         if self._who is None:
