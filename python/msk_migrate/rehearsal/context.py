@@ -35,6 +35,7 @@ class RehearsalContext:
     unmet: list = field(default_factory=list)  #: the cutover conditions not met at the last look
     rollback_commit: dict[int, int] = field(default_factory=dict)  #: partition -> the rolled-back group's target commit
     rollback_wait: str | None = None  #: why the rollback's placement is still waiting
+    straggler_records: int = 0  #: records the forgotten producer wrote to the source before the fence stopped it
 
     @property
     def logs(self) -> Path:

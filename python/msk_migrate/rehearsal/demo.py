@@ -54,7 +54,12 @@ REHEARSAL_MIGRATION = MigrationSpec(
     # shop.orders accepts 2 MiB records on the source (DEMO_TOPICS above): the preflight's record-size check asks for
     # exactly this override, so the rehearsal follows the fix an operator would apply.
     producer_overrides={"max.request.size": 2097152},
+    # Two waves: the first (shop.orders, read by shop-billing) moves all the way, producers included, and is then
+    # rolled back by reverse replication; the second moves its consumers only (its producers stay on the source).
+    waves={"first": ["shop.orders"], "second": ["shop.events", "shop.customers", "shop.payments"]},
 )
+#: The wave whose producers move (fenced, gated, confirmed, then rolled back) and the consumers-only wave.
+PRODUCER_WAVE, CONSUMER_WAVE = "first", "second"
 
 
 class DemoApps:

@@ -67,6 +67,7 @@ class GateResult:
     watch: WatchResult | None = None
     fenced: bool = False  #: the fence's ACLs were on every topic (never true without an authorizer)
     fenced_ends: dict[TP, int] = field(default_factory=dict)  #: source LSO per partition once writes stopped
+    source_ends: dict[TP, int] = field(default_factory=dict)  #: source high watermark per partition (every append counts)
     target_ends: dict[TP, int] = field(default_factory=dict)  #: target end offset per (source topic, partition)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     validation: dict[str, Any] | None = None
@@ -201,6 +202,7 @@ def producer_gate(s: MigrationSession, topics: list[str], *, wave: str | None, l
         return res
     tps = partitions(source, topics)
     res.fenced_ends = last_stable_offsets(source, tps)
+    res.source_ends = end_offsets(source, tps)
     res.conditions.append(check_replicated(s, topics, res.fenced_ends))
     sel = topic_selection(s.migration)
     t_ends = end_offsets(s.target, [(sel.target_name(t), p) for t, p in tps])
@@ -222,7 +224,8 @@ def _digest(body: dict[str, Any]) -> str:
 
 
 def build_certificate(res: GateResult, source_id: str | None, target_id: str | None, sel_target: Callable[[str], str]) -> dict[str, Any]:
-    parts = [{"topic": t, "partition": p, "fenced_end_offset": o, "target_topic": sel_target(t),
+    parts = [{"topic": t, "partition": p, "fenced_end_offset": o, "source_end_offset": res.source_ends.get((t, p), o),
+              "target_topic": sel_target(t),
               "target_offset": res.target_ends.get((t, p))} for (t, p), o in sorted(res.fenced_ends.items())]
     body = {"kind": KIND, "version": VERSION, "wave": res.wave, "topics": res.topics,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),

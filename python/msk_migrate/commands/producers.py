@@ -1,0 +1,188 @@
+"""``cutover fence|unfence|run|confirm|abort|abandon-group`` and ``cutover check --producers``: moving a wave's
+producers (:mod:`msk_migrate.runbook.producers`). Registered on the ``cutover`` group by :func:`register`.
+
+Every command resolves its flow, refuses an unknown wave and an unreadable ledger before any cluster is
+changed, states the clusters it talks to, and hands one Outcome to the renderer: exit 0 done / ready,
+1 not yet (the reason and the command that resumes), 2 bad input (one line, nothing changed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..cliutil import output_option
+from ..errors import UsageError
+from ..render import progress, render
+from .flow import announce, flow_from_kwargs, flow_options
+from .options import GROUP, WRITE_LOCATION
+from .waves import check_wave, wave_option
+
+QUIET = click.option("--quiet-seconds", default=10.0, show_default=True, type=click.FloatRange(min=1, max=3600),
+                     help="Seconds the wave's source end offsets must stay still before the fence (or detection) is declared.")
+TIMEOUT = click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=1, max=86400),
+                       help="Seconds a step may wait (quiet period, replication reaching the fenced end, direct writes).")
+CERTIFICATE = click.option("--certificate", "certificate", type=WRITE_LOCATION,
+                           help="Where the producer certificate is written/read (default: the ledger's evidence/ directory).")
+
+
+def _open(kw: dict[str, Any], output: str, wave: str | None, worker: str = "no"):
+    """(session, the wave's topics, the ledger, talked_to): the wave and the ledger checked before any change."""
+    from ..config.waves import wave_topics
+    from ..ledger import ledger_for
+    from ..runbook.session import open_session
+
+    flow = flow_from_kwargs(kw)
+    check_wave(flow, wave)
+    ledger = ledger_for(flow)
+    ledger.read()  # a ledger that does not parse is refused here (exit 2), before any cluster is asked
+    announce(flow, output)
+    s = open_session(flow, worker=worker)  # type: ignore[arg-type]
+    topics = wave_topics(s.migration, s.source.topics(refresh=True), wave)
+    if not topics:
+        raise UsageError("--wave", f"no topic of {'wave ' + wave if wave else 'the migration'} exists on the source {s.source.bootstrap}",
+                         "check migration.topics / migration.waves against the source's topics")
+    return s, topics, ledger, s.talked_to()
+
+
+@click.command("fence")
+@flow_options
+@wave_option
+@QUIET
+@TIMEOUT
+@output_option
+def fence_cmd(wave, quiet_seconds, timeout, output, **kw) -> None:
+    """Stop writes to the wave's topics on the source: a DENY WRITE ACL per topic for User:* (the source
+    principal needs ALTER and DESCRIBE on the cluster), then watch the end offsets until they stayed still
+    for --quiet-seconds. A source without an authorizer cannot be fenced: said, detection only.
+    Exit 0 fenced, 1 writes seen / cannot fence, 2 bad input (nothing changed)."""
+    from ..runbook.producers.cutover import fence_and_record
+
+    s, topics, ledger, talked = _open(kw, output, wave)
+    with progress(output, "fencing") as say:
+        render(fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked, say), output)
+
+
+@click.command("unfence")
+@flow_options
+@wave_option
+@output_option
+def unfence_cmd(wave, output, **kw) -> None:
+    """Remove exactly the fence's ACLs of the wave's topics (no other ACL is touched)."""
+    from ..runbook.producers.cutover import unfence_and_record
+
+    s, topics, ledger, talked = _open(kw, output, wave)
+    render(unfence_and_record(s, ledger, topics, wave, talked), output)
+
+
+@click.command("abort")
+@flow_options
+@wave_option
+@output_option
+def abort_cmd(wave, output, **kw) -> None:
+    """Give up moving the wave's producers: remove the fence and record it."""
+    from ..runbook.producers.cutover import unfence_and_record
+
+    s, topics, ledger, talked = _open(kw, output, wave)
+    render(unfence_and_record(s, ledger, topics, wave, talked, command="cutover abort"), output)
+
+
+@click.command("run")
+@flow_options
+@wave_option
+@QUIET
+@TIMEOUT
+@CERTIFICATE
+@output_option
+def run_cmd(wave, quiet_seconds, timeout, certificate, output, **kw) -> None:
+    """Move the wave's producers up to the point a person acts: checks -> fence -> drain -> snapshot
+    validation -> producer certificate, stopping at the first failing step with the command that resumes.
+    Exit 0 when the producers may be pointed at the target (then `cutover confirm`), 1 stopped."""
+    from ..runbook.producers.cutover import run_wave
+
+    s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
+    with progress(output, "cutover run") as say:
+        render(run_wave(s, ledger, topics, wave, quiet_seconds=quiet_seconds, timeout=timeout, talked_to=talked,
+                        certificate=certificate, progress=say), output)
+
+
+@click.command("confirm")
+@flow_options
+@wave_option
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(min=1, max=86400),
+              help="Seconds to wait for direct writes on the target.")
+@CERTIFICATE
+@output_option
+def confirm_cmd(wave, timeout, certificate, output, **kw) -> None:
+    """Check that the target receives direct writes on the wave's topics and the source none since the fence,
+    then record "producers moved". Before the fence and the producer gate: exit 2."""
+    from ..runbook.producers.cutover import confirm_wave
+
+    s, topics, ledger, talked = _open(kw, output, wave)
+    with progress(output, "confirming") as say:
+        render(confirm_wave(s, ledger, topics, wave, timeout=timeout, talked_to=talked, certificate=certificate, progress=say), output)
+
+
+@click.command("abandon-group")
+@flow_options
+@wave_option
+@click.option("--group", required=True, type=GROUP, help="The consumer group that will not move.")
+@click.option("--reason", required=True, help="Why (recorded in the ledger with who declared it).")
+@output_option
+def abandon_cmd(wave, group, reason, output, **kw) -> None:
+    """Declare that GROUP will not move to the target (recorded): the producer gate stops waiting for it."""
+    from ..runbook.producers.cutover import abandon_group
+
+    s, _topics, ledger, talked = _open(kw, output, wave)
+    render(abandon_group(s, ledger, group, wave, reason, talked), output)
+
+
+def check_producers_cmd(wave: str | None, quiet_seconds: float, timeout: float, certificate: str | None, output: str,
+                        kw: dict[str, Any]) -> None:
+    """``cutover check --producers``: the producer gate (called by the check command)."""
+    from ..runbook.producers.cutover import certificate_location, evidence_place, fenced_ends_of, groups_on_wave, wave_label
+    from ..runbook.producers.operations import check_producers
+
+    s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
+    view = ledger.read()
+    with progress(output, "producer gate") as say:
+        o, _ = check_producers(s, topics, wave, groups_on_wave(view), fenced_ends=fenced_ends_of(ledger, view, topics),
+                               quiet_seconds=quiet_seconds, timeout=timeout,
+                               report_dir=str(evidence_place(ledger, f"validation-{wave_label(wave)}")),
+                               certificate=certificate or certificate_location(ledger, wave), talked_to=talked,
+                               source_ep=s.source_endpoint, target_ep=s.target_endpoint, progress=say)
+    render(o, output)
+
+
+def register(cutover: click.Group) -> None:
+    for cmd in (fence_cmd, unfence_cmd, run_cmd, confirm_cmd, abort_cmd, abandon_cmd):
+        cutover.add_command(cmd)
+
+
+def rollback_topics(s: Any, asked: list[str], wave: str | None, applying: bool) -> tuple[list[str], Any]:
+    """Rollback reads the ledger: the topics it acts on (``--topic`` or, without it, every topic of ``--wave``
+    whose producers moved; a topic that never moved is refused), and for ``apply`` the fence removed first (the
+    reverse flow writes into those topics; a DENY would refuse it). Returns the topics and the function that
+    records them rolled back once the apply succeeded."""
+    from ..config.waves import wave_topics
+    from ..ledger import Change, ledger_for
+    from ..runbook.producers import fence as fence_mod
+    from ..runbook.rollback import topics_to_roll_back
+
+    if s.flow is not None:
+        check_wave(s.flow, wave)
+    ledger = ledger_for(s.flow)
+    view = ledger.read()
+    candidates = wave_topics(s.migration, s.source.topics(), wave) if (wave or not asked) else []
+    topics = topics_to_roll_back(view, ledger.location, candidates, asked)
+    if applying:
+        ledger.ensure_latest(view)
+        fence_mod.unfence(s.source, topics)
+
+    def record() -> None:
+        current = ledger.read()
+        ledger.append(current, [Change("topic", t, "rolled-back", wave=wave, detail="reverse replication target -> source")
+                                for t in topics], "rollback apply")
+
+    return topics, record

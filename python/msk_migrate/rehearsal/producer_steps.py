@@ -1,0 +1,167 @@
+"""The rehearsal's wave steps: the first wave's producers move on proof (a forgotten producer is fenced and
+named), the ledger records every move, and ``status`` closes the rehearsal.
+
+- "fence wave first": the groups' moves are recorded (what ``offsets sync --certificate`` proves); a forgotten
+  producer (:mod:`.straggler`) writes to the wave's topic on the source; the producer gate, asked now, names its
+  partitions; the fence goes on as an operator principal holding ALTER (the harness admin: MirrorMaker 2's user
+  may not change ACLs) and the straggler's writes are refused. On a source without an authorizer the fence says
+  it cannot fence and the watch keeps naming the partitions until the straggler stops.
+- "producer gate": replication reaches the fenced end offsets, the fenced snapshot is validated, the producer
+  certificate is written (``cutover check --producers``).
+- "confirm producers moved": after "move producers" wrote on the target, ``cutover confirm`` records it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from ..access.admin import AdminSession
+from ..kafka.selection import topic_selection
+from ..ledger import Change, Ledger, open_ledger
+from ..runbook.producers import fence as fence_mod
+from ..runbook.producers.cutover import (
+    certificate_location,
+    confirm_wave,
+    evidence_place,
+    fence_and_record,
+    fenced_ends_of,
+    groups_on_wave,
+)
+from ..runbook.producers.gate import build_certificate, check_replicated, check_writes, producer_gate, write_certificate
+from ..runbook.session import MigrationSession
+from .context import RehearsalContext
+from .demo import CONSUMER_WAVE, DEMO_GROUPS, PRODUCER_WAVE, wait
+from .result import StepFailed
+from .straggler import USER, Straggler, straggler_config
+
+#: Seconds the source must stay still before the fence is declared (the rehearsal's --quiet-seconds).
+QUIET_SECONDS = 5.0
+
+
+def ledger(ctx: RehearsalContext) -> Ledger:
+    """The rehearsal's ledger: where ``--local`` commands find it (the environment directory)."""
+    return open_ledger(str(ctx.env.base_dir / "ledger"), ctx.migration.name)
+
+
+def operator_session(ctx: RehearsalContext) -> MigrationSession:
+    """The migration session acting on the source as the harness admin (a principal holding ALTER)."""
+    s = ctx.migration_session()
+    return dataclasses.replace(s, source=AdminSession("source", ctx.env.client_config("source")))
+
+
+def wave_topics(ctx: RehearsalContext) -> list[str]:
+    return list(ctx.migration.waves[PRODUCER_WAVE])
+
+
+def record_groups_moved(ctx: RehearsalContext, book: Ledger) -> None:
+    view = book.read()
+    certs = ctx.work_dir / "rehearsal-certificates"
+    book.append(view, [Change("group", g, "consumers-moved", evidence=str(certs), wave=_wave_of(ctx, t))
+                       for g, (t, _) in DEMO_GROUPS.items() if view.state_of("group", g) != "consumers-moved"], "offsets sync")
+
+
+def _wave_of(ctx: RehearsalContext, topic: str) -> str | None:
+    return next((w for w, ts in ctx.migration.waves.items() if topic in ts), None)
+
+
+def fence_wave(ctx: RehearsalContext) -> str:
+    s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
+    record_groups_moved(ctx, book)
+    straggler = Straggler(straggler_config(ctx.env, topics), topics).start()
+    try:
+        if not straggler.wait_for_writes(60):
+            raise StepFailed(f"the forgotten producer could not write to {', '.join(topics)}: {dict(straggler.refused)}")
+        # The gate asked while it writes: "writes stopped" fails and names its partitions.
+        before, w, _ = check_writes(s.source, s.source, topics, None, 3.0, 8.0, ctx.say)
+        named = sorted(f"{m.topic}[{m.partition}]" for m in w.moved)
+        if before.ok or not named:
+            raise StepFailed(f"the gate did not name the forgotten producer's partitions: {before.evidence}")
+        o = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, {}, ctx.say)
+        if o.verdict == "fenced":
+            refused = sum(straggler.refused.values())
+            if not refused:
+                raise StepFailed(f"fenced, but the forgotten producer was not refused: {dict(straggler.delivered)}")
+            how = (f"fence: DENY User:* WRITE on {', '.join(topics)}; User:{USER}'s writes refused {refused} time(s) "
+                   f"({', '.join(straggler.refused)}); quiet for {QUIET_SECONDS:.0f} s")
+        elif o.verdict == "cannot-fence":
+            still = o.extra.get("moved") or []
+            straggler.stop()  # the owner of the forgotten producer stops it once the gate named it
+            after, w2, _ = check_writes(s.source, s.source, topics, None, QUIET_SECONDS, 60, ctx.say)
+            if not after.ok:
+                raise StepFailed(f"writes did not stop after the forgotten producer stopped: {after.evidence}")
+            how = (f"cannot fence (no authorizer): the watch named {len(still)} partition(s) still written until the producer "
+                   f"stopped; then quiet for {w2.quiet_for:.0f} s (detection only, not fenced)")
+        else:
+            raise StepFailed(f"fence: {o.verdict}: {'; '.join(o.notes)}")
+    finally:
+        straggler.stop()
+    ctx.straggler_records = sum(straggler.delivered.values())
+    return (f"a forgotten producer wrote {ctx.straggler_records} record(s) to the source after its team moved; the gate named "
+            f"{', '.join(named)}; {how}")
+
+
+def gate_wave(ctx: RehearsalContext) -> str:
+    s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
+    src, tgt = ctx.clusters()
+    view = book.read()
+    ends = fenced_ends_of(book, view, topics)
+    if ends is None:  # detection only: the ends as they are now stand for the fenced ones
+        from ..access.offsets import end_offsets, partitions
+
+        ends = end_offsets(s.source, partitions(s.source, topics))
+    t0 = time.monotonic()
+    if not wait(lambda: check_replicated(s, topics, ends).ok, 120, 2):
+        raise StepFailed(f"replication did not reach the fenced end offsets: {check_replicated(s, topics, ends).evidence}")
+    drained = time.monotonic() - t0
+    res = producer_gate(s, topics, wave=PRODUCER_WAVE, ledger=groups_on_wave(view), fenced_ends=ends, quiet_seconds=QUIET_SECONDS,
+                        timeout=60, source_ep=src, target_ep=tgt,
+                        report_dir=str(evidence_place(book, f"validation-{PRODUCER_WAVE}")), progress=ctx.say)
+    sel = topic_selection(ctx.migration)
+    res.certificate = build_certificate(res, s.source.cluster_id(), s.target.cluster_id(), sel.target_name)
+    locations = write_certificate(res.certificate, certificate_location(book, PRODUCER_WAVE))
+    if not res.ready:
+        bad = res.first_failure()
+        raise StepFailed(f"{bad.name}: {bad.evidence}" if bad else "not ready")
+    val = res.validation or {}
+    return (f"ready: drained to the fenced end in {drained:.1f} s; {len(res.fenced_ends)} partition(s) at their fenced end on "
+            f"the target; snapshot validation {val.get('verdict')} ({val.get('records_compared')} records); "
+            f"producer certificate {locations[0]}")
+
+
+def confirm_moved(ctx: RehearsalContext) -> str:
+    s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
+    o = confirm_wave(s, book, topics, PRODUCER_WAVE, timeout=30, talked_to={}, progress=ctx.say)
+    if o.exit_code:
+        raise StepFailed(f"confirm: {o.verdict}: {'; '.join(o.notes)}")
+    direct = sum(r["direct_writes"] for r in o.rows)
+    return f"producers moved: {direct:,} direct write(s) on the target, 0 on the source since the fence; {o.notes[0]}"
+
+
+def unfence_for_rollback(ctx: RehearsalContext, topics: list[str]) -> list[str]:
+    """A rollback's reverse flow writes into the fenced topics: the fence comes off first (exactly its ACLs)."""
+    st = fence_mod.unfence(operator_session(ctx).source, topics)
+    return st.changed
+
+
+def rollback_topics_from_ledger(ctx: RehearsalContext) -> list[str]:
+    """What `rollback plan|apply` without --topic acts on; the consumers-only wave is refused."""
+    from ..errors import UsageError
+    from ..runbook.rollback import topics_to_roll_back
+
+    book = ledger(ctx)
+    view = book.read()
+    second = list(ctx.migration.waves[CONSUMER_WAVE])
+    try:
+        topics_to_roll_back(view, book.location, second, second[:1])
+    except UsageError:
+        pass  # refused: its producers never moved
+    else:
+        raise StepFailed(f"rollback accepted {second[0]}, whose producers never moved")
+    return topics_to_roll_back(view, book.location, [t for ts in ctx.migration.waves.values() for t in ts], [])
+
+
+def record_rolled_back(ctx: RehearsalContext, topics: list[str]) -> None:
+    book = ledger(ctx)
+    book.append(book.read(), [Change("topic", t, "rolled-back", wave=_wave_of(ctx, t), detail="reverse replication target -> source")
+                              for t in topics], "rollback apply")

@@ -1,0 +1,263 @@
+"""``cutover run|confirm|abort|abandon-group`` for one wave, reading and writing the ledger.
+
+``run``: checks -> fence -> drain -> snapshot validation -> certificate, each step idempotent, stopping at the
+first that fails with the command that resumes. It ends where a person must act (point the producers at the
+target) and says so; ``confirm`` then checks that the target receives direct writes on the wave's topics and
+the source none, and records "producers-moved" with the producer certificate as evidence. ``abort`` removes
+the fence and records "unfenced". ``abandon-group`` records the operator's decision that a group will not move.
+
+Ledger records written (one event per command): topics ``fenced`` (evidence: the fence document with the
+fenced end offsets), ``producers-moved`` (evidence: the producer certificate), ``unfenced``; groups
+``abandoned`` (detail: the operator's reason). Evidence lives under ``<ledger>/evidence/``. Every ledger
+write follows :meth:`~msk_migrate.ledger.Ledger.ensure_latest` taken before any cluster changed, so a stale
+writer is refused before the fence is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...access.admin import TP
+from ...access.offsets import end_offsets, partitions
+from ...errors import UsageError
+from ...kafka.selection import topic_selection
+from ...ledger import Change, Ledger, LedgerView
+from ...outcome import Outcome, View, col
+from ...store import document, in_directory
+from ..session import MigrationSession
+from . import fence as fence_mod
+from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
+from .operations import fence_outcome, gate_outcome
+from .watch import watch
+
+
+def wave_label(wave: str | None) -> str:
+    return wave or "migration"
+
+
+def resume(wave: str | None) -> str:
+    return "msk-migrate cutover run" + (f" --wave {wave}" if wave else "") + " (same flow options)"
+
+
+# ---- what the ledger says ---------------------------------------------------------------------------------
+def groups_on_wave(view: LedgerView) -> GroupsOnWave:
+    out = GroupsOnWave()
+    for r in view.of_kind("group"):
+        if r.state == "consumers-moved":
+            out.moved[r.name] = r.evidence or "(recorded without a location)"
+        elif r.state == "abandoned":
+            out.abandoned[r.name] = r.detail or f"declared by {r.by} at {r.at}"
+    return out
+
+
+def evidence_place(ledger: Ledger, name: str):
+    return in_directory(ledger.location.rstrip("/") + "/evidence", "ledger", name)
+
+
+def certificate_location(ledger: Ledger, wave: str | None) -> str:
+    return str(evidence_place(ledger, f"producer-certificate-{wave_label(wave)}.json"))
+
+
+def fenced_ends_of(ledger: Ledger, view: LedgerView, topics: list[str]) -> dict[TP, int] | None:
+    """The fenced end offsets recorded by the last fence of these topics (None: no fence recorded)."""
+    out: dict[TP, int] = {}
+    for loc in sorted({r.evidence for t in topics if (r := view.get("topic", t)) and r.state == "fenced" and r.evidence}):
+        doc = json.loads(document(loc, "ledger", "fence.json").read_bytes("run `msk-migrate cutover fence` again"))
+        for key, off in (doc.get("fenced_end_offsets") or {}).items():
+            t, p = key.rsplit("[", 1)
+            if t in topics:
+                out[(t, int(p.rstrip("]")))] = int(off)
+    return out or None
+
+
+# ---- fence / unfence with the ledger ----------------------------------------------------------------------
+def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, quiet_seconds: float,
+                     timeout: float, talked_to: dict[str, Any], progress: Callable[[str], None]) -> Outcome:
+    view = ledger.read()
+    ledger.ensure_latest(view)  # a stale ledger is refused before the fence is touched
+    progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
+    st = fence_mod.fence(s.source, topics)
+    w = watch(s.source, topics, quiet_seconds, timeout, progress=progress)
+    o = fence_outcome("cutover fence", st, w, talked_to, wave)
+    if o.verdict == "fenced":
+        doc = {"kind": "msk-migrate fence", "wave": wave, "topics": st.topics, "source": st.cluster,
+               "source_cluster_id": st.cluster_id, "acls": [fence_mod.describe(t) for t in st.fenced],
+               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quiet_seconds": quiet_seconds,
+               "fenced_end_offsets": {f"{t}[{p}]": off for (t, p), off in sorted(w.ends.items())},
+               "moved_during_watch": [m.to_dict() for m in w.moved]}
+        loc = evidence_place(ledger, f"fence-{wave_label(wave)}.json").write(json.dumps(doc, indent=2, sort_keys=True) + "\n",
+                                                                         "application/json")
+        ledger.append(view, [Change("topic", t, "fenced", evidence=loc, wave=wave, detail="DENY User:* WRITE on the source")
+                             for t in st.topics if view.state_of("topic", t) != "producers-moved"], "cutover fence")
+        o.notes.append(f"recorded in the ledger {ledger.location}: {len(st.topics)} topic(s) fenced; evidence {loc}")
+    return o
+
+
+def unfence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, talked_to: dict[str, Any],
+                       command: str = "cutover unfence") -> Outcome:
+    view = ledger.read()
+    ledger.ensure_latest(view)
+    st = fence_mod.unfence(s.source, topics)
+    o = fence_outcome(command, st, None, talked_to, wave)
+    if st.authorizer:
+        o.verdict, o.exit_code = "unfenced", 0
+        o.notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
+    was = [t for t in topics if view.state_of("topic", t) == "fenced"]
+    if was:
+        ledger.append(view, [Change("topic", t, "unfenced", wave=wave, detail=f"{command}: the fence was removed") for t in was], command)
+        o.notes.append(f"recorded in the ledger {ledger.location}: {len(was)} topic(s) unfenced")
+    return o
+
+
+# ---- cutover run --------------------------------------------------------------------------------------------
+@dataclass
+class StepRow:
+    step: str
+    ok: bool
+    seconds: float
+    result: str
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "ok": self.ok, "seconds": self.seconds, "result": self.result}
+
+
+STEP_VIEW = [col("step", "step"), col("seconds", "seconds"), col("result", lambda r: "ok" if r.ok else "STOPPED", ok=lambda r: r.ok),
+             col("evidence", "result")]
+
+
+def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, quiet_seconds: float,
+             timeout: float, talked_to: dict[str, Any], certificate: str | None = None,
+             progress: Callable[[str], None] = lambda m: None) -> Outcome:
+    """checks -> fence -> drain -> snapshot validation -> certificate (see the module docstring)."""
+    view = ledger.read()
+    moved = [t for t in topics if view.state_of("topic", t) == "producers-moved"]
+    if moved and len(moved) == len(topics):
+        return Outcome("cutover run", "producers-moved", 0, [], talked_to, {"wave": wave},
+                       notes=[f"wave {wave_label(wave)}: producers already moved (ledger {ledger.location}); nothing to do"])
+    steps: list[StepRow] = []
+    cert_loc = certificate or certificate_location(ledger, wave)
+
+    def step(name: str, fn: Callable[[], tuple[bool, str]]) -> bool:
+        t0 = time.monotonic()
+        progress(name)
+        ok, text = fn()
+        steps.append(StepRow(name, ok, round(time.monotonic() - t0, 1), text))
+        return ok
+
+    def checks() -> tuple[bool, str]:
+        c1, c2, _ = check_groups(s.source, topics, groups_on_wave(view))
+        return c1.ok and c2.ok, f"{c1.evidence}; {c2.evidence}"
+
+    def fence() -> tuple[bool, str]:
+        o = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked_to, progress)
+        quiet = bool(o.extra.get("quiet")) and not o.extra.get("moved")
+        ok = o.verdict == "fenced" or (o.verdict == "cannot-fence" and quiet)
+        return ok, "; ".join(o.notes[:3])
+
+    def drain() -> tuple[bool, str]:
+        current = ledger.read()
+        ends = fenced_ends_of(ledger, current, topics)
+        if ends is None:  # no authorizer: the watch's end offsets of this run stand for the fenced ones
+            ends = end_offsets(s.source, partitions(s.source, topics))
+        deadline = time.monotonic() + timeout
+        while True:
+            c = check_replicated(s, topics, ends)
+            if c.ok or time.monotonic() > deadline:
+                return c.ok, c.evidence
+            time.sleep(2)
+
+    def gate() -> tuple[bool, str]:
+        current = ledger.read()
+        res = producer_gate(s, topics, wave=wave, ledger=groups_on_wave(current), fenced_ends=fenced_ends_of(ledger, current, topics),
+                            quiet_seconds=quiet_seconds, timeout=timeout, source_ep=s.source_endpoint, target_ep=s.target_endpoint,
+                            report_dir=str(evidence_place(ledger, f"validation-{wave_label(wave)}")).removesuffix("/"),
+                            progress=progress)
+        o = gate_outcome(s, res, talked_to, cert_loc)
+        bad = res.first_failure()
+        return res.ready, (f"certificate {', '.join(res.locations)}" if res.ready else f"{bad.name}: {bad.evidence}" if bad else "not ready") + \
+            ("; " + o.notes[0] if res.watch and res.watch.moved else "")
+
+    for name, fn in (("checks", checks), ("fence", fence), ("drain", drain), ("snapshot validation and certificate", gate)):
+        if not step(name, fn):
+            return Outcome("cutover run", "stopped", 1, steps, talked_to, {"wave": wave, "stopped_at": name},
+                           [View(f"cutover run: wave {wave_label(wave)}", STEP_VIEW)],
+                           [f"stopped at {name}; fix what it names, then resume: {resume(wave)}"])
+    return Outcome("cutover run", "awaiting-producers", 0, steps, talked_to, {"wave": wave, "certificate": cert_loc},
+                   [View(f"cutover run: wave {wave_label(wave)}", STEP_VIEW)],
+                   [f"the source is fenced and the target holds every record: NOW point the producers of {', '.join(topics)} "
+                    "at the target (a person must do this), then run `msk-migrate cutover confirm"
+                    + (f" --wave {wave}" if wave else "") + "`"])
+
+
+# ---- cutover confirm ------------------------------------------------------------------------------------------
+def confirm_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, timeout: float,
+                 talked_to: dict[str, Any], certificate: str | None = None,
+                 progress: Callable[[str], None] = lambda m: None) -> Outcome:
+    """The target receives direct writes on every topic of the wave, the source none since the fence; then
+    "producers-moved" is recorded with the producer certificate as evidence."""
+    view = ledger.read()
+    loc = certificate or certificate_location(ledger, wave)
+    fenced = [t for t in topics if view.state_of("topic", t) in ("fenced", "producers-moved")]
+    st = fence_mod.state(s.source, topics)
+    if st.authorizer and len(fenced) < len(topics):
+        missing = [t for t in topics if t not in fenced]
+        raise UsageError("--wave", f"wave {wave_label(wave)}: {', '.join(missing[:5])} not fenced (ledger {ledger.location}): "
+                         "confirm comes after the fence and the producer gate", f"run `{resume(wave)}` first")
+    try:
+        cert = read_certificate(loc, "--certificate", wave)
+    except UsageError:
+        raise UsageError("--wave", f"wave {wave_label(wave)} has no producer certificate at {loc}: confirm comes after the fence "
+                         "and the producer gate", f"run `{resume(wave)}` first") from None
+    if cert.get("verdict") != "ready" or set(cert.get("topics") or []) != set(topics):
+        raise UsageError("--certificate", f"{loc} is not a ready certificate of these topics", f"run `{resume(wave)}` again")
+    ledger.ensure_latest(view)
+    sel = topic_selection(s.migration)
+    parts = {(p["topic"], p["partition"]): p for p in cert["partitions"]}
+    tps = sorted(parts)
+    deadline = time.monotonic() + timeout
+    while True:
+        src = end_offsets(s.source, tps)
+        tgt = end_offsets(s.target, [(sel.target_name(t), p) for t, p in tps])
+        rows = [{"topic": t, "partition": p, "source_end": src[(t, p)], "fenced_end": parts[(t, p)]["source_end_offset"],
+                 "target_from": parts[(t, p)]["target_offset"], "target_end": tgt[(sel.target_name(t), p)],
+                 "direct_writes": tgt[(sel.target_name(t), p)] - (parts[(t, p)]["target_offset"] or 0),
+                 "source_writes": src[(t, p)] - parts[(t, p)]["source_end_offset"]} for t, p in tps]
+        idle = sorted({r["topic"] for r in rows} - {r["topic"] for r in rows if r["direct_writes"] > 0})
+        leaks = [r for r in rows if r["source_writes"] != 0]
+        if leaks or not idle or time.monotonic() > deadline:
+            break
+        progress(f"waiting for direct writes on the target: {', '.join(idle)}")
+        time.sleep(2)
+    view_cols = [col("topic", "topic"), col("p", "partition", numeric=True),
+                 col("source writes since fence", "source_writes", numeric=True, ok=lambda r: r["source_writes"] == 0),
+                 col("target direct writes", "direct_writes", numeric=True, ok=lambda r: r["direct_writes"] > 0)]
+    views = [View(f"cutover confirm: wave {wave_label(wave)}", view_cols)]
+    if leaks:
+        return Outcome("cutover confirm", "source-written", 1, rows, talked_to, {"wave": wave}, views,
+                       ["the source received writes after the fence: " + ", ".join(f"{r['topic']}[{r['partition']}] +{r['source_writes']}"
+                                                                                  for r in leaks[:8]) + "; find that producer, then confirm again"])
+    if idle:
+        return Outcome("cutover confirm", "no-direct-writes", 1, rows, talked_to, {"wave": wave}, views,
+                       [f"no direct write on the target yet for {', '.join(idle)} within {timeout:.0f} s: point their producers at the "
+                        "target, then confirm again"])
+    ledger.append(view, [Change("topic", t, "producers-moved", evidence=loc, wave=wave,
+                                detail="the target receives direct writes, the source none since the fence") for t in topics],
+                  "cutover confirm")
+    return Outcome("cutover confirm", "producers-moved", 0, rows, talked_to, {"wave": wave, "certificate": loc}, views,
+                   [f"recorded in the ledger {ledger.location}: producers of {len(topics)} topic(s) moved; evidence {loc}",
+                    "the fence stays on the source (no write may land there); `msk-migrate rollback` unfences first"])
+
+
+# ---- abandon a group ------------------------------------------------------------------------------------------
+def abandon_group(s: MigrationSession, ledger: Ledger, group: str, wave: str | None, reason: str, talked_to: dict[str, Any]) -> Outcome:
+    view = ledger.read()
+    if group not in s.source.groups():
+        raise UsageError("--group", f"{group} is not a consumer group of the source {s.source.bootstrap}", "name a group of the source")
+    ledger.append(view, [Change("group", group, "abandoned", wave=wave, detail=reason)], "cutover abandon-group")
+    return Outcome("cutover abandon-group", "abandoned", 0, [{"group": group, "wave": wave, "reason": reason}], talked_to,
+                   {"wave": wave}, notes=[f"recorded in the ledger {ledger.location}: {group} abandoned ({reason}); the producer "
+                                          "gate no longer waits for it"])

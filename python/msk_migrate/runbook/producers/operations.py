@@ -1,0 +1,119 @@
+"""``cutover fence|unfence|check --producers`` as operations: each takes the command's session and returns
+one :class:`~msk_migrate.outcome.Outcome` (exit 0 done / ready, 1 not yet, 2 bad input).
+
+The fence acts as the flow's source principal (``MM2_SOURCE_*`` or the environment's secret): it needs
+DESCRIBE and ALTER on the source cluster, which MirrorMaker 2's own user does not hold, so the operator
+runs it with an identity that does (a missing right is bad input naming the grant, nothing changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...kafka.selection import topic_selection
+from ...outcome import Outcome, View, col
+from ..session import MigrationSession
+from . import fence as fence_mod
+from .gate import GateResult, GroupsOnWave, build_certificate, producer_gate, write_certificate
+from .watch import WatchResult, watch
+
+
+def _ok(v: Any) -> bool:
+    return bool(v)
+
+
+FENCE_VIEW = [col("topic", "topic"), col("fence ACL", "acl"), col("fenced", "fenced", ok=_ok), col("changed now", "changed")]
+WATCH_VIEW = [col("topic", "topic"), col("p", "partition", numeric=True), col("end offset", "end_offset", numeric=True),
+              col("written during watch", "written_during_watch", numeric=True, ok=lambda r: not r["written_during_watch"])]
+
+
+def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None, talked_to: dict[str, Any],
+                  wave: str | None) -> Outcome:
+    """The fence's verdict: ``fenced`` (every topic carries the ACL and no write for the quiet period),
+    ``writes-seen`` (a partition moved: named), ``cannot-fence`` (no authorizer: detection only)."""
+    name = wave or "the whole migration"
+    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, st.rows())]
+    notes: list[str] = []
+    if w is not None:
+        views.append(View("end offsets watched after the fence", WATCH_VIEW, w.rows()))
+        notes.append(w.summary())
+        for m in w.moved[:5]:
+            notes.append(f"{m.topic}[{m.partition}]: {m.written} record(s) written after the fence; producer ids: {m.producers}")
+    if not st.authorizer:
+        verdict, code = "cannot-fence", 1
+        notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED); nothing was "
+                     "written. The producer gate relies on detection alone: no write for the quiet period")
+    elif w is not None and (w.moved or not w.quiet):
+        verdict, code = "writes-seen", 1
+        notes.append("a producer the fence does not bind (a super user) or an in-flight write moved these partitions; "
+                     "stop it, then run the fence again to re-declare the fenced end offsets")
+    elif w is None:
+        verdict, code = ("unfenced", 0) if not st.fenced else ("fenced", 0)
+    else:
+        verdict, code = "fenced", 0
+        notes.append(f"fenced: DENY User:* WRITE on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these")
+    rows = [{"kind": "fence", **r} for r in st.rows()] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
+    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": st.fenced, "changed": st.changed,
+             "source_cluster_id": st.cluster_id}
+    if w is not None:
+        extra.update(quiet=w.quiet, quiet_for_seconds=w.quiet_for, moved=[m.to_dict() for m in w.moved],
+                     fenced_end_offsets={f"{t}[{p}]": o for (t, p), o in sorted(w.ends.items())})
+    return Outcome(command, verdict, code, rows, talked_to, extra, views, notes)
+
+
+def fence_wave(s: MigrationSession, topics: list[str], wave: str | None, quiet_seconds: float, timeout: float,
+               talked_to: dict[str, Any], progress: Callable[[str], None] = lambda m: None) -> tuple[Outcome, fence_mod.FenceState, WatchResult]:
+    """Fence ``topics`` on the source, then watch their end offsets for ``quiet_seconds``."""
+    progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
+    st = fence_mod.fence(s.source, topics)
+    w = watch(s.source, topics, quiet_seconds, timeout, progress=progress)
+    return fence_outcome("cutover fence", st, w, talked_to, wave), st, w
+
+
+def unfence_wave(s: MigrationSession, topics: list[str], wave: str | None, talked_to: dict[str, Any]) -> tuple[Outcome, fence_mod.FenceState]:
+    st = fence_mod.unfence(s.source, topics)
+    o = fence_outcome("cutover unfence", st, None, talked_to, wave)
+    if st.authorizer:
+        o.verdict, o.exit_code = "unfenced", 0
+        o.notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
+    return o, st
+
+
+COND_VIEW = [col("condition", "name"), col("result", lambda c: "ok" if c.ok else "NOT READY", ok=lambda c: c.ok), col("evidence", "evidence")]
+
+
+def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any], certificate: str | None) -> Outcome:
+    sel = topic_selection(s.migration)
+    cert = build_certificate(res, talked_to.get("source_cluster_id"), talked_to.get("target_cluster_id"), sel.target_name)
+    res.certificate = cert
+    if certificate:
+        res.locations = write_certificate(cert, certificate)
+    notes = []
+    bad = res.first_failure()
+    if res.watch and res.watch.moved:
+        notes.append("partitions written after the fence: " + res.watch.moved_names(20))
+    notes.append(("producers may move: point them at the target, then `msk-migrate cutover confirm --wave "
+                  f"{res.wave}`") if res.ready else f"not ready: {bad.name if bad else 'no condition'}")
+    if res.locations:
+        notes.append("producer certificate: " + ", ".join(res.locations))
+    parts = [{"topic": p["topic"], "partition": p["partition"], "fenced_end_offset": p["fenced_end_offset"],
+              "target_offset": p["target_offset"]} for p in cert["partitions"]]
+    views = [View(f"producer gate: wave {res.wave or 'the whole migration'}", COND_VIEW, res.conditions)]
+    if parts and len(parts) <= 50:
+        views.append(View("fenced end offsets and where they landed", [col("topic", "topic"), col("p", "partition", numeric=True),
+                          col("fenced end", "fenced_end_offset", numeric=True), col("target offset", "target_offset", numeric=True)], parts))
+    return Outcome("cutover check --producers", "ready" if res.ready else "not-ready", 0 if res.ready else 1,
+                   list(res.conditions), talked_to,
+                   {"wave": res.wave, "ready": res.ready, "conditions": [c.to_dict() for c in res.conditions],
+                    "partitions": parts, "groups": res.groups, "certificate": res.locations, "fenced": res.fenced},
+                   views, notes)
+
+
+def check_producers(s: MigrationSession, topics: list[str], wave: str | None, ledger: GroupsOnWave, *,
+                    fenced_ends: dict | None, quiet_seconds: float, timeout: float, report_dir: str | None,
+                    certificate: str | None, talked_to: dict[str, Any], source_ep: Any, target_ep: Any,
+                    progress: Callable[[str], None] = lambda m: None) -> tuple[Outcome, GateResult]:
+    res = producer_gate(s, topics, wave=wave, ledger=ledger, fenced_ends=fenced_ends, quiet_seconds=quiet_seconds,
+                        timeout=timeout, source_ep=source_ep, target_ep=target_ep, report_dir=report_dir, progress=progress)
+    return gate_outcome(s, res, talked_to, certificate), res
