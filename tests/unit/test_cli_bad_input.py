@@ -1,12 +1,22 @@
-"""Every command and every option of `msk-migrate`, fed malformed values: exit 2, one line, no traceback.
+"""Every command and every option of `msk-migrate`, fed malformed values: refused where the value is parsed.
 
-The table is generated from the click command tree, so a new command or option cannot escape it:
-each option is classified below (a malformed value for it, or listed as free text that accepts any
-value). Baselines make the rest of the command line valid and point at endpoints that do not exist,
-so a value that escaped validation shows up as a wrong exit code, never as a change anywhere.
+A case passes only because its value was refused: exit 2, one line on stderr, and that line names the
+option under test. The network is refused at the socket and at the Kafka client (:func:`tripwire`): a value
+that escapes its check and reaches a cluster, a worker, AWS or a JVM fails its case with what it tried to
+reach, at once, instead of waiting for a timeout and exiting 2 for the wrong reason ("cluster unreachable").
+:func:`test_baselines_are_valid_up_to_the_network` shows that each baseline command line, without a bad
+value, does get as far as the network (or succeeds), so the bad value is the one thing a case changes.
+
+The table is generated from the click command tree, so a new command or option cannot escape it: each
+option is classified below (malformed values for it, or listed as free text that accepts any value).
 """
 
 from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -14,35 +24,95 @@ import pytest
 from msk_migrate.cliutil import run_cli
 from msk_migrate.commands.root import cli
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NOWHERE_URL = "http://127.0.0.1:9"
 MISSING_FILE = "/nonexistent-msk-migrate/input.yaml"
-UNWRITABLE = "/proc/msk-migrate-no-such-dir/out"
+#: A path under a regular file: no process can create it, root included (root ignores permission bits).
+UNWRITABLE = str(REPO_ROOT / "README.md" / "no-such-dir" / "out")
 
-#: Malformed values per long option name.
+
+class NetworkReached(BaseException):
+    """A command under test tried to reach a cluster, worker, AWS API or start a JVM (a BaseException, so no
+    command's ``except Exception`` can swallow it)."""
+
+
+@pytest.fixture
+def tripwire(monkeypatch):
+    """Refuse the network at the socket (requests, boto3, urllib) and at confluent-kafka's client constructors
+    (librdkafka opens its own sockets in C), and refuse starting a JVM or a builder: each attempt is recorded
+    and raises :class:`NetworkReached`. Yields the list of attempts."""
+    import confluent_kafka
+    import confluent_kafka.admin
+
+    reached: list[str] = []
+
+    def refuse(what: str):
+        reached.append(what)
+        raise NetworkReached(what)
+
+    def connect(self, address, *a, **k):
+        refuse(f"socket connect {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect)
+    monkeypatch.setattr(socket, "create_connection", lambda address, *a, **k: refuse(f"create_connection {address}"))
+    originals = {id(confluent_kafka.Consumer): "Consumer", id(confluent_kafka.Producer): "Producer",
+                 id(confluent_kafka.admin.AdminClient): "AdminClient"}
+
+    def client(name):
+        def make(config, *a, **k):
+            refuse(f"Kafka {name} to {dict(config).get('bootstrap.servers')}")
+        return make
+
+    monkeypatch.setattr(confluent_kafka, "Consumer", client("Consumer"))
+    monkeypatch.setattr(confluent_kafka, "Producer", client("Producer"))
+    monkeypatch.setattr(confluent_kafka.admin, "AdminClient", client("AdminClient"))
+    for mod in [m for n, m in sys.modules.items() if n.startswith("msk_migrate") and m is not None]:
+        for attr, value in list(vars(mod).items()):
+            if id(value) in originals:
+                monkeypatch.setattr(mod, attr, client(originals[id(value)]))
+    real_popen_init = subprocess.Popen.__init__
+
+    def popen(self, args, *a, **k):
+        argv = [args] if isinstance(args, str | bytes) else list(args)
+        exe = Path(str(argv[0])).name if argv else ""
+        if exe in {"java", "spark-submit", "mvn", "buildah", "docker", "skopeo", "aws", "terraform", "npx"}:
+            refuse(f"process {exe}")
+        real_popen_init(self, args, *a, **k)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+    yield reached
+
+
+#: Malformed values per long option name ("command --option" when commands differ on what is malformed).
 BAD_BY_NAME: dict[str, list[str]] = {
     "--connect-url": ["ht!tp://x", "ftp://127.0.0.1:8083", "127.0.0.1:8083", "http://"],
     "--connect-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--connect-ca": [MISSING_FILE],
     "--target-bootstrap": ["no-port", "host:notaport", ","],
-    "--env": ["../prod", "UPPER"],
-    "--config": [MISSING_FILE],
-    "--out": [UNWRITABLE],
-    "--report-dir": [UNWRITABLE + "/reports", "s3:/no-bucket"],
-    "--from-s3": ["s3:/bucket", "https://bucket/prefix", "s3://"],
-    "--source-bootstrap-servers": ["no-port", "host:notaport", ","],
+    "--env": ["../prod", "UPPER", "no-such-env"],
+    "build-images --env": ["../prod", "UPPER"],
+    "--config": [MISSING_FILE, str(REPO_ROOT / "tests")],
+    "--out": [UNWRITABLE, str(REPO_ROOT / "tests")],
+    "--out-dir": [UNWRITABLE, str(REPO_ROOT / "README.md")],
+    "--from-dir": [MISSING_FILE, str(REPO_ROOT / "README.md")],
+    "--from-s3": ["s3:/bucket", "https://bucket/prefix", "s3://", "s3://Not_A_Bucket/x"],
+    "--source-bootstrap-servers": ["no-port", "host:notaport", ",", "h:99999"],
     "--target-bootstrap-servers": ["no-port", "host:notaport", ","],
     "--source-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--target-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--source-ca-secret-arn": ["arn:aws:s3:::bucket"],
     "--target-ca-secret-arn": ["arn:aws:s3:::bucket"],
-    "--topic-regex": ["a,b", "(unclosed"],
+    "--clusters": [MISSING_FILE],
+    "--offsets-snapshot": [MISSING_FILE],
+    "--topic-regex": ["a,b", "(unclosed", ""],
     "--exclude-regex": ["(unclosed"],
-    "--topic-map": ["no-equals-sign", "a=", "=b"],
-    "--topics": ["a,,b", "bad topic name"],
-    "--topic": ["bad topic name", ""],
-    "--from-timestamp": ["yesterday-ish", "2026-13-45T00:00:00Z"],
+    "--topic-map": ["no-equals-sign", "a=", "=b", "a=bad topic"],
+    "--topics": ["a,,b", "bad topic name", "..", "x" * 250],
+    "--topic": ["bad topic name", "", ".", "..", "x" * 250, "a,b"],
+    "--from-timestamp": ["yesterday-ish", "2026-13-45T00:00:00Z", "1700000000"],
     "--until-timestamp": ["yesterday-ish"],
-    "--kafka-option": ["no-equals", "security.protocol=PLAINTEXT"],
+    "--kafka-option": ["no-equals", "security.protocol=PLAINTEXT", "sasl.jaas.config=x"],
     "--ignore-config": ["", "not a config key!"],
     "--tag": ["latest", "has space"],
     "--kafka-version": ["latest", "2.8.0"],
@@ -50,16 +120,19 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--broker-heap": ["12x", "64m"],
     "--images": ["no-such-image"],
     "--repository-prefix": ["UPPER/Case!"],
-    "--group": ["", "bad group\n"],
+    "--group": ["", "bad group\n", "tab\there"],
     "--wave": ["bad wave!", "no-such-wave"],  # malformed at parsing; unknown once the flow is read, before any network
     "--cluster-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
-    "--validation-report": [MISSING_FILE],
-    "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://"],
-    "cutover check --certificate": [MISSING_FILE],
+    "--validation-report": [MISSING_FILE, "s3:/no-bucket", "https://bucket/report.json"],
+    "validate --validation-report": [UNWRITABLE + "/reports", "s3:/no-bucket", "s3://"],
+    "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],
+    "cutover check --certificate": [MISSING_FILE, "s3:/x"],
     "--builder": ["bogus-builder"],
     "--registry": ["not a host!"],
-    "--region": ["eu-westt-1"],
-    # `local up --dir` creates a missing directory (a valid value): only an unwritable one is bad.
+    "--registry-ca": [MISSING_FILE],
+    "--env-file": [MISSING_FILE],
+    "--region": ["eu-westt-1", "EU-WEST-1", "moon-1"],
+    # `local up --dir` creates a missing directory (a valid value): only one that cannot be created is bad.
     "local up --dir": [UNWRITABLE + "/env"],
     "account": ["12345", "not-an-account"],
     "region": ["eu-westt-1", "EU-WEST-1"],
@@ -77,9 +150,9 @@ FREE_TEXT = {
 FLOW = ["--config", "tests/unit/data/nowhere-flow.yaml", "--connect-url", NOWHERE_URL]
 #: The rest of a valid command line for each command (so only the option under test is wrong).
 BASE: dict[str, list[str]] = {
-    "local up": ["--dir", UNWRITABLE],
-    "local status": ["--dir", UNWRITABLE],
-    "local down": ["--dir", UNWRITABLE],
+    "local up": ["--dir", "/tmp/msk-migrate-bad-input/env"],
+    "local status": ["--dir", "/nonexistent-msk-migrate/env"],
+    "local down": ["--dir", "/nonexistent-msk-migrate/env"],
     "connectors render": ["--config", "tests/unit/data/nowhere-flow.yaml"],
     "connectors apply": [*FLOW],
     "connectors status": [*FLOW],
@@ -100,7 +173,16 @@ BASE: dict[str, list[str]] = {
     "status": [*FLOW],
     "validate": ["--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
                  "--topics", "t", "--no-report", "--metadata-timeout", "1"],
-    "build-images": ["123456789012", "eu-west-1", "--dry-run"],
+    "build-images": ["123456789012", "eu-west-1", "--dry-run", "--builder", "buildah"],
+}
+#: What each baseline does without a bad value: "network" = gets as far as a cluster, worker or JVM (and is
+#: stopped there by the tripwire); a number = exits with it, reaching nothing.
+BASELINE: dict[str, str | int] = {
+    **{path: "network" for path in BASE},
+    "local status": 1,  # nothing runs under a missing directory
+    "local down": 0,  # nothing to stop
+    "connectors render": 0,  # renders from the flow file alone
+    "build-images": 0,  # --dry-run prints the commands and runs none
 }
 #: Commands never fed values here, with the reason.
 EXEMPT = {"rehearse": "starts the local environment; its shape options are `local up`'s (fed bad values there)"}
@@ -119,6 +201,11 @@ def _long_name(param: click.Parameter) -> str:
         return param.name or "?"
     longs = [o for o in param.opts if o.startswith("--")]
     return longs[0] if longs else param.opts[0]
+
+
+def _named(param: click.Parameter) -> str:
+    """How the error line must name ``param``: its first long option, or an argument's metavar (ACCOUNT)."""
+    return param.human_readable_name if isinstance(param, click.Argument) else _long_name(param)
 
 
 def _bad_values(param: click.Parameter, path: str = "") -> list[str] | None:
@@ -141,8 +228,6 @@ def _bad_values(param: click.Parameter, path: str = "") -> list[str] | None:
         values = ["bogus-choice"]
     elif isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
         values = ["abc", "-5"]
-    elif isinstance(param.type, click.Path | click.File):
-        values = [MISSING_FILE]
     else:
         return None  # unclassified
     return values
@@ -162,7 +247,8 @@ def _cases():
                 unclassified.append(f"{path} {_long_name(param)}")
                 continue
             for value in values:
-                cases.append(pytest.param(path, param, value, id=f"{path} {_long_name(param)}={value!r}"))
+                shown = value if len(value) < 40 else value[:20] + f"...({len(value)})"
+                cases.append(pytest.param(path, param, value, id=f"{path} {_long_name(param)}={shown!r}"))
     return cases, unclassified
 
 
@@ -198,20 +284,59 @@ def _argv(path: str, param: click.Parameter, value: str) -> list[str]:
         i = base.index(name)
         base[i + 1] = value
         return [*path.split(), *base]
-    return [*path.split(), *base, name, value]
+    return [*path.split(), *base, f"{name}={value}" if value.startswith("-") else name, *([] if value.startswith("-") else [value])]
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize(("path", "param", "value"), CASES)
-def test_malformed_value_is_one_line_exit_2_and_no_traceback(path, param, value, capfd, monkeypatch):
-    monkeypatch.delenv("MSK_MIGRATE_DEBUG", raising=False)
-    monkeypatch.chdir(__import__("pathlib").Path(__file__).resolve().parents[2])
-    code = run_cli(cli, _argv(path, param, value), "msk-migrate")
+def _run(argv: list[str], capfd) -> tuple[int, str, str]:
+    code = run_cli(cli, argv, "msk-migrate")
     out, err = capfd.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _region_data():
+    """botocore's bundled endpoint data (which regions have MSK, ECS, ECR) is read once per process, by the
+    first region check: loaded here, so each case's time is its own check's (the load takes 0.5-2 s)."""
+    from msk_migrate.config.identifiers import regions_of
+    from msk_migrate.imagebuild.inputs import _ecr_regions
+
+    for service in ("kafka", "ecs"):
+        regions_of(service)
+    _ecr_regions()
+
+
+@pytest.fixture
+def cli_env(monkeypatch, tripwire):
+    monkeypatch.delenv("MSK_MIGRATE_DEBUG", raising=False)
+    for var in ("MSK_MIGRATE_CONNECT_URL", "MSK_MIGRATE_TARGET_BOOTSTRAP", "MSK_MIGRATE_LOCAL_ENV_DIR",
+                "MSK_MIGRATE_CONNECT_CA", "MSK_MIGRATE_CONNECT_SECRET_ARN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(REPO_ROOT)
+    return tripwire
+
+
+@pytest.mark.parametrize(("path", "param", "value"), CASES)
+def test_malformed_value_is_refused_naming_its_option_before_any_network(path, param, value, capfd, cli_env):
+    code, out, err = _run(_argv(path, param, value), capfd)
+    assert not cli_env, f"{path} {_named(param)}={value!r} was not refused: the command went on to reach {cli_env[0]}"
     assert "Traceback" not in out + err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2, f"exit {code}, expected 2; stderr: {err.strip()[-400:]}"
     assert len(lines) == 1 and lines[0].startswith("error: "), f"not one error line: {lines}"
+    assert _named(param) in lines[0], f"the error does not name {_named(param)}: {lines[0]}"
+
+
+@pytest.mark.parametrize("path", sorted(BASE))
+def test_baselines_are_valid_up_to_the_network(path, capfd, cli_env, tmp_path):
+    """Each baseline alone is accepted: it gets as far as the network (stopped there by the tripwire) or ends
+    as its command does with nothing to reach; so in a case above, the bad value is what was refused."""
+    base = [str(tmp_path / "env") if a == "/tmp/msk-migrate-bad-input/env" else a for a in BASE[path]]
+    code, _, err = _run([*path.split(), *base], capfd)
+    expected = BASELINE[path]
+    if expected == "network":
+        assert cli_env, f"`{path}` baseline reached nothing (exit {code}): {err.strip()[-300:]}"
+    else:
+        assert not cli_env and code == expected, f"`{path}` baseline: exit {code}, reached {cli_env}; {err.strip()[-300:]}"
 
 
 # ---- the other entry points: the same boundary (cliutil.run_guarded) ---------------------------------
@@ -219,7 +344,6 @@ def test_malformed_value_is_one_line_exit_2_and_no_traceback(path, param, value,
 # generated from their parsers the same way. ./build_images.py and the EMR entry of validate run the
 # click commands above through their own mains, checked here with one case each.
 
-REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 MISSING_DIR = "/nonexistent-msk-migrate/environments"
 
 

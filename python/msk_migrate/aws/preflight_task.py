@@ -15,12 +15,16 @@ from pathlib import Path
 
 import click
 
+from ..clivalues import Checked
+from ..config.identifiers import check_region
 from ..errors import UsageError
 
 CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
 #: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
 MAX_CONFIG_BYTES = 6 * 1024
 IN_TASK_CONFIG = "/tmp/msk-migrate-preflight.yaml"
+#: ``--region``: a region where ECS runs (botocore's endpoint data), refused while parsing.
+_ECS_REGION = Checked("region", lambda v: check_region(v, "ecs", "ECS"), "pass the stack's region, e.g. eu-west-1", "REGION")
 
 
 def task_command(flag: str = "--config") -> list[str]:
@@ -42,7 +46,7 @@ def in_vpc_options(f):
         click.option("--ecs-service", help="Connect service whose network and task role the task uses. Default: <cluster>-kafka-connect."),
         click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-operator (the stack's operator task)."),
         click.option("--container", "--task-container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
-        click.option("--region", "--aws-region", help="AWS region (default: the AWS profile's)."),
+        click.option("--region", "--aws-region", type=_ECS_REGION, help="AWS region (default: the AWS profile's)."),
         click.option("--timeout", "--task-timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
     ]
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from ..cliutil import emit_json, human, json_document, output_option
+from ..cliutil import human, output_option
 from ..errors import UsageError
-from ..tables import table
+from ..outcome import Outcome, View, col
+from ..render import render
 from .flow import announce, flow_from_kwargs, flow_options, talked_to
+from .options import MSK_CLUSTER_ARN, WRITE_DIR
 
 
 @click.group("acls")
@@ -20,6 +21,7 @@ def acls() -> None:
 
 
 def _cluster_arn(given: str | None, kw: dict) -> str:
+    """``--cluster-arn`` (checked while parsing), else the environment's ``target.existing_cluster_arn``."""
     from ..acls.plan import CLUSTER_ARN
 
     arn = given
@@ -37,11 +39,15 @@ def _cluster_arn(given: str | None, kw: dict) -> str:
     return arn
 
 
+def _actions(p) -> str:
+    return ", ".join(a.removeprefix("kafka-cluster:") for a in sorted({a for s in p.document["Statement"] for a in s["Action"]}))
+
+
 @acls.command("plan")
 @flow_options
-@click.option("--cluster-arn", help="Target MSK cluster ARN (stack output target_cluster_arn; default: the environment's "
-              "target.existing_cluster_arn).")
-@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--cluster-arn", type=MSK_CLUSTER_ARN, help="Target MSK cluster ARN (stack output target_cluster_arn; default: "
+              "the environment's target.existing_cluster_arn).")
+@click.option("--out-dir", type=WRITE_DIR,
               help="Write policies/<principal>.json, acls.tf.json (aws_iam_policy per principal) and plan.json here.")
 @click.option("--strict", is_flag=True, help="Exit 2, writing nothing, when an ACL cannot be carried over one to one.")
 @output_option
@@ -59,8 +65,7 @@ def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output
     arn = _cluster_arn(cluster_arn, kw)
     flow = flow_from_kwargs(kw)
     announce(flow, output)
-    con = human(output)
-    with con.status(f"reading ACLs and SCRAM users of the source {flow.source.bootstrap_servers}"):
+    with human(output).status(f"reading ACLs and SCRAM users of the source {flow.source.bootstrap_servers}"):
         session = AdminSession.for_endpoint("source", flow.source)
         acl_list = read_acls(session)
         users = read_scram_users(session)
@@ -73,36 +78,24 @@ def plan_cmd(cluster_arn: str | None, out_dir: Path | None, strict: bool, output
         raise UsageError("--strict", f"{len(review)} ACL(s) not carried over one to one, first: {review[0].detail}",
                          "review them in the plan without --strict")
     region = CLUSTER_ARN.fullmatch(arn).group(2)  # type: ignore[union-attr]
-    doc = json_document(
-        talked_to(flow), [p.to_dict() for p in plan.policies], "complete" if plan.complete else "review", 0 if plan.complete else 1,
-        cluster_arn=arn,
-        acls=plan.acl_count,
-        scram_users=users,
-        findings=[f.to_dict() for f in plan.findings],
-        client_settings=client_settings(region),
-        ok=plan.complete,
-        exit_meaning="0 every ACL carried over; 1 findings to review; 2 bad input or unreachable",
+    o = Outcome(
+        "acls plan", "complete" if plan.complete else "review", 0 if plan.complete else 1,
+        rows=[p.to_dict() for p in plan.policies], talked_to=talked_to(flow),
+        extra={"cluster_arn": arn, "acls": plan.acl_count, "scram_users": users,
+               "findings": [f.to_dict() for f in plan.findings], "client_settings": client_settings(region),
+               "ok": plan.complete, "exit_meaning": "0 every ACL carried over; 1 findings to review; 2 bad input or unreachable"},
+        views=[View(f"IAM policies for {arn}", [col("principal", lambda r: r.principal), col("ACLs", lambda r: r.acls, numeric=True),
+                                                 col("actions", _actions)], plan.policies)],
     )
+    if plan.findings:
+        o.views.append(View("not carried over one to one (review)", [col("kind", "kind"), col("detail", "detail")],
+                            [f.to_dict() for f in plan.findings]))
     if out_dir:
         (out_dir / "policies").mkdir(parents=True, exist_ok=True)
         for p in plan.policies:
             (out_dir / "policies" / f"{p.name}.json").write_text(json.dumps(p.document, indent=2, sort_keys=True) + "\n")
         (out_dir / "acls.tf.json").write_text(json.dumps(terraform_json(plan), indent=2, sort_keys=True) + "\n")
-        (out_dir / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    if output == "json":
-        emit_json(doc)
-    else:
-        t = table(f"IAM policies for {arn}", ("principal", "ACLs", "actions"), numeric=("ACLs",))
-        for p in plan.policies:
-            actions = sorted({a for s in p.document["Statement"] for a in s["Action"]})
-            t.add_row(p.principal, str(p.acls), ", ".join(a.removeprefix("kafka-cluster:") for a in actions))
-        con.print(t)
-        if plan.findings:
-            f = table("not carried over one to one (review)", ("kind", "detail"))
-            for finding in plan.findings:
-                f.add_row(finding.kind, finding.detail)
-            con.print(f)
-        if out_dir:
-            con.print(f"written: {out_dir}/policies/*.json, {out_dir}/acls.tf.json, {out_dir}/plan.json")
-        con.print("client settings per library: --output json (client_settings) or docs/acls.md")
-    sys.exit(0 if plan.complete else 1)
+        (out_dir / "plan.json").write_text(json.dumps(o.document(), indent=2, sort_keys=True) + "\n")
+        o.notes.append(f"written: {out_dir}/policies/*.json, {out_dir}/acls.tf.json, {out_dir}/plan.json")
+    o.notes.append("client settings per library: --output json (client_settings) or docs/acls.md")
+    render(o, output)

@@ -7,16 +7,20 @@ from pathlib import Path
 import click
 
 from .. import paths
-from ..imagebuild.images import IMAGE_NAMES
-from ..cliutil import emit_json, human, json_document, output_option, run_click
+from ..cliutil import human, output_option, run_click
+from ..clivalues import Checked
 from ..errors import UsageError
+from ..imagebuild.images import IMAGE_NAMES
+from ..outcome import Outcome, View, col
+from ..render import render
+from .options import READ_FILE
 
 
 def _repositories_from_env_file(env_file: Path, account: str, region: str) -> dict[str, str]:
     """ECR repository names from infra/environments/<env>.yaml (the stack's own naming); the file's
     account and region must be the ones given on the command line."""
-    from ..imagebuild import inputs
     from ..config.environment import load_environment
+    from ..imagebuild import inputs
 
     inputs.account_id(account)
     inputs.region(region)
@@ -27,27 +31,56 @@ def _repositories_from_env_file(env_file: Path, account: str, region: str) -> di
     return dict(cfg.ecr_repository_names())
 
 
+def _builder(value: str) -> str:
+    from ..imagebuild.builders import BUILDERS
+
+    if value.strip().lower() not in BUILDERS:
+        raise ValueError(f"unknown builder {value!r}")
+    return value.strip().lower()
+
+
+def _checked(check):
+    """An ``imagebuild.inputs`` check as a parse-time type (its UsageError renamed to the option given)."""
+    def run(value: str):
+        from ..imagebuild import inputs
+
+        return getattr(inputs, check)(value)
+    return run
+
+
+ACCOUNT = Checked("account", _checked("account_id"), metavar="ACCOUNT")
+REGION = Checked("region", lambda v: _checked("region")(v).name, metavar="REGION")
+ENV_NAME = Checked("env", _checked("env_name"), metavar="NAME")
+REPOSITORY = Checked("repository", _checked("repository_name"), metavar="PREFIX")
+IMAGES = Checked("images", lambda v: _checked("image_names")((v,)) and v, metavar="NAMES")
+TAG = Checked("tag", _checked("release_tag"), metavar="TAG")
+KAFKA_VERSION = Checked("version", _checked("kafka_version"), metavar="VERSION")
+BUILDER = Checked("builder", _builder, "choose one of auto, docker, buildah", "auto|docker|buildah")
+REGISTRY = Checked("registry", _checked("registry_host"), metavar="HOST[:PORT]")
+
+
 @click.command(
     "build-images",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.argument("account")
-@click.argument("region")
-@click.option("--env", "env_name", default="dev", show_default=True, help="Environment name: repositories are msk-migrate-<env>-<image>.")
-@click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), help="infra/environments/<env>.yaml: take the repository names from it.")
-@click.option("--repository-prefix", help="Repositories are <prefix>-<image> [default: msk-migrate-<env>].")
-@click.option("--images", "images", multiple=True, metavar="NAMES", help=f"Comma-separated subset of {', '.join(IMAGE_NAMES)} [default: all].")
-@click.option("--tag", "release_tag", help="Release tag added next to the git commit tag, e.g. v1.4.0.")
-@click.option("--kafka-version", help="Kafka Connect runtime for the kafka-connect image (KAFKA_VERSION build arg) [default: jvm/pom.xml].")
+@click.argument("account", type=ACCOUNT)
+@click.argument("region", type=REGION)
+@click.option("--env", "env_name", type=ENV_NAME, default="dev", show_default=True, help="Environment name: repositories are msk-migrate-<env>-<image>.")
+@click.option("--env-file", type=READ_FILE, help="infra/environments/<env>.yaml: take the repository names from it.")
+@click.option("--repository-prefix", type=REPOSITORY, help="Repositories are <prefix>-<image> [default: msk-migrate-<env>].")
+@click.option("--images", "images", multiple=True, type=IMAGES, help=f"Comma-separated subset of {', '.join(IMAGE_NAMES)} [default: all].")
+@click.option("--tag", "release_tag", type=TAG, help="Release tag added next to the git commit tag, e.g. v1.4.0.")
+@click.option("--kafka-version", type=KAFKA_VERSION,
+              help="Kafka Connect runtime for the kafka-connect image (KAFKA_VERSION build arg) [default: jvm/pom.xml].")
 @click.option("--no-push", is_flag=True, help="Build and load locally; no ECR, no manifest.")
 @click.option("--dry-run", is_flag=True, help="Print every command and AWS call; run none of them.")
-@click.option("--builder", default="auto", show_default=True, metavar="auto|docker|buildah",
+@click.option("--builder", default="auto", show_default=True, type=BUILDER,
               help="docker buildx (needs a Docker daemon) or buildah (daemonless); auto = docker when a daemon answers, else buildah.")
 @click.option("--local-bases", is_flag=True,
               help="Build against local images named like the pinned bases minus their digests (the stand-ins of `make images`); never pull.")
-@click.option("--registry", "registry", metavar="HOST[:PORT]",
+@click.option("--registry", "registry", type=REGISTRY,
               help="Push to this registry instead of ECR's host (ECR still names the repositories and issues the token); the manifest goes to .local/images/.")
-@click.option("--registry-ca", type=click.Path(path_type=Path, dir_okay=False), help="PEM CA certificate of --registry.")
+@click.option("--registry-ca", type=READ_FILE, help="PEM CA certificate of --registry.")
 @output_option
 @click.option("--ecr-endpoint-url", hidden=True, help="ECR endpoint override (tests: moto). AWS_ENDPOINT_URL_ECR works too.")
 def build_images_cmd(
@@ -103,35 +136,28 @@ def build_images_cmd(
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
     printed = len(plan.warnings)
     if dry_run:
+        summary = plan.summary()
         commands = plan.commands()
-        if output == "json":
-            summary = plan.summary()
-            emit_json({**summary, "dry_run": True, "pushed": False, "commands": commands,
-                       "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings,
-                       **json_document(_talked(summary), _image_rows(summary), "planned", 0)})
-        else:
-            console.print("[bold]dry run[/]: nothing is executed; a real run would do, in order:", highlight=False)
-            for command in commands:
-                click.echo(f"  {command}")
-        return
+        render(Outcome("build-images", "planned", 0, rows=_image_rows(summary), talked_to=_talked(summary),
+                       extra={**summary, "dry_run": True, "pushed": False, "commands": commands,
+                              "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings},
+                       views=[View("images (dry run: nothing is executed)", [col("image", "image"), col("uri", "uri"), col("tag", "tag")])],
+                       notes=["a real run would do, in order:", *(f"  {command}" for command in commands)]), output)
     result = runner.execute(plan, console)
-
     result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
-    if output == "json":
-        emit_json({**result, **json_document(_talked(result), _image_rows(result), "built", 0)})
-        return
     for warning in plan.warnings[printed:]:
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
-    width = max(len(name) for name in result["images"]) + 2
-    for name, entry in result["images"].items():
-        console.print(f"{name:<{width}}{entry.get('uri', '')}", soft_wrap=True, highlight=False)
-        console.print(f"{'':<{width}}{entry.get('digest') or 'no registry digest (not pushed)'}", soft_wrap=True, highlight=False)
+    notes = []
     if result.get("manifest_path"):
         previous = f" (previous kept as {result['previous_manifest_path']})" if result.get("previous_manifest_path") else ""
-        console.print(f"manifest: {result['manifest_path']}{previous}", soft_wrap=True, highlight=False)
-        console.print("next: `cdktf deploy migration-<env>` pins these digests (docs/runbooks/build-and-roll.md)", soft_wrap=True, highlight=False)
+        notes += [f"manifest: {result['manifest_path']}{previous}",
+                  "next: `cdktf deploy migration-<env>` pins these digests (docs/runbooks/build-and-roll.md)"]
     else:
-        console.print("built locally (--no-push): nothing pushed, no manifest written", soft_wrap=True, highlight=False)
+        notes.append("built locally (--no-push): nothing pushed, no manifest written")
+    render(Outcome("build-images", "built", 0, rows=_image_rows(result), talked_to=_talked(result), extra=result,
+                   views=[View("images", [col("image", "image"), col("uri", "uri"),
+                                          col("digest", lambda r: r.get("digest") or "no registry digest (not pushed)")])],
+                   notes=notes), output)
 
 
 def main(argv: list[str] | None = None) -> None:
