@@ -127,6 +127,8 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "validate --validation-report": [UNWRITABLE + "/reports", "s3:/no-bucket", "s3://"],
     "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],
     "cutover check --certificate": [MISSING_FILE, "s3:/x"],
+    "cutover run --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],
+    "cutover confirm --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],
     "--builder": ["bogus-builder"],
     "--registry": ["not a host!"],
     "--registry-ca": [MISSING_FILE],
@@ -145,6 +147,7 @@ FREE_TEXT = {
     "--task-definition": "read only with --in-vpc", "--container": "read only with --in-vpc",
     "local status --dir": "a missing directory is a valid answer: nothing is running there",
     "local down --dir": "a missing directory is a valid answer: nothing to stop",
+    "--reason": "the operator's words, recorded in the ledger as given",
 }
 
 FLOW = ["--config", "tests/unit/data/nowhere-flow.yaml", "--connect-url", NOWHERE_URL]
@@ -167,6 +170,12 @@ BASE: dict[str, list[str]] = {
     "offsets snapshot": [*FLOW, "--out", "/tmp/msk-migrate-bad-input-snapshot.json"],
     "lag": [*FLOW],
     "cutover check": [*FLOW, "--group", "g1"],
+    "cutover fence": [*FLOW],
+    "cutover unfence": [*FLOW],
+    "cutover run": [*FLOW],
+    "cutover confirm": [*FLOW],
+    "cutover abort": [*FLOW],
+    "cutover abandon-group": [*FLOW, "--group", "g1", "--reason", "retired"],
     "rollback plan": [*FLOW, "--topic", "orders"],
     "rollback apply": [*FLOW, "--topic", "orders"],
     "cleanup": [*FLOW],

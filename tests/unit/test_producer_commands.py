@@ -71,3 +71,20 @@ def test_rollback_reads_the_ledger_and_refuses_topics_whose_producers_never_move
         topics_to_roll_back(view, book.location, ["orders", "payments"], ["payments"])
     with pytest.raises(UsageError, match="no topic"):
         topics_to_roll_back(view, book.location, ["payments"], [])
+
+
+def test_the_fence_outcomes_are_of_the_one_json_shape_and_never_say_fenced_without_an_authorizer():
+    from msk_migrate.cliutil import json_shape_problems
+    from msk_migrate.runbook.producers.operations import fence_outcome
+    from msk_migrate.runbook.producers.watch import Moved, WatchResult
+
+    quiet_watch = WatchResult({("orders", 0): 5}, {("orders", 0): 5}, [], 10.0, 10.0, 10.0)
+    fenced = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"], ["x"]), quiet_watch, {"source": "h:9"}, "first")
+    assert (fenced.verdict, fenced.exit_code) == ("fenced", 0) and not json_shape_problems(fenced.document())
+    moved = Moved("orders", 0, 5, 9, "kafka-transactions.sh ...")
+    writing = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 2.0, 10.0, 30.0)
+    seen = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), writing, {}, "first")
+    assert (seen.verdict, seen.exit_code) == ("writes-seen", 1) and "orders[0]: 4 record(s)" in " ".join(seen.notes)
+    bare = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", False, ["orders"]), quiet_watch, {}, "first")
+    assert (bare.verdict, bare.exit_code) == ("cannot-fence", 1) and not json_shape_problems(bare.document())
+    assert "fenced" not in bare.verdict.replace("cannot-fence", "") and bare.document()["fenced_topics"] == []

@@ -96,7 +96,7 @@ def fence_wave(ctx: RehearsalContext) -> str:
             raise StepFailed(f"fence: {o.verdict}: {'; '.join(o.notes)}")
     finally:
         straggler.stop()
-    ctx.straggler_records = sum(straggler.delivered.values())
+    ctx.straggler_records = ctx.result.waves["straggler_records"] = sum(straggler.delivered.values())
     return (f"a forgotten producer wrote {ctx.straggler_records} record(s) to the source after its team moved; the gate named "
             f"{', '.join(named)}; {how}")
 
@@ -165,3 +165,25 @@ def record_rolled_back(ctx: RehearsalContext, topics: list[str]) -> None:
     book = ledger(ctx)
     book.append(book.read(), [Change("topic", t, "rolled-back", wave=_wave_of(ctx, t), detail="reverse replication target -> source")
                               for t in topics], "rollback apply")
+
+
+def record_group_rolled_back(ctx: RehearsalContext, group: str) -> None:
+    book = ledger(ctx)
+    book.append(book.read(), [Change("group", group, "rolled-back", wave=_wave_of(ctx, DEMO_GROUPS[group][0]),
+                                     detail="offsets sync --to source")], "offsets sync")
+
+
+def status(ctx: RehearsalContext) -> str:
+    """`msk-migrate status`: every topic and group of the migration with its wave, its state and its evidence."""
+    from ..runbook.estate import estate_rows, summary
+    from ..runbook.waves import plan_waves
+
+    view = ledger(ctx).read()
+    rows = estate_rows(view, plan_waves(ctx.migration_session().source, ctx.migration), None)
+    ctx.result.waves["status"] = [r.to_dict() for r in rows]
+    ctx.result.waves["ledger"] = view.location
+    ctx.result.waves["wave_table"] = {w: list(ts) for w, ts in ctx.migration.waves.items()}
+    unrecorded = [r.name for r in rows if r.state in ("unrecorded", "on-source") and r.wave == PRODUCER_WAVE]
+    if unrecorded:
+        raise StepFailed(f"the ledger does not record {', '.join(unrecorded)} of wave {PRODUCER_WAVE}")
+    return f"{summary(rows)} (ledger {view.location}, version {view.version})"
