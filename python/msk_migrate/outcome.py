@@ -15,6 +15,8 @@ Invariants:
   by :meth:`Outcome.document`); ``views`` say how text output shows them (a table each, or a summary
   when there are too many rows), so JSON always carries every row.
 - ``talked_to`` names every cluster, worker, registry or store the operation reached (role -> where).
+- ``stream`` rows are read once, by the renderer: text output then shows ``views`` (set by ``end``,
+  which runs after the last row, e.g. a per-topic summary) and holds no row the views do not keep.
 """
 
 from __future__ import annotations
@@ -42,7 +44,12 @@ class Column:
 def col(header: str, key: str | Callable[[Any], Any], numeric: bool = False,
         ok: Callable[[Any], bool] | None = None) -> Column:
     """A :class:`Column` reading ``key`` from a dict row (or calling ``key`` on the row)."""
-    getter = key if callable(key) else (lambda r, k=key: r.get(k) if isinstance(r, dict) else getattr(r, k, None))
+    if callable(key):
+        return Column(header, key, numeric, ok)
+
+    def getter(r: Any) -> Any:
+        return r.get(key) if isinstance(r, dict) else getattr(r, key, None)
+
     return Column(header, getter, numeric, ok)
 
 
@@ -74,6 +81,10 @@ class Outcome:
     stream: Iterator[Any] | None = None
     #: Called after ``stream`` is exhausted: keys known only at the end (verdict, exit_code, …).
     tail: Callable[[], dict[str, Any]] | None = None
+    #: Called after ``stream`` is exhausted, before text is printed: the views and notes known only then.
+    end: Callable[[Outcome], None] | None = None
+    #: The one line on stderr of an outcome that is bad input found on a cluster (exit 2, e.g. a missing ACL).
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,6 +94,14 @@ class Outcome:
         """The JSON document (:data:`msk_migrate.cliutil.JSON_SHAPE`)."""
         return {"command": self.command, **self.extra, "talked_to": self.talked_to,
                 "rows": [to_json(r) for r in self.rows], "verdict": self.verdict, "exit_code": self.exit_code}
+
+
+#: How an operation says what it is doing (a spinner's text in a terminal; nothing under --output json).
+Progress = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """The :data:`Progress` of a caller that shows none."""
 
 
 def to_json(row: Any) -> Any:

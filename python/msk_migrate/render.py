@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import html
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from .cliutil import emit_json, emit_json_stream, human
-from .outcome import Column, Outcome, View, col, to_json
+from .outcome import Column, Outcome, Progress, View, col, to_json
 from .tables import colour, table
 
 OUTPUTS = ("text", "json", "html")
@@ -34,12 +36,22 @@ def _cell(c: Column, r: Any) -> str:
     return colour(c.ok(r), text) if c.ok is not None else text
 
 
-def print_text(o: Outcome, rows: Sequence[Any]) -> None:
-    con = human("text")
+def text_tables(o: Outcome, rows: Sequence[Any]) -> list[Any]:
+    """The rich tables of the outcome's views (what text output and ``--watch`` show)."""
+    out = []
     for v in _views(o, rows):
+        if not v.columns:
+            continue
         t = table(v.title, [c.header for c in v.columns], numeric=[c.header for c in v.columns if c.numeric])
         for r in (v.rows if v.rows is not None else rows):
             t.add_row(*(_cell(c, r) for c in v.columns))
+        out.append(t)
+    return out
+
+
+def print_text(o: Outcome, rows: Sequence[Any]) -> None:
+    con = human("text")
+    for t in text_tables(o, rows):
         con.print(t)
     for line in o.notes:
         con.print(line, highlight=False, soft_wrap=True)
@@ -68,6 +80,21 @@ def html_page(o: Outcome, rows: Sequence[Any] | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _drain(o: Outcome, keep: bool) -> list[Any]:
+    """Read ``o.stream`` once (keeping its rows only when ``keep``), then settle what only its end tells."""
+    rows: list[Any] = list(o.rows)
+    if o.stream is not None:
+        for r in o.stream:
+            if keep:
+                rows.append(r)
+        if o.tail is not None:
+            end = o.tail()
+            o.verdict, o.exit_code = str(end.get("verdict", o.verdict)), int(end.get("exit_code", o.exit_code))
+    if o.end is not None:
+        o.end(o)
+    return rows
+
+
 def render(o: Outcome, output: str = "text") -> NoReturn:
     """Print ``o`` as ``output`` and exit with its exit code (the only ``sys.exit`` of a command)."""
     if output == "json":
@@ -78,16 +105,49 @@ def render(o: Outcome, output: str = "text") -> NoReturn:
                 o.exit_code = int(o.tail().get("exit_code", o.exit_code))
         else:
             emit_json(o.document())
-        sys.exit(o.exit_code)
-    rows: list[Any] = list(o.rows)
-    if o.stream is not None:
-        rows += list(o.stream)
-        if o.tail is not None:
-            end = o.tail()
-            o.verdict, o.exit_code = str(end.get("verdict", o.verdict)), int(end.get("exit_code", o.exit_code))
-    if output == "html":
-        sys.stdout.write(html_page(o, rows))
-        sys.stdout.flush()
     else:
-        print_text(o, rows)
+        rows = _drain(o, keep=o.end is None)  # with ``end`` the views hold what text shows: rows stay unheld
+        if output == "html":
+            sys.stdout.write(html_page(o, rows))
+            sys.stdout.flush()
+        else:
+            print_text(o, rows)
+    if o.error:
+        from .cliutil import fail
+
+        fail(o.error, o.exit_code)
     sys.exit(o.exit_code)
+
+
+def banner(line: str, output: str) -> None:
+    """A line stated before the work (which clusters and worker a command acts on): text output only; a
+    JSON document carries it as ``talked_to`` and stderr stays for the one error line."""
+    if output != "json":
+        human(output).print(line, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def progress(output: str, text: str) -> Iterator[Progress]:
+    """A spinner (on stderr under ``--output json``) while an operation works; yields its :data:`Progress`."""
+    with human(output).status(text) as sp:
+        yield lambda line: sp.update(line)
+
+
+def watch(measure: Callable[[], Outcome], output: str, interval: float, timeout: float) -> Outcome:
+    """``--watch``: a live table of ``measure()`` refreshed every ``interval`` s until its outcome is ok
+    (or ``timeout`` s pass; 0 = never); returns the last outcome, whose tables are already on screen
+    (so it comes back with no views). JSON output does not watch: one measure."""
+    o = measure()
+    if output == "json":
+        return o
+    from rich.console import Group
+    from rich.live import Live
+
+    deadline = time.time() + timeout if timeout else None
+    with Live(Group(*text_tables(o, o.rows)), console=human(output), refresh_per_second=2) as live:
+        while not o.ok and (deadline is None or time.time() < deadline):
+            time.sleep(interval)
+            o = measure()
+            live.update(Group(*text_tables(o, o.rows)))
+    o.views = [View("", [], [])]
+    return o

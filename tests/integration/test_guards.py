@@ -14,6 +14,7 @@ from msk_migrate.access.admin import AdminSession
 from msk_migrate.config.flow import Flow, check_variables
 from msk_migrate.config.recorded import RECORD_DIR_ENV
 from msk_migrate.errors import UsageError
+from msk_migrate.runbook.session import verify_clusters
 from tests.kafka_helpers import admin, commit_group, create_topic, end_offsets, produce, wait_until
 
 from .conftest import TEST_MIGRATION
@@ -193,13 +194,13 @@ def test_an_exported_variable_that_contradicts_env_is_refused(run, tmp_path, loc
     (records / "lab.json").write_text(json.dumps({"environment": "lab", "target_cluster_id": "AAAAAAAAAAAAAAAAAAAAAA",
                                                   "target_bootstrap": "b-1.lab:9098", "recorded_at": "2026-11-01"}))
     flow = Flow("environment lab", local_env.source(), local_env.target(), TEST_MIGRATION, None, env_name="lab")  # type: ignore[arg-type]
+    target = AdminSession.for_endpoint("target", local_env.target())
     try:
-        flow.verify_clusters(AdminSession.for_endpoint("source", local_env.source()),
-                             AdminSession.for_endpoint("target", local_env.target()))
+        verify_clusters(flow, AdminSession.for_endpoint("source", local_env.source()), target)
         raise AssertionError("a target other than the recorded one was accepted")
     except UsageError as exc:
         assert exc.field == "--target-bootstrap" and "was applied to cluster AAAAAAAAAAAAAAAAAAAAAA" in str(exc)
-        assert flow.verified["target_cluster_id"] in str(exc)
+        assert str(target.cluster_id()) in str(exc)
 
 
 def test_preflight_names_a_topic_the_excludes_drop_and_a_group_left_out(run, tmp_path, local_env, unique):

@@ -8,6 +8,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from msk_migrate.runbook.preflight import run_preflight
+from msk_migrate.runbook.session import session_of
 from tests.kafka_helpers import admin, create_topic, wait_until
 
 pytestmark = pytest.mark.integration
@@ -28,12 +29,12 @@ def test_preflight_fails_a_source_topic_whose_records_exceed_the_mm2_producer_re
     src = local_env.source()
     topic = f"pf-{unique}-big"
     create_topic(src.bootstrap_servers, topic, partitions=1, config={"max.message.bytes": str(3 * 1024 * 1024)})
-    rep = run_preflight(src, local_env.target(), _spec(topic), WORKER)
+    rep = run_preflight(session_of(src, local_env.target(), _spec(topic), WORKER))
     c = _check(rep, "record size vs MM2 producer")
     assert c.status == "fail" and topic in c.detail
     assert "migration.producer_overrides.max.request.size: 3145728" in c.detail
     assert not rep.ok
-    fixed = run_preflight(src, local_env.target(), _spec(topic, producer_overrides={"max.request.size": 4194304}), WORKER)
+    fixed = run_preflight(session_of(src, local_env.target(), _spec(topic, producer_overrides={"max.request.size": 4194304}), WORKER))
     assert _check(fixed, "record size vs MM2 producer").status == "ok"
     # MM2 creates the target topic with the source's explicit max.message.bytes: the target accepts it.
     assert _check(fixed, "record size vs target topics").status == "ok"
@@ -84,8 +85,8 @@ def test_preflight_fails_more_partitions_than_the_msk_broker_type_allows(local_e
     wait_until(leaders_elected, 60, what="leaders of the 300 partitions", interval=0.5)
     small = ClusterEndpoint(alias="target", bootstrap_servers=local_env.target().bootstrap_servers,
                             msk_broker_type="kafka.t3.small")
-    rep = run_preflight(src, small, _spec(topic), WORKER)
+    rep = run_preflight(session_of(src, small, _spec(topic), WORKER))
     c = _check(rep, "MSK partitions per broker")
     assert c.status == "fail" and "300" in c.detail and "bestpractices" in c.detail
     large = small.model_copy(update={"msk_broker_type": "kafka.m7g.2xlarge"})
-    assert _check(run_preflight(src, large, _spec(topic), WORKER), "MSK partitions per broker").status == "ok"
+    assert _check(run_preflight(session_of(src, large, _spec(topic), WORKER)), "MSK partitions per broker").status == "ok"

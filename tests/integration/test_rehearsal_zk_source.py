@@ -26,6 +26,12 @@ from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.rehearsal import rehearse
 from msk_migrate.rehearsal.demo import REHEARSAL_MIGRATION
 
+from .test_producer_cutover import (
+    assert_forgotten_producer_fenced_and_named,
+    fence_as_mm2_is_refused_naming_alter,
+    forgotten_producer_is_fenced,
+    unfence_removes_exactly_the_fence,
+)
 from .test_rehearsal import assert_every_step_to_a_match_both_ways_with_exact_cutovers
 
 TIERS = ("kafka", "spark")
@@ -76,9 +82,9 @@ def test_environment_records_the_shape_and_every_broker_of_both_clusters(zk_rehe
 
 def _preflight_acl_row(env) -> tuple[str, str]:
     from msk_migrate.runbook.preflight import run_preflight
+    from msk_migrate.runbook.session import session_of
 
-    env.export_secrets()
-    rep = run_preflight(env.source(), env.target(), REHEARSAL_MIGRATION, env.worker_spec())
+    rep = run_preflight(session_of(env.source(), env.target(), REHEARSAL_MIGRATION, env.worker_spec()))
     (row,) = [c for c in rep.checks if c.name == "source ACLs for MirrorMaker 2"]
     return row.status, row.detail
 
@@ -119,3 +125,13 @@ def test_preflight_names_the_acl_the_mm2_user_lacks_on_the_source(zk_rehearsal):
         env.grant_acls("source", f"User:{MM2_USER}", [read])
         revoke(admin, f"User:{MM2_USER}", [describe_acls])
     assert _preflight_acl_row(env)[0] == "ok"
+
+
+def test_a_forgotten_producer_is_fenced_and_named_on_a_zookeeper_source(zk_rehearsal):
+    assert_forgotten_producer_fenced_and_named(zk_rehearsal.res)
+    forgotten_producer_is_fenced(zk_rehearsal.env, "shop.events")
+
+
+def test_fencing_without_the_alter_right_is_one_line_and_unfence_removes_exactly_the_fence(zk_rehearsal):
+    fence_as_mm2_is_refused_naming_alter(zk_rehearsal.base, zk_rehearsal.env)
+    unfence_removes_exactly_the_fence(zk_rehearsal.env, "shop.customers")

@@ -172,8 +172,11 @@ def test_offsets_snapshot_writes_the_source_end_offsets_validate_reads(tmp_path,
     produce(src, topic, ((None, b"v", None, i % 2) for i in range(30)))
     mf = _migration_file(tmp_path, local_env)
     out = tmp_path / "snapshot.json"
-    r = run("offsets", "snapshot", "--config", str(mf), "--topic", topic, "--out", str(out))
+    r = run("offsets", "snapshot", "--config", str(mf), "--topic", topic, "--out", str(out), "--output", "json")
     assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert not json_shape_problems(doc) and doc["verdict"] == "written", r.stdout
+    assert [(x["partition"], x["end_offset"]) for x in doc["rows"]] == [(0, 15), (1, 15)] and doc["out"] == str(out)
     assert json.loads(out.read_text()) == {topic: {"0": 15, "1": 15}}
     from msk_migrate.validation.request import load_snapshot
 

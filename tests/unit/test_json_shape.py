@@ -33,7 +33,10 @@ ASSERTED_IN = {
     "rollback apply": "tests/integration/test_runbook_commands.py",  # reverses a live flow
     "validate": "tests/validation/test_validation_cli.py",  # Spark
     "build-images": "tests/images/test_build_images.py",  # buildah, ECR
-    "rehearse": "python/msk_migrate/commands/runbook.py",  # the whole runbook (minutes): built by json_document
+    "offsets snapshot": "tests/integration/test_runbook_commands.py",  # writes a file of the source's ends
+    "rehearse": "python/msk_migrate/rehearsal/report.py",  # the whole runbook (minutes): an Outcome built there
+    **{f"cutover {c}": "tests/unit/test_producer_commands.py"  # fence, gate and step outcomes built without a cluster
+       for c in ("fence", "unfence", "run", "confirm", "abort", "abandon-group")},
     "status": "tests/unit/test_status.py",  # the ledger alone (--ledger-only); with the source: tests/integration/test_topic_identity.py
 }
 
@@ -65,8 +68,9 @@ def test_every_command_offering_json_output_has_its_shape_checked():
 def test_commands_checked_elsewhere_are_checked_there():
     for command, where in ASSERTED_IN.items():
         text = (REPO / where).read_text()
-        needle = "json_document(" if where.startswith("python/") else "json_shape_problems("
-        assert needle in text, f"{where} does not check the JSON shape of `msk-migrate {command}` ({needle} not found)"
+        needles = ("json_document(", "Outcome(") if where.startswith("python/") else ("json_shape_problems(",)
+        assert any(n in text for n in needles), \
+            f"{where} does not check the JSON shape of `msk-migrate {command}` ({' or '.join(needles)} not found)"
 
 
 def test_json_document_is_of_the_shape_and_converts_rows():
@@ -103,3 +107,53 @@ def test_streamed_document_is_valid_json_of_the_shape_with_the_verdict_after_the
     with redirect_stdout(buf):
         emit_json_stream({"talked_to": {}}, iter(()), lambda: {"verdict": "nothing", "exit_code": 1})
     assert json.loads(buf.getvalue())["rows"] == []
+
+
+def test_no_runbook_command_checks_the_output_format_itself():
+    """The renderer (msk_migrate/render.py) is the one place that tells text from JSON."""
+    text = (REPO / "python/msk_migrate/commands/runbook.py").read_text()
+    for needle in ('== "json"', '!= "json"', "emit_json", "json_document("):
+        assert needle not in text, f"commands/runbook.py has {needle}: return an Outcome and let render() print it"
+
+
+def _rendered(outcome, output: str) -> tuple[int, str, str]:
+    import pytest
+
+    from msk_migrate.render import render
+
+    out, err = io.StringIO(), io.StringIO()
+    from contextlib import redirect_stderr
+
+    with redirect_stdout(out), redirect_stderr(err), pytest.raises(SystemExit) as exc:
+        render(outcome, output)
+    return int(exc.value.code or 0), out.getvalue(), err.getvalue()
+
+
+def test_a_streamed_outcome_in_text_holds_no_row_and_prints_the_views_its_end_sets():
+    from msk_migrate.outcome import Outcome, View, col
+
+    held: list[int] = []
+    seen = {"n": 0}
+
+    def rows():
+        for i in range(10_000):
+            seen["n"] += 1
+            yield {"i": i}
+
+    def end(o: Outcome) -> None:
+        held.append(len(o.rows))
+        o.views = [View("summary", [col("rows", "n", numeric=True)], [{"n": seen["n"]}])]
+
+    o = Outcome("t", "nothing", 1, stream=rows(), end=end, tail=lambda: {"verdict": "ok", "exit_code": 0})
+    code, out, _ = _rendered(o, "text")
+    assert code == 0 and held == [0] and "10,000" in out and "summary" in out
+
+
+def test_an_outcome_with_an_error_prints_its_tables_then_one_error_line_with_its_code():
+    from msk_migrate.outcome import Outcome
+
+    o = Outcome("preflight", "failed", 2, [{"check": "acl", "status": "fail"}], error="source ACLs: grant READ on topic t")
+    code, out, err = _rendered(o, "json")
+    doc = json.loads(out)
+    assert code == 2 and json_shape_problems(doc) == [] and doc["exit_code"] == 2
+    assert err.strip().splitlines() == ["error: source ACLs: grant READ on topic t"]

@@ -7,18 +7,21 @@ the flow's (``--env``/``--config``/``--local``), never to a literal.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from ..cliutil import emit_json, human, json_document, output_option
+from ..cliutil import emit_json, human, output_option
+from ..clivalues import Aliased
 from ..config.flow import Flow, check_connect_url
 from ..connect_api.apply import apply, connector_problems, status_rows
 from ..connect_api.rest import ConnectClient, client_for, verify_worker
 from ..connect_api.sources import from_dir, from_s3
 from ..errors import UsageError
+from ..outcome import Outcome, View, col
+from ..render import render
 from .flow import flow_options, resolve_flow, with_rest_options
+from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -35,26 +38,52 @@ def _flow(kw: dict, need_flow: bool = False) -> Flow:
     return with_rest_options(flow)
 
 
-def _client(flow: Flow, output: str = "text", creating: bool = False) -> ConnectClient:
-    """The worker named on the command line (never a default); the text output's first line names it."""
+def _client(flow: Flow, creating: bool = False) -> ConnectClient:
+    """The worker named on the command line (never a default); every outcome names it (``talked_to`` and
+    its table's title)."""
     client = client_for(flow)
     if flow.migration is not None:
         verify_worker(flow, client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
-    if output != "json":
-        human(output).print(f"worker: {client.url}" + (f" | config: {flow.origin}" if flow.origin != "-" else ""),
-                            highlight=False, soft_wrap=True)
     return client
 
 
 def _verify_target(flow: Flow) -> None:
     """The environment's target is the cluster recorded on its first apply (config/recorded.py)."""
     from ..access.admin import AdminSession
+    from ..runbook.session import verify_clusters
 
     assert flow.target is not None
-    flow.verify_clusters(AdminSession.for_endpoint("source", flow.source), AdminSession.for_endpoint("target", flow.target))
+    sid, tid = verify_clusters(flow, AdminSession.for_endpoint("source", flow.source),
+                               AdminSession.for_endpoint("target", flow.target), flow.verified.get("worker"))
+    flow.verified.update(source_cluster_id=sid, target_cluster_id=tid)
+
+
 def _talked(flow: Flow, client: ConnectClient) -> dict:
-    """``talked_to`` of the --output json document: the worker (and the flow's file, if any)."""
+    """``talked_to``: the worker (and the flow's file, if any)."""
     return {"worker": client.url, "config": flow.origin}
+
+
+def _problem(r: dict) -> str:
+    bad = connector_problems([r], checkpoint_needs_tasks=False)
+    return "; ".join(bad) or ("0 tasks: no consumer group matches yet" if r["tasks"] == 0 else "")
+
+
+def _status_view(client: ConnectClient, flow: Flow) -> View:
+    """The connectors table; its title names the worker (and the flow's file)."""
+    where = client.url + (f" (config: {flow.origin})" if flow.origin != "-" else "")
+    return View(f"connectors on {where}", [
+        col("name", "name"),
+        col("state", "state", ok=lambda r: not connector_problems([r], checkpoint_needs_tasks=False)),
+        col("tasks", lambda r: f"{r['tasks_running']}/{r['tasks']} running"),
+        col("problem", _problem),
+    ])
+
+
+def _status_outcome(command: str, flow: Flow, client: ConnectClient, rows: list[dict], **extra) -> Outcome:
+    """Exit 1 when a connector or task is not RUNNING (a checkpoint connector may have 0 tasks)."""
+    code = 1 if connector_problems(rows, checkpoint_needs_tasks=False) else 0
+    return Outcome(command, "running" if code == 0 else "not-running", code, rows=rows, talked_to=_talked(flow, client),
+                   extra=extra, views=[_status_view(client, flow)])
 
 
 def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[str]:
@@ -73,7 +102,7 @@ def _names(flow: Flow, names: tuple[str, ...], all_flows: bool = True) -> list[s
 def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpoint: str | None) -> dict:
     files = [x for x in (directory, s3) if x]
     if len(files) > 1 or not (files or (flow and flow.migration)):
-        raise UsageError("--env/--config/--dir/--from-s3", "give exactly one source of connector configs",
+        raise UsageError("--env/--config/--from-dir/--from-s3", "give exactly one source of connector configs",
                          "e.g. --from-s3 s3://BUCKET/connectors/ (the stack output connector_config_s3_uris)")
     if files:  # with --env/--config too: the files are applied, the flow names the environment they belong to
         configs = from_dir(directory) if directory else from_s3(str(s3), endpoint_url=s3_endpoint)
@@ -90,9 +119,11 @@ def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpo
 
 
 def source_options(f):
+    """Where connector configs come from besides the flow: ``--from-dir`` or ``--from-s3`` (``--dir`` is the old spelling)."""
     f = click.option("--s3-endpoint-url", envvar="AWS_ENDPOINT_URL_S3", hidden=True)(f)
-    f = click.option("--from-s3", "s3", help="s3://bucket/prefix/ holding the stack's rendered *.json.")(f)
-    f = click.option("--dir", "directory", type=click.Path(path_type=Path), help="Directory of *.json configs.")(f)
+    f = click.option("--from-s3", "s3", type=S3_PREFIX, help="s3://bucket/prefix/ holding the stack's rendered *.json.")(f)
+    f = click.option("--from-dir", "--dir", "directory", cls=Aliased, hidden_aliases=["--dir"], type=READ_DIR,
+                     help="Directory of *.json configs.")(f)
     return f
 
 
@@ -104,7 +135,8 @@ def connectors() -> None:
 @connectors.command("render")
 @flow_options
 @source_options
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Write one <name>.json per connector.")
+@click.option("--out-dir", "--out", "out_dir", cls=Aliased, hidden_aliases=["--out"], type=WRITE_DIR,
+              help="Write one <name>.json per connector here (default: all of them as one JSON object on stdout).")
 def render_cmd(directory, s3, s3_endpoint_url, out_dir, **kw) -> None:
     """Print (or write) the connector configs exactly as `apply` would send them."""
     configs = _configs(_flow(kw), directory, s3, s3_endpoint_url)
@@ -113,53 +145,40 @@ def render_cmd(directory, s3, s3_endpoint_url, out_dir, **kw) -> None:
         for name, cfg in configs.items():
             (out_dir / f"{name}.json").write_text(json.dumps({"name": name, "config": cfg}, indent=2, sort_keys=True) + "\n")
     else:
-        emit_json(configs)
+        emit_json(configs)  # the configs themselves (what `apply` sends), for other tools: not an outcome document
 
 
 @connectors.command("apply")
 @flow_options
 @source_options
 @click.option("--no-wait", is_flag=True, help="Do not wait for RUNNING.")
-@click.option("--timeout", default=180.0, show_default=True, help="Seconds to wait for RUNNING.")
+@click.option("--timeout", default=180.0, show_default=True, type=seconds(1), help="Seconds to wait for RUNNING.")
 @output_option
 def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) -> None:
     """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING."""
     flow = _flow(kw)
     configs = _configs(flow, directory, s3, s3_endpoint_url)
-    client = _client(flow, output, creating=True)
+    client = _client(flow, creating=True)
+    from ..runbook.identity_gate import guard_apply
+
+    record_identities = guard_apply(flow, client)  # a source topic recreated since replication started: exit 2, nothing applied
     if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
         from ..runbook.capacity import require_replication_factors
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         _verify_target(flow)
-    con = human(output)
-    with con.status("applying connectors") as sp:  # ConnectorFailed: one line, exit 1 (the CLI boundary)
+    with human(output).status(f"applying connectors on {client.url}") as sp:  # ConnectorFailed: one line, exit 1
         res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
     flow.record_first_apply()
+    record_identities()  # topics whose replication starts now: replicating, with their identity, in the ledger
     rows = status_rows(client, list(configs))
-    data = {"created": res.created, "updated": res.updated, "unchanged": res.unchanged, "connectors": rows}
-    if output == "json":
-        code = 1 if not no_wait and connector_problems(rows, checkpoint_needs_tasks=False) else 0
-        emit_json({**data, **json_document(_talked(flow, client), rows, "running" if code == 0 else "not-running", code)})
-    else:
-        con.print(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
-                  f"unchanged: {', '.join(res.unchanged) or '-'}")
-        con.print(_status_table(rows))
-    if not no_wait and connector_problems(rows, checkpoint_needs_tasks=False):
-        sys.exit(1)
-
-
-def _status_table(rows: list[dict]):
-    from ..tables import table
-
-    t = table("connectors", ("name", "state", "tasks", "problem"))
-    problems = {r["name"]: connector_problems([r], checkpoint_needs_tasks=False) for r in rows}
-    for r in rows:
-        bad = problems[r["name"]]
-        colour = "red" if bad else ("yellow" if r["tasks"] == 0 else "green")
-        t.add_row(r["name"], f"[{colour}]{r['state']}[/]", f"{r['tasks_running']}/{r['tasks']} running",
-                  "; ".join(bad) or ("0 tasks: no consumer group matches yet" if r["tasks"] == 0 else ""))
-    return t
+    o = _status_outcome("connectors apply", flow, client, rows, created=res.created, updated=res.updated,
+                        unchanged=res.unchanged, connectors=rows)
+    if no_wait:  # not waited for: the states are a snapshot, not a verdict
+        o.verdict, o.exit_code = "applied", 0
+    o.notes.append(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
+                   f"unchanged: {', '.join(res.unchanged) or '-'}")
+    render(o, output)
 
 
 @connectors.command("status")
@@ -170,17 +189,10 @@ def status_cmd(names, output, **kw) -> None:
     """Connector and task states (default: the flow's connectors; all on the worker without a flow).
     Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks."""
     flow = _flow(kw)
-    client = _client(flow, output)
+    client = _client(flow)
     wanted = list(names) or (None if flow.migration is None else
                              [n for n in _names(flow, ()) if n in set(client.connectors())])
-    rows = status_rows(client, wanted)
-    if output == "json":
-        code = 1 if connector_problems(rows, checkpoint_needs_tasks=False) else 0
-        emit_json(json_document(_talked(flow, client), rows, "running" if code == 0 else "not-running", code))
-    else:
-        human(output).print(_status_table(rows))
-    if connector_problems(rows, checkpoint_needs_tasks=False):
-        sys.exit(1)
+    render(_status_outcome("connectors status", flow, client, status_rows(client, wanted)), output)
 
 
 def _simple(action: str, help_text: str):
@@ -190,7 +202,7 @@ def _simple(action: str, help_text: str):
     @output_option
     def _cmd(names, output, **kw) -> None:
         flow = _flow(kw)
-        client = _client(flow, output)
+        client = _client(flow)
         live = set(client.connectors())
         wanted = _names(flow, names)
         if not names:
@@ -204,11 +216,9 @@ def _simple(action: str, help_text: str):
                 client.restart(name, only_failed=True)
             else:
                 getattr(client, action)(name)
-        if output == "json":
-            emit_json({action: wanted, "worker": client.url,
-                       **json_document(_talked(flow, client), [{"connector": n, "action": action} for n in wanted], "done", 0)})
-        else:
-            human(output).print(f"{action}: {', '.join(wanted)} on {client.url}")
+        render(Outcome(f"connectors {action}", "done", 0, rows=[{"connector": n, "action": action} for n in wanted],
+                       talked_to=_talked(flow, client), extra={action: wanted, "worker": client.url},
+                       notes=[f"{action}: {', '.join(wanted)} on {client.url}"]), output)
 
     return _cmd
 

@@ -16,55 +16,62 @@ or ``--local`` for the rehearsal worker.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..config.environ import CA_ENV, SECRET_ARN_ENV
 from ..config.flow import VARIABLES, Flow, check_connect_url, check_one_source, read_flow
 from ..config.identifiers import SECRET_ARN
-from ..config.migration import ClusterEndpoint, WorkerSpec
 from ..errors import UsageError
 from ..paths import LOCAL_DIR
+from .options import CONNECT_URL, ENV, READ_FILE
+
+if TYPE_CHECKING:  # the session imports the Kafka client: loaded when a command opens one, not at start-up
+    from ..local.state import LocalState
+    from ..runbook.session import MigrationSession, Needs
 
 #: The local harness's state file (``msk-migrate local up`` writes it); read as data, never imported.
 LOCAL_ENV_DIR = LOCAL_DIR / "env"
 
 
-def local_state(base_dir: Path | None = None) -> dict[str, Any]:
+def local_state(base_dir: Path | None = None) -> LocalState:
+    """The local environment's recorded state (typed, :mod:`msk_migrate.local.state`); one line when there is
+    none or it has no Connect worker."""
+    from ..local.state import StateFile
+
     base = Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR)
-    state_file = base / "state.json"
-    if not state_file.is_file():
+    store = StateFile(base)
+    if not store.exists():
         raise UsageError("--local", f"no local environment under {base}", "run `make rehearse` or `msk-migrate local up`")
-    state = json.loads(state_file.read_text())
-    if "connect" not in state.get("procs", {}) or "worker" not in state:
+    state = store.load()
+    if state.proc("connect") is None or state.worker is None or state.shape is None:
         raise UsageError("--local", f"the local environment under {base} has no Connect worker", "run `msk-migrate local up`")
     return state
 
 
 def local_flow(base_dir: Path | None = None) -> Flow:
+    """The rehearsal's flow on the local environment as it is now: its clusters (a secured source's
+    endpoint names the MM2 user's secrets file, so nothing goes through this process's environment), its
+    worker, and the rehearsal's migration at the target's replication factor."""
+    from ..local.endpoints import cluster_endpoint
     from ..rehearsal.demo import REHEARSAL_MIGRATION  # the rehearsal's flow (imports the Kafka client)
 
     state = local_state(base_dir)
-    eps = state.get("endpoints", {})  # every broker and the auth of a secured source (local/harness.py)
-    if state.get("secret_env_file"):  # its MM2 user's credentials, as an operator's shell would hold them
-        for name, value in json.loads(Path(state["secret_env_file"]).read_text()).items():
-            os.environ.setdefault(name, value)
+    worker = state.worker
+    assert worker is not None  # local_state refuses a state without one
+    rf = state.side("target").replication_factor
     return Flow(
         origin="local rehearsal environment",
-        source=ClusterEndpoint(**eps["source"]) if "source" in eps else
-        ClusterEndpoint(alias="source", bootstrap_servers=f"127.0.0.1:{state['ports']['source']}"),
-        target=ClusterEndpoint(**eps["target"]) if "target" in eps else
-        ClusterEndpoint(alias="target", bootstrap_servers=f"127.0.0.1:{state['ports']['target']}"),
-        migration=REHEARSAL_MIGRATION,
-        worker=WorkerSpec(**state["worker"]),
-        connect_url=f"http://127.0.0.1:{state['worker']['rest_port']}",
+        source=cluster_endpoint(state, "source"),
+        target=cluster_endpoint(state, "target"),
+        migration=REHEARSAL_MIGRATION.model_copy(update={"replication_factor": rf, "internal_replication_factor": rf}),
+        worker=worker,
+        connect_url=f"http://127.0.0.1:{worker.rest_port}",
     )
-
 
 
 def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url: str | None,
@@ -127,13 +134,13 @@ def flow_options(f):
                      envvar="MSK_MIGRATE_LOCAL_ENV_DIR")(f)
     f = click.option("--target-bootstrap", "target_bootstrap", envvar="MSK_MIGRATE_TARGET_BOOTSTRAP", callback=_check_target_bootstrap,
                      help="Target bootstrap servers for --env (stack output target_bootstrap_brokers_connect).")(f)
-    f = click.option("--connect-url", "connect_url", envvar="MSK_MIGRATE_CONNECT_URL",
+    f = click.option("--connect-url", "connect_url", envvar="MSK_MIGRATE_CONNECT_URL", type=CONNECT_URL,
                      help="Kafka Connect REST URL, http(s) (stack output connect_rest_url).")(f)
     f = click.option("--local", "local", is_flag=True,
                      help="Use the local rehearsal environment (clusters and worker of `msk-migrate local up`).")(f)
-    f = click.option("--config", "config", type=click.Path(path_type=Path),
+    f = click.option("--config", "config", type=READ_FILE,
                      help="Flow file for lab clusters (source, target, migration, worker sections).")(f)
-    f = click.option("--env", "env", help="Environment name (infra/environments/NAME.yaml) or its path.")(f)
+    f = click.option("--env", "env", type=ENV, help="Environment name (infra/environments/NAME.yaml) or its path.")(f)
     return f
 
 
@@ -158,13 +165,23 @@ def with_rest_options(flow: Flow) -> Flow:
     return flow
 
 
+def session_from_kwargs(kw: dict[str, Any], output: str, target: Needs = "yes", worker: Needs = "no",
+                        creating: bool = False, why: str = "this command") -> MigrationSession:
+    """The command's flow (:func:`flow_from_kwargs`), stated on the console, opened as the one session its
+    operation takes (:func:`msk_migrate.runbook.session.open_session`)."""
+    from ..runbook.session import open_session
+
+    flow = flow_from_kwargs(kw)
+    announce(flow, output)
+    return open_session(flow, target=target, worker=worker, creating=creating, why=why)
+
+
 def announce(flow: Flow, output: str = "text") -> None:
     """Say which clusters and worker the command talks to: first line of the text output. With
     ``--output json`` the document carries it (``talked_to``) and stderr stays for the one error line."""
-    if output != "json":
-        from ..cliutil import console
+    from ..render import banner
 
-        console.print(flow.describe(), highlight=False, soft_wrap=True)
+    banner(flow.describe(), output)
 
 
 def talked_to(flow: Flow) -> dict[str, Any]:

@@ -16,6 +16,10 @@ def cli() -> None:
     Any operator command takes --in-vpc --ecs-cluster NAME [--ecs-service, --task-definition, --task-container,
     --task-timeout, --aws-region]: it then runs as a one-off ECS task of the stack's operator task definition
     inside the VPC, and its output and exit code come back here."""
+    from ..validation.cli import LOCAL_FLOW
+    from .flow import local_flow
+
+    click.get_current_context().meta[LOCAL_FLOW] = local_flow  # `validate --local` (validation/ sits below commands/)
 
 
 def _register() -> None:
@@ -23,10 +27,13 @@ def _register() -> None:
     from .acls import acls
     from .build_images import build_images_cmd
     from .connectors import connectors
+    from .identity import reset_topic
     from .local import local
     from .producers import register as register_producers
     from .runbook import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
     from .status import status
+
+    connectors.add_command(reset_topic)  # beside apply: the fix for a recreated source topic
 
     for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, status, rehearse, validate,
                 build_images_cmd):

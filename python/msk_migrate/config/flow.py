@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from ..errors import UsageError
 from ..paths import REPO_ROOT
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
-from .recorded import load_record, owner_of, record_path, save_record
+from .recorded import load_record, owner_of, save_record
 
 ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
 
@@ -37,33 +37,9 @@ class Flow:
     env_name: str | None = None  #: the environment (``--env``) the flow came from
     #: ``source``/``target`` -> the MSK cluster ARN the environment names (an MSK-IAM source, an existing target)
     msk_cluster_arns: dict[str, str] = field(default_factory=dict)
-    #: what the command found on the clusters and worker it reached (cluster ids, the worker's connectors)
+    #: what ``connectors apply`` found on the clusters and worker it reached (cluster ids, the worker's
+    #: connectors): what its first apply records. Runbook commands keep theirs on the session instead.
     verified: dict[str, Any] = field(default_factory=dict)
-
-    # ---- no command acts on the wrong cluster ----------------------------------------------------
-    def verify_clusters(self, source: Any = None, target: Any = None) -> None:
-        """Record the cluster ids of the sessions a command opened and refuse (exit 2) a target that is
-        not the cluster this environment was first applied to (:mod:`.recorded`)."""
-        if source is not None:
-            self.verified["source_cluster_id"] = source.cluster_id()
-        if target is None:
-            return
-        tid = self.verified["target_cluster_id"] = target.cluster_id()
-        env = self.env_name
-        rec = load_record(env) if env else None
-        if env and rec and rec.get("target_cluster_id") and rec["target_cluster_id"] != tid:
-            assert self.target is not None
-            raise UsageError("--target-bootstrap", f"target {self.target.bootstrap_servers} is Kafka cluster {tid}; "
-                             f"environment {self.env_name} was applied to cluster {rec['target_cluster_id']} "
-                             f"({rec.get('target_bootstrap')}) on {rec.get('recorded_at')}",
-                             f"pass {self.env_name}'s target (stack output target_bootstrap_brokers_connect), "
-                             f"or another --env; the record is {record_path(env)}")
-        worker = self.verified.get("worker")
-        if worker and worker.get("kafka_cluster_id") and worker["kafka_cluster_id"] != tid:
-            raise UsageError("--connect-url", f"worker {worker['url']} keeps its state on Kafka cluster "
-                             f"{worker['kafka_cluster_id']}, not on this flow's target {tid} ({self.target and self.target.bootstrap_servers})",
-                             "point --connect-url (or MSK_MIGRATE_CONNECT_URL) at this environment's worker")
-
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""

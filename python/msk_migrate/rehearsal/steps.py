@@ -19,18 +19,17 @@ from ..access.offsets import end_offsets, partitions
 from ..connect_api.apply import apply, status_rows
 from ..connect_api.rest import ConnectClient
 from ..connectors.render import render_connectors, reverse_spec
-from ..errors import UsageError
 from ..kafka.mm2_acls import reverse_source_acls
 from ..kafka.selection import topic_selection
 from ..local.scram import MM2_USER
-from ..offset_translation.sync import sync_group
+from ..offset_translation.sync import NotReplicatedYet, SyncRequest, sync_group
 from ..runbook.cleanup import delete, leftovers
-from ..runbook.cutover import cutover_check
+from ..runbook.cutover import Gate, cutover_check
 from ..runbook.group_offsets import verify_offsets
 from ..runbook.lag import measure_lag, replicated_positions
 from ..runbook.preflight import run_preflight
 from ..runbook.rollback import apply_rollback, plan
-from ..runbook.session import MigrationSession
+from ..runbook.session import session_of
 from ..validation.kafka_meta import synced_config_differences
 from .context import RehearsalContext
 from .demo import (
@@ -48,6 +47,7 @@ from .demo import (
     wait,
     write_moved,
 )
+from .producer_steps import record_group_rolled_back, record_rolled_back, rollback_topics_from_ledger, unfence_for_rollback
 from .result import StepFailed
 
 TOPICS = list(DEMO_TOPICS)
@@ -58,7 +58,6 @@ def environment_up(ctx: RehearsalContext) -> str:
     env = ctx.env
     env.down(wipe=True)
     ctx.result.status = env.up()
-    env.export_secrets()  # the operator steps act as the MM2 user on a secured source
     ctx.source, ctx.target = env.source(), env.target()
     for role in ("source", "target"):
         ctx.apps.secure(env.client_config(role))
@@ -72,14 +71,12 @@ def produce_demo_data(ctx: RehearsalContext) -> str:
     src, tgt = ctx.clusters()
     produce_demo(ctx.apps, src.bootstrap_servers, ctx.say, ctx.env.shape().source.replication_factor)
     commit_groups(ctx.apps, src.bootstrap_servers)
-    ctx.session = MigrationSession(ctx.migration, ctx.env.worker_spec(), AdminSession.for_endpoint("source", src),
-                                   AdminSession.for_endpoint("target", tgt), src.alias, tgt.alias, ctx.connect())
+    ctx.session = session_of(src, tgt, ctx.migration, ctx.env.worker_spec(), ctx.connect())
     return f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}"
 
 
 def preflight(ctx: RehearsalContext) -> str:
-    src, tgt = ctx.clusters()
-    rep = run_preflight(src, tgt, ctx.migration, ctx.env.worker_spec())
+    rep = run_preflight(ctx.migration_session())
     bad = [c for c in rep.checks if c.status == "fail"]
     if bad:
         raise StepFailed(f"{bad[0].name}: {bad[0].detail}")
@@ -130,11 +127,10 @@ def topic_rows(ctx: RehearsalContext, S: AdminSession, T: AdminSession) -> list[
 
 
 def offsets_translated(ctx: RehearsalContext) -> str:
-    S, T = ctx.sessions()
     previous: list[Any] = [None]
 
     def settled():
-        rows = verify_offsets(S, T, ctx.migration)
+        rows = verify_offsets(ctx.migration_session())
         ok = sum(r.status == "ok" for r in rows)
         ctx.say(f"waiting for translated offsets to settle: {ok}/{len(rows)} partitions translated")
         current = [r.to_dict() for r in rows]
@@ -147,21 +143,6 @@ def offsets_translated(ctx: RehearsalContext) -> str:
     if not rows:
         raise StepFailed("offsets not translated within 120 s")
     return f"{len(rows)} partitions, never ahead, re-delivery at most {max(r['redelivery'] for r in rows)}"
-
-
-@contextlib.contextmanager
-def _environ(extra: dict[str, str]) -> Iterator[None]:
-    """``extra`` in os.environ for a while (the previous values back afterwards)."""
-    saved = {k: os.environ.get(k) for k in extra}
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @contextlib.contextmanager
@@ -187,9 +168,8 @@ def _validate(ctx: RehearsalContext, reverse: bool) -> str:
     report_dir = ctx.work_dir / ("rehearsal-reverse-validation" if reverse else "rehearsal-validation")
     req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else TOPICS, mode="auto",
                             until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
-    # In reverse the source cluster is validation's "target": its secrets under that role's variable names.
-    swapped = {k.replace("MM2_SOURCE_", "MM2_TARGET_"): v for k, v in ctx.env.secret_env("source").items()} if reverse else {}
-    with _stderr_to(ctx.logs), _environ(swapped):
+    # a secured source's endpoint names its secrets file: read under either role, nothing in os.environ
+    with _stderr_to(ctx.logs):
         report = run_validation(req, progress=ctx.say)
     out = {"verdict": report.verdict, "exit_code": report.exit_code,
            "locations": list(getattr(report, "locations", []) or []), "records_compared": _records_compared(report)}
@@ -220,8 +200,8 @@ def validate_in_reverse(ctx: RehearsalContext) -> str:
 
 def cutover_ready(ctx: RehearsalContext) -> str:
     def ready():
-        conds = cutover_check(ctx.migration_session(), [MOVED_GROUP, ROLLBACK_GROUP], max_records=0, max_age=None,
-                              max_redelivery=100_000, report=ctx.report_dir, max_report_age_s=3600)
+        conds = cutover_check(ctx.migration_session(), Gate([MOVED_GROUP, ROLLBACK_GROUP], max_records=0, max_redelivery=100_000,
+                                                            report=ctx.report_dir, max_report_age_s=3600))
         conds = [c for c in conds if c.name != "validation report" or ctx.validate]
         if all(c.ok for c in conds):
             return conds
@@ -247,14 +227,14 @@ def move_consumer_groups(ctx: RehearsalContext) -> str:
     """Consumers stop on the source; `offsets sync` places both groups exactly (a certificate each); a
     consumer on the target reads from the committed offsets and must see exactly the source records
     after the commit point: none missing (no gap), none again (0 re-delivered)."""
-    S, T = ctx.sessions()
+    S, _T = ctx.sessions()
     src, tgt = ctx.clusters()
     certs = ctx.work_dir / "rehearsal-certificates"
     placed, notes = 0, []
     for g in (MOVED_GROUP, ROLLBACK_GROUP):
-        r = sync_group(ctx.migration, S, T, "source", "target", g, "target", exact_only=True, certificate=str(certs))
-        placed += len(r.proofs)
-        notes.append(f"{g} {r.certificate['totals']['exact']}/{len(r.proofs)} exact")
+        r = sync_group(ctx.migration_session(), SyncRequest(g, "target", exact_only=True, certificate=str(certs)))
+        placed += len(r.plans)
+        notes.append(f"{g} {r.certificate['totals']['exact']}/{len(r.plans)} exact")
     topic = DEMO_GROUPS[MOVED_GROUP][0]
     src_commit = {p: o for (t, p), o in S.committed(MOVED_GROUP).items() if t == topic}
     expected = Counter(values_after(ctx.apps, src.bootstrap_servers, topic, src_commit))
@@ -286,14 +266,19 @@ def move_producers(ctx: RehearsalContext) -> str:
 
 def reverse_replication(ctx: RehearsalContext) -> str:
     S, T = ctx.sessions()
-    src, tgt = ctx.clusters()
+    _src, tgt = ctx.clusters()
     # On a secured source the operator first grants the reverse flow's ACLs, for the rolled-back topic and group.
     ctx.env.grant_acls("source", f"User:{MM2_USER}", reverse_source_acls(
         tgt.alias, [ROLLBACK_TOPIC], [ROLLBACK_GROUP], ctx.env.worker_spec().offset_storage_topic,
         reverse_spec(ctx.migration, []).internal_namespace))
-    pl = plan(src, tgt, ctx.migration, [ROLLBACK_TOPIC], S, T)
+    # Rollback reads the ledger: the topics whose producers moved (refusing the consumers-only wave); the fence
+    # comes off first, since the reverse flow writes into those topics.
+    topics = rollback_topics_from_ledger(ctx)
+    unfenced = unfence_for_rollback(ctx, topics)
+    pl = plan(ctx.migration_session(), topics)
     apply_rollback(ctx.migration_session(), pl, 120, ctx.say)
-    want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
+    record_rolled_back(ctx, topics)
+    want = DEMO_TOPICS[ROLLBACK_TOPIC][1] + ctx.straggler_records + MOVED_PRODUCER_RECORDS
     tps = partitions(S, [ROLLBACK_TOPIC])
     wait(lambda: (n := sum(end_offsets(S, tps).values())) >= want and n, 120, 1)
     time.sleep(2)  # nothing more may arrive: the reverse flow copies only what the producers wrote
@@ -308,25 +293,23 @@ def reverse_replication(ctx: RehearsalContext) -> str:
     client = ctx.connect()
     if not wait(lambda: all(replicated_positions(client, rev, tgt.alias).get(tp, 0) >= e for tp, e in t_end.items()), 60, 1):
         raise StepFailed(f"{rev}'s committed offsets did not reach the end of {ROLLBACK_TOPIC} on the target within 60 s")
-    return f"{', '.join(pl.reverse)} RUNNING; source {ROLLBACK_TOPIC} holds {got:,} records (no duplicate of the past)"
+    return (f"rolled back {', '.join(topics)} (the ledger's producers-moved topics; fence removed: {len(unfenced)} ACL(s)); "
+            f"{', '.join(pl.reverse)} RUNNING; source {ROLLBACK_TOPIC} holds {got:,} records (no duplicate of the past)")
 
 
 def roll_a_group_back(ctx: RehearsalContext) -> str:
     """`offsets sync --to source` once the reverse flow copied the group's commit point; a consumer on the
     source reads from the committed offsets and must see exactly the target records after it."""
-    S, T = ctx.sessions()
     src, tgt = ctx.clusters()
     certs = ctx.work_dir / "rehearsal-certificates"
 
     def placed():
         try:
-            return sync_group(ctx.migration, S, T, "source", "target", ROLLBACK_GROUP, "source", exact_only=True,
-                              certificate=str(certs / "rollback"))
-        except UsageError as exc:
+            return sync_group(ctx.migration_session(), SyncRequest(ROLLBACK_GROUP, "source", exact_only=True,
+                                                                   certificate=str(certs / "rollback")))
+        except NotReplicatedYet as exc:
             ctx.rollback_wait = str(exc)
-            if "replication has not reached" in str(exc):
-                return None
-            raise
+            return None
 
     r = wait(placed, 90, 2)
     if not r:
@@ -339,7 +322,8 @@ def roll_a_group_back(ctx: RehearsalContext) -> str:
                          "commit point are missing on the source")
     if again:
         raise StepFailed(f"{_again(again, after)} on the source (expected 0)")
-    return (f"{len(r.proofs)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
+    record_group_rolled_back(ctx, ROLLBACK_GROUP)
+    return (f"{len(r.plans)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
             f"{ROLLBACK_GROUP} on the source read {sum(seen.values()):,} records = the {sum(after.values()):,} "
             "written on the target after its commit: 0 re-delivered, no gap")
 

@@ -16,6 +16,7 @@ from ..config.migration import MigrationSpec
 from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
+from ..outcome import Outcome, View, col
 from .session import MigrationSession
 
 
@@ -92,3 +93,29 @@ def leftovers(s: MigrationSession, include_worker: bool, shared: dict[str, str] 
 def delete(target: AdminSession, items: list[Leftover]) -> None:
     target.delete_groups([i.name for i in items if i.kind == "group"])
     target.delete_topics([i.name for i in items if i.kind == "topic"])
+
+
+def require_worker_to_delete(yes: bool, connect_url: str | None) -> None:
+    """``--yes`` without a worker is refused before any connection: deleting is safe only once the worker
+    shows none of the migration's connectors exists."""
+    if yes and not connect_url:
+        raise UsageError("--connect-url", "cleanup --yes deletes only after the worker shows none of the "
+                         "migration's connectors (forward or reverse) exists, and no worker was given",
+                         "pass --connect-url https://HOST:8083 (or --local); without --yes cleanup only lists")
+
+
+def cleanup(s: MigrationSession, include_worker: bool, yes: bool) -> Outcome:
+    """``msk-migrate cleanup``: the leftovers listed (exit 0), deleted with ``yes``. With a worker, refused
+    (exit 2, nothing deleted) while any of the migration's connectors exists there."""
+    if s.client is not None:
+        require_no_connectors(s.client, s.migration)
+    elif yes:
+        s.connect()  # --yes never deletes unseen (open the session with the worker)
+    items = leftovers(s, include_worker, shared_topics(s.client, s.migration))
+    if yes:
+        delete(s.target, items)
+    n = sum(i.kind != "kept" for i in items)
+    return Outcome("cleanup", "deleted" if yes else "listed", 0, list(items), s.talked_to(),
+                   extra={"deleted": yes, "items": [i.to_dict() for i in items]},
+                   views=[View(f"left on the target {s.target.bootstrap}", [col("kind", "kind"), col("name", "name"), col("why", "why")])],
+                   notes=[f"deleted {n} item(s)" if yes else f"{n} item(s); nothing deleted (pass --yes to delete)"])

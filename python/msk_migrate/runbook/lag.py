@@ -17,10 +17,14 @@ from dataclasses import asdict, dataclass
 from ..access.offsets import count_records, newest_timestamps, partitions, start_and_stable_offsets
 from ..connect_api.rest import ConnectClient
 from ..kafka.selection import topic_selection
+from ..outcome import Outcome, View, col
+from .identity_gate import refuse_recreated
 from .session import MigrationSession
 
 #: Offsets, summed over every behind partition, that one consumer reads for an exact count.
 EXACT_COUNT_LIMIT = 20_000
+#: Above this many rows text output summarises (per topic); every row stays in --output json.
+DETAIL_ROWS = 50
 
 
 @dataclass
@@ -64,6 +68,7 @@ def measure_lag(s: MigrationSession, topics: list[str] | None = None, max_record
     tps = partitions(source, chosen)
     ((start, lso),) = start_and_stable_offsets((source, tps))
     done = replicated_positions(client, migration.connector_names()["source"], source_alias)
+    refuse_recreated(s, chosen, done, lso)  # a recreated topic would read as in sync from the old offsets (exit 2)
     src_ts = newest_timestamps(source, tps)
     target_topics = target.topics(refresh=True)  # once: not per partition
     names = {t: sel.target_name(t) for t in chosen}
@@ -117,3 +122,46 @@ def summarize(rows: list[LagRow], worst: int = 3) -> list[TopicLag]:
                             max(lats) if lats else None, min(ages) if ages else None))
     out.sort(key=lambda s: (s.behind_partitions == 0, -s.behind, -(s.max_latency_s or 0), s.topic))
     return out
+
+
+def _green(ok: bool, text: str) -> str:
+    return f"[{'green' if ok else 'red'}]{text}[/]"
+
+
+def _upto(n: int, exact: bool) -> str:
+    return str(n) if exact else f"<={n}"
+
+
+def lag_views(rows: list[LagRow]) -> list[View]:
+    """Up to :data:`DETAIL_ROWS` partitions: one row each; more: one row per topic, topics behind first
+    with their worst partitions (and one row for the topics past :data:`DETAIL_ROWS`)."""
+    if len(rows) <= DETAIL_ROWS:
+        return [View("replication lag (source -> target)", [
+            col("topic", "topic"), col("p", "partition", True), col("source LSO", "source_lso", True),
+            col("replicated", "replicated", True), col("behind", lambda r: _upto(r.behind, r.exact), True),
+            col("age s", "newest_age_s", True), col("latency s", "latency_s", True),
+            col("status", lambda r: _green(r.status == "in-sync", r.status))], rows)]
+    topics = summarize(rows)
+    shown: list[dict] = [{"topic": s.topic, "partitions": s.partitions, "behind p": _green(s.behind_partitions == 0, str(s.behind_partitions)),
+                          "behind": _upto(s.behind, s.exact), "latency s": s.max_latency_s,
+                          "worst": ", ".join(f"[{r.partition}] {_upto(r.behind, r.exact)}" for r in s.worst) or "-"}
+                         for s in topics[:DETAIL_ROWS]]
+    if len(topics) > DETAIL_ROWS:
+        rest = topics[DETAIL_ROWS:]
+        shown.append({"topic": f"... {len(rest)} more topic(s)", "partitions": sum(s.partitions for s in rest),
+                      "behind p": str(sum(s.behind_partitions for s in rest)), "behind": str(sum(s.behind for s in rest)),
+                      "latency s": None, "worst": "--output json: every partition"})
+    behind = sum(1 for s in topics if s.behind_partitions)
+    return [View(f"replication lag per topic (source -> target): {len(rows)} partitions of {len(topics)} topics, "
+                 f"{behind} topic(s) behind, worst first",
+                 [col("topic", "topic"), col("partitions", "partitions", True), col("behind p", "behind p", True),
+                  col("behind", "behind", True), col("latency s", "latency s", True), col("worst partitions", "worst")], shown)]
+
+
+def lag(s: MigrationSession, topics: list[str] | None = None, max_records: int = 0, max_age: float | None = None) -> Outcome:
+    """``msk-migrate lag``: exit 0 when every partition is within the thresholds, 1 otherwise (and when
+    the migration has no topic on the source: in sync on nothing is not in sync)."""
+    rows = measure_lag(s, topics, max_records, max_age)
+    ok = bool(rows) and all(r.status == "in-sync" for r in rows)
+    return Outcome("lag", "in-sync" if ok else "behind", 0 if ok else 1, list(rows), s.talked_to(), extra={"in_sync": ok},
+                   views=lag_views(rows), notes=[] if rows else ["no topic of the migration on the source"])

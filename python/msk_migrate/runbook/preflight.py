@@ -18,7 +18,9 @@ from ..access.offsets import end_offsets, partitions
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..kafka import names
 from ..kafka.selection import NameFilter, group_selection, topic_selection
+from ..outcome import Outcome, Progress, View, col, quiet
 from .capacity import require_replication_factors  # noqa: F401 - re-exported
+from .session import MigrationSession
 
 
 @dataclass
@@ -50,21 +52,41 @@ class PreflightReport:
 
 @dataclass
 class Preflight:
-    """What the checks read: sessions, the flow, and the selected topics (filled by the first check)."""
+    """What the checks read: the command's session, the report they fill, and the selected topics (filled
+    by the first check). ``target`` is None before deploy (the target checks are then skipped)."""
 
-    source_endpoint: ClusterEndpoint
-    target_endpoint: ClusterEndpoint | None
-    migration: MigrationSpec
-    worker: WorkerSpec
-    source: AdminSession
-    target: AdminSession | None
+    session: MigrationSession
     report: PreflightReport
     selected: list[str] = field(default_factory=list)
 
+    @property
+    def source(self) -> AdminSession:
+        return self.session.source
+
+    @property
+    def target(self) -> AdminSession | None:
+        return self.session.target_session
+
+    @property
+    def migration(self) -> MigrationSpec:
+        return self.session.migration
+
+    @property
+    def worker(self) -> WorkerSpec:
+        return self.session.worker
+
+    def endpoint(self, role: str) -> ClusterEndpoint | None:
+        return self.session.source_endpoint if role == "source" else self.session.target_endpoint
+
 
 # ---- source side -----------------------------------------------------------------------------------
+def _reached(p: Preflight, role: str, session: AdminSession) -> str:
+    ep = p.endpoint(role)
+    return f"{session.bootstrap} ({ep.auth.mode})" if ep is not None else str(session.bootstrap)
+
+
 def check_source_reachable(p: Preflight) -> None:
-    p.report.add("source reachable", "ok", f"{p.source_endpoint.bootstrap_servers} ({p.source_endpoint.auth.mode})")
+    p.report.add("source reachable", "ok", _reached(p, "source", p.source))
 
 
 def check_source_version(p: Preflight) -> None:
@@ -172,8 +194,8 @@ def check_groups(p: Preflight) -> None:
 
 # ---- target side -----------------------------------------------------------------------------------
 def check_target_reachable(p: Preflight) -> None:
-    assert p.target_endpoint is not None
-    p.report.add("target reachable", "ok", f"{p.target_endpoint.bootstrap_servers} ({p.target_endpoint.auth.mode})")
+    assert p.target is not None
+    p.report.add("target reachable", "ok", _reached(p, "target", p.target))
 
 
 def check_target_topics(p: Preflight) -> None:
@@ -239,15 +261,27 @@ SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, ch
                                 check_source_acls]
 
 
+def check_waves(p: Preflight) -> None:
+    """Each wave: its topics, the groups that move with it, and the groups that read topics of two waves
+    (they move with the later one) (runbook/waves.py)."""
+    from .waves import check_waves as rows
+
+    rows(p)
+
+
+SOURCE_CHECKS.append(check_waves)
+
+
 def check_mm2_limits(p: Preflight) -> None:
     """MM2's own limits (runbook/preflight_mm2.py): record sizes vs the producer's request size,
     replication factor vs min.insync.replicas, partitions per MSK broker type."""
     from .preflight_mm2 import mm2_checks
 
-    assert p.target is not None and p.target_endpoint is not None
+    assert p.target is not None
     desc = p.target._result("describe cluster failed", p.target.admin.describe_cluster(request_timeout=p.target.timeout))
+    ep = p.endpoint("target")
     for row in mm2_checks(p.source, p.target, p.report.topics, p.migration, p.worker,
-                          [n.id for n in desc.nodes], p.target_endpoint.msk_broker_type):
+                          [n.id for n in desc.nodes], ep.msk_broker_type if ep is not None else None):
         p.report.add(*row)
 
 
@@ -255,11 +289,10 @@ TARGET_CHECKS: list[CheckFn] = [check_target_reachable, check_target_topics, che
                                 check_target_auto_create, check_mm2_limits]
 
 
-def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint | None, migration: MigrationSpec,
-                  worker: WorkerSpec | None = None) -> PreflightReport:
+def run_preflight(s: MigrationSession) -> PreflightReport:
+    """Every check of :data:`SOURCE_CHECKS`, then of :data:`TARGET_CHECKS` when the session has a target."""
     rep = PreflightReport()
-    p = Preflight(source, target, migration, worker or WorkerSpec(), AdminSession.for_endpoint("source", source),
-                  AdminSession.for_endpoint("target", target) if target else None, rep)
+    p = Preflight(s, rep)
     for check in SOURCE_CHECKS:
         check(p)
     if p.target is None:
@@ -269,3 +302,21 @@ def run_preflight(source: ClusterEndpoint, target: ClusterEndpoint | None, migra
         for check in TARGET_CHECKS:
             check(p)
     return rep
+
+
+_TINT = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
+
+
+def preflight(s: MigrationSession, progress: Progress = quiet) -> Outcome:
+    """``msk-migrate preflight``: exit 0 every check passed, 1 a check failed, 2 MM2's user lacks a source
+    ACL (a fix of the input, granted by the operator, not a state of the clusters: the line names it)."""
+    from .preflight_acls import NAME as ACLS_CHECK
+
+    progress("running preflight checks")
+    rep = run_preflight(s)
+    acl = next((c for c in rep.checks if c.name == ACLS_CHECK and c.status == "fail"), None)
+    doc = rep.to_dict()
+    return Outcome("preflight", "ok" if rep.ok else "failed", 0 if rep.ok else 2 if acl else 1, doc["checks"],
+                   s.talked_to(), extra=doc, error=f"{ACLS_CHECK}: {acl.detail}" if acl else None,
+                   views=[View("preflight", [col("check", "name"), col("status", lambda c: f"[{_TINT[c['status']]}]{c['status']}[/]"),
+                                             col("detail", "detail")])])

@@ -9,6 +9,7 @@ SparkSession instead of a local one).
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -20,26 +21,85 @@ import yaml
 
 from .. import cliutil
 from ..cliutil import emit_json, human, json_document, output_option
+from ..clivalues import (
+    Aliased,
+    Checked,
+    check_host_ports,
+    check_key_value,
+    check_readable_file,
+    check_regex,
+    check_write_location,
+)
 from ..config.auth import AuthConfig
+from ..config.identifiers import check_env_name, check_secret_arn
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
+from ..kafka.legal import check_topic_list, check_topic_name, check_topic_regex
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
 
 
+# ---- option values, checked where click parses them (clivalues.Checked: one line naming the option) ----
+def _environment(value: str) -> str:
+    from ..config.flow import environment_path
+
+    if value.endswith((".yaml", ".yml")) or "/" in value:
+        check_readable_file(value)
+    else:
+        environment_path(check_env_name(value))
+    return value
+
+
+def _topic_map(value: str) -> str:
+    for name in check_key_value(value):
+        check_topic_name(name)
+    return value
+
+
+#: Consumer settings that carry credentials or the connection's security: the cluster options set those.
+_SECURITY_PREFIXES = ("security.", "sasl.", "ssl.")
+
+
+def _kafka_option(value: str) -> str:
+    key, _ = check_key_value(value)
+    if key.removeprefix("kafka.").startswith(_SECURITY_PREFIXES):
+        raise ValueError(f"{key} is a security setting")
+    return value
+
+
+def _config_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", value):
+        raise ValueError(f"{value!r} is not a topic config name (e.g. retention.ms)")
+    return value
+
+
+_ENV = Checked("env", _environment, "pass --env NAME of infra/environments/NAME.yaml or the YAML's path", "NAME|PATH")
+_FILE = Checked("file", lambda v: str(check_readable_file(v)), "give the path of an existing, readable file", "FILE")
+_BOOTSTRAP = Checked("bootstrap", check_host_ports, "give host:port[,host:port...]")
+_SECRET_ARN = Checked("secret-arn", lambda v: check_secret_arn(v, "secret"), "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
+_TOPICS = Checked("topics", lambda v: check_topic_list(v) and v, "name topics as Kafka allows, comma-separated: T1,T2")
+_TOPIC_REGEX = Checked("regex", check_topic_regex, "give a regular expression over topic names, e.g. 'orders\\..*|payments'")
+_REGEX = Checked("regex", check_regex, "give a Python regular expression")
+_TOPIC_MAP = Checked("topic-map", _topic_map, "write --topic-map SOURCE_TOPIC=TARGET_TOPIC")
+_TIMESTAMP = Checked("timestamp", lambda v: parse_timestamp(v, "timestamp"), "use ISO-8601 (2025-01-31T12:00:00Z) or epoch ms")
+_KAFKA_OPTION = Checked("kafka-option", _kafka_option, "write KEY=VALUE of consumer tuning; security comes from the cluster options")
+_CONFIG_NAME = Checked("config", _config_name, "name a topic config such as retention.ms")
+_WRITE_LOCATION = Checked("location", check_write_location, "give a writable directory or s3://BUCKET/PREFIX")
+
+
 def _side_options(role: str):
     def deco(f):
         opts = [
-            click.option(f"--{role}-bootstrap-servers", f"{role}_bootstrap", metavar="HOST:PORT[,...]",
+            click.option(f"--{role}-bootstrap-servers", f"{role}_bootstrap", metavar="HOST:PORT[,...]", type=_BOOTSTRAP,
                          help=f"{role.capitalize()} cluster bootstrap servers."),
             click.option(f"--{role}-auth", f"{role}_auth", type=click.Choice(AUTH_MODES), default="plaintext",
                          show_default=True, help=f"How to authenticate to the {role} cluster."),
-            click.option(f"--{role}-secret-arn", f"{role}_secret_arn", metavar="ARN",
+            click.option(f"--{role}-secret-arn", f"{role}_secret_arn", metavar="ARN", type=_SECRET_ARN,
                          help=f"Secrets Manager secret with the SCRAM credentials or mTLS cert+key (else env "
                               f"MM2_{role.upper()}_SASL_USERNAME/_PASSWORD or _TLS_CERTIFICATE_CHAIN/_TLS_PRIVATE_KEY)."),
-            click.option(f"--{role}-ca-secret-arn", f"{role}_ca_secret_arn", metavar="ARN",
+            click.option(f"--{role}-ca-secret-arn", f"{role}_ca_secret_arn", metavar="ARN", type=_SECRET_ARN,
                          help=f"Secrets Manager secret with a private CA bundle (else env MM2_{role.upper()}_TLS_CA; "
                               "unset = the default trust store)."),
             click.option(f"--{role}-scram-mechanism", f"{role}_scram_mechanism",
@@ -106,8 +166,22 @@ def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
     return out
 
 
+#: ``click.Context.meta`` key of the function that resolves ``--local``'s flow: the local rehearsal
+#: environment's flow is the command line's (commands/flow.py, above this floor), which puts it there.
+LOCAL_FLOW = "msk_migrate.local_flow"
+
+
+def _local_flow() -> Any:
+    ctx = click.get_current_context(silent=True)
+    resolve = ctx.meta.get(LOCAL_FLOW) if ctx is not None else None
+    if resolve is None:
+        raise UsageError("--local", "the local rehearsal environment is known to `msk-migrate validate` only",
+                         "run `msk-migrate validate --local`, or pass --env/--config")
+    return resolve()
+
+
 def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Any]:
-    """``--env`` / ``--config``: clusters, auth and secrets from the environment YAML or flow file, like
+    """``--env`` / ``--config`` / ``--local``: clusters, auth and secrets from the environment YAML or flow file, like
     every other command (config/flow.py, read_flow); the target's bootstrap servers of an environment come from
     ``--target-bootstrap-servers`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output. The flow's
     migration is returned too (its topic regexes are the default selection)."""
@@ -119,13 +193,15 @@ def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint
                                   ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
                                   ("--source-ca-secret-arn", "source_ca_secret_arn"),
                                   ("--target-ca-secret-arn", "target_ca_secret_arn")) if kw.get(key)]
-    chosen = "--env" if kw.get("env") else "--config"
+    chosen = "--env" if kw.get("env") else "--config" if kw.get("config") else "--local"
     if given:
         raise UsageError(chosen, f"given together with {', '.join(given)}",
                          f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
     target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
-    flow = read_flow(kw.get("env"), Path(kw["config"]) if kw.get("config") else None,
-                     target_bootstrap if kw.get("env") else None)
+    if chosen == "--local" and kw.get("target_bootstrap"):
+        raise UsageError("--target-bootstrap-servers", "the local environment names the target's bootstrap servers", "drop it")
+    flow = _local_flow() if chosen == "--local" else read_flow(kw.get("env"), Path(kw["config"]) if kw.get("config") else None,
+                                                                 target_bootstrap if kw.get("env") else None)
     if flow is None:
         raise UsageError("--env", "no migration given", "pass --env NAME or --config FILE")
     if kw.get("config") and kw.get("target_bootstrap"):
@@ -137,9 +213,10 @@ def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint
 def build_request(kw: dict[str, Any]) -> ValidationRequest:
     """The CLI's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
     flow = None
-    if kw.get("env") and kw.get("config"):
-        raise UsageError("--env/--config", "give one source of the clusters", "use --env NAME for an environment")
-    if kw.get("env") or kw.get("config"):
+    chosen = [opt for opt, key in (("--env", "env"), ("--config", "config"), ("--local", "local")) if kw.get(key)]
+    if len(chosen) > 1:
+        raise UsageError("/".join(chosen), "give one source of the clusters", "use --env NAME for an environment")
+    if chosen:
         source, target, flow = _flow_clusters(kw)
     elif kw.get("clusters"):
         if kw.get("source_bootstrap") or kw.get("target_bootstrap"):
@@ -220,44 +297,48 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 
 
 @click.command("validate")
-@click.option("--env", "env", help="Environment name (infra/environments/NAME.yaml) or its path: clusters, auth and "
+@click.option("--env", "env", type=_ENV, help="Environment name (infra/environments/NAME.yaml) or its path: clusters, auth and "
               "secrets from it (target bootstrap: --target-bootstrap-servers, the stack output).")
-@click.option("--config", "config", type=click.Path(dir_okay=False),
+@click.option("--config", "config", type=_FILE,
               help="Flow file (source, target, migration sections) instead of the --source-*/--target-* options.")
+@click.option("--local", "local", is_flag=True,
+              help="The local rehearsal environment's clusters and flow (`msk-migrate local up`), like every runbook command.")
 @_side_options("source")
 @_side_options("target")
-@click.option("--clusters", type=click.Path(dir_okay=False), help="YAML with source: and target: "
+@click.option("--clusters", type=_FILE, help="YAML with source: and target: "
               "(bootstrap_servers, auth: {mode, secret_arn, ...}) instead of the --source-*/--target-* options.")
-@click.option("--topics", multiple=True, metavar="T1,T2", help="Source topics to validate (repeatable, comma-separated).")
-@click.option("--topic-regex", metavar="REGEX", help="Validate every source topic matching REGEX (full match).")
-@click.option("--exclude-regex", multiple=True, metavar="REGEX",
+@click.option("--topics", multiple=True, metavar="T1,T2", type=_TOPICS, help="Source topics to validate (repeatable, comma-separated).")
+@click.option("--topic-regex", metavar="REGEX", type=_TOPIC_REGEX, help="Validate every source topic matching REGEX (full match).")
+@click.option("--exclude-regex", multiple=True, metavar="REGEX", type=_REGEX,
               help=f"Topics never selected by --topic-regex (repeatable; default: {', '.join(DEFAULT_EXCLUDES)}).")
-@click.option("--topic-map", multiple=True, metavar="SRC=TGT", help="Target topic name of a renamed source topic.")
+@click.option("--topic-map", multiple=True, metavar="SRC=TGT", type=_TOPIC_MAP, help="Target topic name of a renamed source topic.")
 @click.option("--mode", type=click.Choice(["auto", "checksum", "full"]), default="auto", show_default=True,
               help="checksum: counts + fingerprints; full: exact diff; auto: full diff only where checksums differ.")
-@click.option("--from-timestamp", metavar="TS", help="Window start (ISO-8601 or epoch ms); default: the beginning.")
-@click.option("--until-timestamp", metavar="TS", help="Window end, exclusive; default: now minus --grace-seconds.")
-@click.option("--grace-seconds", type=int, default=300, show_default=True,
+@click.option("--from-timestamp", metavar="TS", type=_TIMESTAMP, help="Window start (ISO-8601 or epoch ms); default: the beginning.")
+@click.option("--until-timestamp", metavar="TS", type=_TIMESTAMP, help="Window end, exclusive; default: now minus --grace-seconds.")
+@click.option("--grace-seconds", type=click.IntRange(min=0), default=300, show_default=True,
               help="Default window end is this long ago (records MM2 may not have copied yet are left out).")
-@click.option("--timestamp-slack-seconds", type=int, default=300, show_default=True,
+@click.option("--timestamp-slack-seconds", type=click.IntRange(min=0), default=300, show_default=True,
               help="Offsets are looked up this far outside the window (tolerated timestamp disorder).")
-@click.option("--offsets-snapshot", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--offsets-snapshot", type=_FILE, metavar="FILE",
               help='JSON {"topic": {"0": end_offset}} of source offsets to compare instead of a time window.')
 @click.option("--compacted", type=click.Choice(["records", "latest-per-key"]), default="records", show_default=True,
               help="Compacted topics: compare every record, or the latest value per key.")
 @click.option("--isolation-level", type=click.Choice(["read_committed", "read_uncommitted"]),
               default="read_committed", show_default=True)
 @click.option("--allow-duplicates", is_flag=True, help="Duplicates alone (MM2 is at-least-once) do not fail the verdict.")
-@click.option("--ignore-config", multiple=True, metavar="NAME", help="Topic config left out of the parity check.")
-@click.option("--sample-size", type=int, default=10, show_default=True, help="Sample records per category and partition.")
-@click.option("--kafka-option", multiple=True, metavar="KEY=VALUE", help="Extra Kafka consumer tuning (not security).")
-@click.option("--min-partitions", type=int, help="Spark minPartitions: split large Kafka partitions across tasks.")
+@click.option("--ignore-config", multiple=True, metavar="NAME", type=_CONFIG_NAME, help="Topic config left out of the parity check.")
+@click.option("--sample-size", type=click.IntRange(0, 1000), default=10, show_default=True, help="Sample records per category and partition.")
+@click.option("--kafka-option", multiple=True, metavar="KEY=VALUE", type=_KAFKA_OPTION, help="Extra Kafka consumer tuning (not security).")
+@click.option("--min-partitions", type=click.IntRange(min=1), help="Spark minPartitions: split large Kafka partitions across tasks.")
 @click.option("--engine", type=click.Choice(["auto", "spark", "native"]), default="auto", show_default=True,
               help="Checksum pass: native = confluent-kafka processes on this machine (no JVM start; Spark only "
               "for full diffs), spark = the PySpark job; auto = native for a local run, spark under spark-submit/Glue.")
-@click.option("--metadata-timeout", type=float, default=15.0, show_default=True, help="Seconds to wait for a cluster.")
-@click.option("--report-dir", metavar="DIR|s3://BUCKET/PREFIX",
-              help="Where report.json and report.html go (default: reports/validation-<UTC time>/).")
+@click.option("--metadata-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True, help="Seconds to wait for a cluster.")
+@click.option("--validation-report", "--report-dir", "report_dir", cls=Aliased, hidden_aliases=["--report-dir"],
+              metavar="DIR|s3://BUCKET/PREFIX", type=_WRITE_LOCATION,
+              help="Where report.json and report.html go (default: reports/validation-<UTC time>/); "
+                   "`cutover check --validation-report` reads them there.")
 @click.option("--no-report", is_flag=True, help="Write no report files (console/JSON output only).")
 @click.option("--verbose", is_flag=True, help="Show Kafka client (librdkafka) and Spark log lines on stderr.")
 @output_option
