@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape
-from . import steps
+from . import producer_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
 from .result import RehearsalResult, Step, StepFailed
@@ -26,11 +26,13 @@ def plan(validate: bool) -> list[tuple[str, StepFn]]:
     if validate:
         out.append(("validate", steps.validate))
     out += [("cutover check", steps.cutover_ready), ("move consumer groups", steps.move_consumer_groups),
-            ("move producers", steps.move_producers), ("reverse replication", steps.reverse_replication),
+            ("fence wave first", producer_steps.fence_wave), ("producer gate", producer_steps.gate_wave),
+            ("move producers", steps.move_producers), ("confirm producers moved", producer_steps.confirm_moved),
+            ("reverse replication", steps.reverse_replication),
             ("roll a group back", steps.roll_a_group_back)]
     if validate:
         out.append(("validate in reverse", steps.validate_in_reverse))
-    out.append(("cleanup", steps.cleanup))
+    out += [("cleanup", steps.cleanup), ("status", producer_steps.status)]
     return out
 
 
