@@ -1,4 +1,6 @@
-"""`make rehearse` end to end with the default (local) Connect worker: every runbook step, forward and back.
+"""`make rehearse` end to end with the default (local) Connect worker: every runbook step, forward and back,
+on a KRaft source with an authorizer (SCRAM over TLS, StandardAuthorizer): the first wave's forgotten producer is
+fenced and named there (the 2.8 ZooKeeper source's AclAuthorizer: test_rehearsal_zk_source.py).
 
 The image tier runs the same rehearsal with the worker from the built image; this one guards the default path,
 which is the first command a new user runs.
@@ -7,14 +9,25 @@ which is the first command a new user runs.
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
+import pytest
+
+from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, rehearse
+
+from .test_producer_cutover import (
+    assert_forgotten_producer_fenced_and_named,
+    fence_as_mm2_is_refused_naming_alter,
+    forgotten_producer_is_fenced,
+    unfence_removes_exactly_the_fence,
+)
 
 TIERS = ("kafka", "spark")
 
 STEPS = ["environment up", "produce demo data", "preflight", "apply connectors", "lag until in sync", "offsets translated",
-         "validate", "cutover check", "move consumer groups", "move producers", "reverse replication", "roll a group back",
-         "validate in reverse", "cleanup"]
+         "validate", "cutover check", "move consumer groups", "fence wave first", "producer gate", "move producers",
+         "confirm producers moved", "reverse replication", "roll a group back", "validate in reverse", "cleanup", "status"]
 
 
 def assert_every_step_to_a_match_both_ways_with_exact_cutovers(res) -> None:
@@ -25,20 +38,41 @@ def assert_every_step_to_a_match_both_ways_with_exact_cutovers(res) -> None:
     assert [s.name for s in res.steps] == STEPS
     assert res.validation["verdict"] == "match"
     assert res.reverse_validation["verdict"] == "match"
-    assert res.reverse_validation["records_compared"] == DEMO_TOPICS[ROLLBACK_TOPIC][1] + MOVED_PRODUCER_RECORDS
+    # the forgotten producer's records written before the fence are part of the topic, both ways
+    assert res.reverse_validation["records_compared"] == (DEMO_TOPICS[ROLLBACK_TOPIC][1] + res.waves["straggler_records"]
+                                                          + MOVED_PRODUCER_RECORDS)
     moved = next(s for s in res.steps if s.name == "move consumer groups").result
     back = next(s for s in res.steps if s.name == "roll a group back").result
     assert "placed exactly" in moved and "0 re-delivered, no gap" in moved
     assert "placed exactly on the source" in back and "0 re-delivered, no gap" in back
 
 
-def test_rehearsal_with_the_local_worker_runs_every_step_to_a_match_both_ways(tmp_path):
+@pytest.fixture(scope="module")
+def kraft_rehearsal():
     from msk_migrate.local.harness import LocalEnvironment
+    from msk_migrate.local.shape import make_shape
 
-    base = tmp_path / "env"
+    base = LOCAL_DIR / "test-env" / f"rehearsal-kraft-{os.getpid()}" / "env"
     os.environ.pop("MSK_MIGRATE_WORKER", None)
     try:
-        res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="local")
-        assert_every_step_to_a_match_both_ways_with_exact_cutovers(res)
+        res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="local",
+                       shape=make_shape(None, 1, 1, "scram-tls"))
+        for st in res.steps:
+            print(f"| {st.name} | {'ok' if st.ok else 'FAILED'} | {st.seconds} | {st.result} |")
+        yield SimpleNamespace(res=res, env=LocalEnvironment(base), base=base)
     finally:
-        LocalEnvironment(base).down(wipe=True)
+        LocalEnvironment(base).down(wipe=os.environ.get("MSK_MIGRATE_KEEP_TEST_ENV") != "1")
+
+
+def test_rehearsal_with_the_local_worker_runs_every_step_to_a_match_both_ways(kraft_rehearsal):
+    assert_every_step_to_a_match_both_ways_with_exact_cutovers(kraft_rehearsal.res)
+
+
+def test_a_forgotten_producer_is_fenced_and_named_on_a_kraft_source(kraft_rehearsal):
+    assert_forgotten_producer_fenced_and_named(kraft_rehearsal.res)
+    forgotten_producer_is_fenced(kraft_rehearsal.env, "shop.events")
+
+
+def test_fencing_without_the_alter_right_is_one_line_and_unfence_removes_exactly_the_fence(kraft_rehearsal):
+    fence_as_mm2_is_refused_naming_alter(kraft_rehearsal.base, kraft_rehearsal.env)
+    unfence_removes_exactly_the_fence(kraft_rehearsal.env, "shop.customers")
