@@ -27,7 +27,7 @@ def require(tool: str, hint: str) -> str:
 #   kafka       local KRaft brokers / Connect workers        spark       local Spark + spark-sql-kafka
 #   infra       cdktf synth / terraform                      prometheus  Debian prometheus / promtool
 #   aws         moto's server                                images      buildah / registry / skopeo
-#   jvm         Maven builds                                 faults      fault injection (slow)
+#   jvm         Maven builds, keytool (a JVM start)          faults      fault injection (slow)
 #   cli         every command fed malformed values (hundreds of in-process runs, minutes)
 HEAVY_TIERS = ("kafka", "spark", "infra", "prometheus", "aws", "images", "jvm", "faults", "cli")
 FIXTURE_TIERS = {
@@ -54,6 +54,14 @@ PATH_TIERS = {
     "tests/infra/test_infra_container_hardening.py": "infra",
     "tests/validation/test_validation_differences.py": "spark",
     "tests/validation/test_validation_edge_cases.py": "spark",
+    # Not unit tests by the tier's own rule (no JVM, no Terraform): importing the ECS construct module loads
+    # the cdktf provider bindings (about 10 s of CPU); the package build resolves jars with Maven.
+    "tests/infra/test_infra_task_tls.py": "infra",
+    "tests/validation/test_validation_units.py::test_package_builds_the_emr_and_glue_artefacts": "jvm",
+    # serving-cert.sh --pkcs12 (and the entrypoint of an HTTPS worker) runs keytool: two JVM starts a call.
+    "tests/unit/test_serving_cert.py::test_pkcs12_stores_hold_the_key_chain_and_the_ca_as_a_trusted_entry": "jvm",
+    "tests/unit/test_serving_cert.py::test_entrypoint_makes_the_rest_certificate_and_writes_the_store_passwords_masked_in_dry_run": "jvm",
+    "tests/unit/test_serving_cert.py::test_the_advertised_host_is_named_in_the_certificate_as_an_address_or_a_name": "jvm",
 }
 
 
@@ -97,6 +105,22 @@ def local_env():
     env.up()
     yield env
     env.down(wipe=os.environ.get("MSK_MIGRATE_KEEP_TEST_ENV") != "1")
+
+
+@pytest.fixture
+def msk_migrate_cli(capfd):
+    """``msk-migrate ARGV`` in this process, behind the entry point's own error boundary: (exit code, stdout,
+    stderr). A subprocess would pay the package's import (about 1.5 s) once per call."""
+    from msk_migrate.cliutil import run_cli
+    from msk_migrate.commands.root import cli
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capfd.readouterr()
+        code = run_cli(cli, list(argv), "msk-migrate")
+        out, err = capfd.readouterr()
+        return code, out, err
+
+    return run
 
 
 @pytest.fixture

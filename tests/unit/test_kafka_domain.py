@@ -4,7 +4,6 @@ MM2 record decoding, and bad input that never reaches a cluster."""
 from __future__ import annotations
 
 import struct
-import subprocess
 import sys
 
 import pytest
@@ -21,7 +20,6 @@ from msk_migrate.kafka.selection import topic_selection
 
 SRC = ClusterEndpoint(alias="onprem", bootstrap_servers="kafka-1:9092")
 TGT = ClusterEndpoint(alias="msk", bootstrap_servers="b-1.msk:9098")
-CLI = [sys.executable, "-m", "msk_migrate.commands"]
 
 
 def test_a_topic_regex_with_a_comma_is_refused_because_mm2_splits_it():
@@ -31,14 +29,14 @@ def test_a_topic_regex_with_a_comma_is_refused_because_mm2_splits_it():
         MigrationSpec(groups=["a,b"])
 
 
-def test_a_comma_regex_in_a_flow_file_is_one_line_exit_2(tmp_path):
+def test_a_comma_regex_in_a_flow_file_is_one_line_exit_2(tmp_path, msk_migrate_cli):
     flow = {"source": {"alias": "source", "bootstrap_servers": "127.0.0.1:1"},
             "target": {"alias": "target", "bootstrap_servers": "127.0.0.1:2"},
             "migration": {"topics": ["x{1,2}"]}}
     (tmp_path / "f.yaml").write_text(yaml.safe_dump(flow))
-    r = subprocess.run([*CLI, "preflight", "--config", str(tmp_path / "f.yaml")], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "migration.topics" in r.stderr and "comma" in r.stderr
+    code, _, err = msk_migrate_cli("preflight", "--config", str(tmp_path / "f.yaml"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "migration.topics" in err and "comma" in err
 
 
 def test_renderer_and_defaults_take_mm2_names_from_the_domain_module():
@@ -123,17 +121,17 @@ def test_a_connect_url_that_is_not_http_is_refused(url):
         check_connect_url(url)
 
 
-def test_an_unknown_environment_is_one_line_naming_the_known_ones():
-    r = subprocess.run([*CLI, "preflight", "--env", "nosuchenv"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "--env" in r.stderr and "dev" in r.stderr and "prod" in r.stderr
+def test_an_unknown_environment_is_one_line_naming_the_known_ones(msk_migrate_cli):
+    code, _, err = msk_migrate_cli("preflight", "--env", "nosuchenv")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--env" in err and "dev" in err and "prod" in err
 
 
-def test_commands_that_need_the_target_say_so_before_deploy():
-    r = subprocess.run([*CLI, "lag", "--env", "dev", "--connect-url", "http://127.0.0.1:1"], capture_output=True,
-                       text=True, timeout=60, env={**__import__("os").environ, "MSK_MIGRATE_TARGET_BOOTSTRAP": ""})
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "--target-bootstrap" in r.stderr or "unreachable" in r.stderr
+def test_commands_that_need_the_target_say_so_before_deploy(msk_migrate_cli, monkeypatch):
+    monkeypatch.setenv("MSK_MIGRATE_TARGET_BOOTSTRAP", "")
+    code, _, err = msk_migrate_cli("lag", "--env", "dev", "--connect-url", "http://127.0.0.1:1")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--target-bootstrap" in err or "unreachable" in err
 
 
 def test_iam_patterns_and_validation_take_mm2_facts_from_the_domain_module():

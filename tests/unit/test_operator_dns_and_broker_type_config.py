@@ -3,8 +3,6 @@ broker type of an existing target cluster (what preflight's partition-limit chec
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,11 +23,11 @@ def _variant(tmp_path: Path, edit) -> Path:
     return path
 
 
-def test_a_zone_that_does_not_hold_the_certificate_name_is_one_line_exit_2(tmp_path) -> None:
+def test_a_zone_that_does_not_hold_the_certificate_name_is_one_line_exit_2(tmp_path, msk_migrate_cli) -> None:
     path = _variant(tmp_path, lambda d: d["operator_tls"].update(hosted_zone_name="other.example"))
-    res = subprocess.run([sys.executable, "-m", "msk_migrate.commands", "preflight", "--env", str(path)], capture_output=True, text=True, timeout=60)
-    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
-    assert "operator_tls" in res.stderr and "hosted_zone_name 'other.example'" in res.stderr and "dns_name" in res.stderr
+    code, _, err = msk_migrate_cli("preflight", "--env", str(path))
+    assert code == 2 and err.count("\n") == 1, err
+    assert "operator_tls" in err and "hosted_zone_name 'other.example'" in err and "dns_name" in err
 
 
 def test_dns_name_needs_its_zone_and_a_zone_needs_a_name(tmp_path) -> None:

@@ -4,9 +4,6 @@ and bad input refused as one line naming the field (exit 2, nothing rendered).""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -103,16 +100,14 @@ def test_bad_overrides_are_one_line_naming_the_field(tmp_path, section, key, val
     assert f"migration.{section}" in msg and key in msg and words in msg and "\n" not in msg, msg
 
 
-def test_cli_refuses_a_forbidden_override_with_exit_2_and_renders_nothing(tmp_path):
+def test_cli_refuses_a_forbidden_override_with_exit_2_and_renders_nothing(tmp_path, msk_migrate_cli):
     p = tmp_path / "m.yaml"
     out = tmp_path / "out"
     p.write_text(BASE + "migration:\n  producer_overrides: {sasl.mechanism: PLAIN}\n")
-    exe = os.path.join(os.path.dirname(sys.executable), "msk-migrate")
-    r = subprocess.run([exe, "connectors", "render", "--config", str(p), "--out", str(out)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2, r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and "producer_overrides.sasl.mechanism" in r.stderr
-    assert "Traceback" not in r.stderr
+    code, _, err = msk_migrate_cli("connectors", "render", "--config", str(p), "--out", str(out))
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "producer_overrides.sasl.mechanism" in err
+    assert "Traceback" not in err
     assert not out.exists() or not any(out.iterdir())
 
 

@@ -240,15 +240,11 @@ def test_missing_bucket_exits_2_before_any_work(clusters, cli_topics, moto_s3, c
     assert "Contents" not in moto_s3.list_objects_v2(Bucket=moto_s3.bucket)
 
 
-def test_msk_migrate_validate_command_exits_2_on_bad_input(tmp_path):
-    exe = Path(sys.executable).with_name("msk-migrate")
-    proc = subprocess.run(
-        [str(exe), "validate", "--source-bootstrap-servers", "not a host", "--target-bootstrap-servers", "h:1",
-         "--topics", "t", "--report-dir", str(tmp_path / "r")],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip().startswith("error: --source-bootstrap-servers: bootstrap server 'not a host' is not host:port")
+def test_msk_migrate_validate_command_exits_2_on_bad_input(tmp_path, msk_migrate_cli):
+    code, _, err = msk_migrate_cli("validate", "--source-bootstrap-servers", "not a host", "--target-bootstrap-servers", "h:1",
+                                   "--topics", "t", "--report-dir", str(tmp_path / "r"))
+    assert code == 2, err
+    assert err.strip().startswith("error: --source-bootstrap-servers: bootstrap server 'not a host' is not host:port")
     assert not (tmp_path / "r").exists()
 
 

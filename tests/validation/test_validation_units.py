@@ -68,36 +68,33 @@ def test_scram_secrets_come_from_the_environment_first():
     assert "${env:" not in json.dumps(props)
 
 
-def test_secrets_fall_back_to_secrets_manager(monkeypatch):
-    from moto import mock_aws
-
+def test_secrets_fall_back_to_secrets_manager(monkeypatch, moto_url, unique):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        import boto3
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)
+    import boto3
 
-        sm = boto3.client("secretsmanager", region_name="us-east-1")
-        from tests.integration.pki import ThrowawayCA
+    sm = boto3.client("secretsmanager", region_name="us-east-1")
+    from tests.integration.pki import ThrowawayCA
 
-        pki = ThrowawayCA()
-        client = pki.issue("client", server=False)
-        cert, key = client.cert_pem, client.key_pem
-        arn = sm.create_secret(
-            Name="mm2-mtls", SecretString=json.dumps({"certificate_chain": cert, "private_key": key})
-        )["ARN"]
-        ca = sm.create_secret(Name="mm2-ca", SecretString=json.dumps({"ca": pki.pem}))["ARN"]
-        resolver = cred.SecretResolver(environ={})
-        auth = AuthConfig(mode="mtls", secret_arn=arn, ca_secret_arn=ca)
-        props = cred.java_client_properties("target", auth, resolver)
-        assert props["ssl.keystore.certificate.chain"] == cert and props["ssl.keystore.key"] == key
-        assert props["ssl.truststore.certificates"] == pki.pem
-        conf = cred.admin_config("target", ClusterEndpoint(alias="t", bootstrap_servers="h:9094", auth=auth), resolver)
-        assert conf["security.protocol"] == "SSL" and conf["ssl.key.pem"] == key and conf["ssl.ca.pem"] == pki.pem
+    pki = ThrowawayCA()
+    client = pki.issue("client", server=False)
+    cert, key = client.cert_pem, client.key_pem
+    arn = sm.create_secret(
+        Name=f"mm2-mtls-{unique}", SecretString=json.dumps({"certificate_chain": cert, "private_key": key})
+    )["ARN"]
+    ca = sm.create_secret(Name=f"mm2-ca-{unique}", SecretString=json.dumps({"ca": pki.pem}))["ARN"]
+    resolver = cred.SecretResolver(environ={})
+    auth = AuthConfig(mode="mtls", secret_arn=arn, ca_secret_arn=ca)
+    props = cred.java_client_properties("target", auth, resolver)
+    assert props["ssl.keystore.certificate.chain"] == cert and props["ssl.keystore.key"] == key
+    assert props["ssl.truststore.certificates"] == pki.pem
+    conf = cred.admin_config("target", ClusterEndpoint(alias="t", bootstrap_servers="h:9094", auth=auth), resolver)
+    assert conf["security.protocol"] == "SSL" and conf["ssl.key.pem"] == key and conf["ssl.ca.pem"] == pki.pem
 
-        missing_key = sm.create_secret(Name="bad", SecretString=json.dumps({"username": "u"}))["ARN"]
-        with pytest.raises(UsageError, match="has no JSON key 'password'"):
-            cred.SecretResolver(environ={}).resolve("source", AuthConfig(mode="scram", secret_arn=missing_key))
+    missing_key = sm.create_secret(Name=f"bad-{unique}", SecretString=json.dumps({"username": "u"}))["ARN"]
+    with pytest.raises(UsageError, match="has no JSON key 'password'"):
+        cred.SecretResolver(environ={}).resolve("source", AuthConfig(mode="scram", secret_arn=missing_key))
 
 
 @pytest.mark.parametrize("variable", ["MM2_SOURCE_TLS_CERTIFICATE_CHAIN", "MM2_SOURCE_TLS_PRIVATE_KEY", "MM2_SOURCE_TLS_CA"])
