@@ -119,7 +119,7 @@ def _configs(flow: Flow | None, directory: Path | None, s3: str | None, s3_endpo
 
 
 def source_options(f):
-    """Where connector configs come from besides the flow: ``--from-dir`` or ``--from-s3`` (``--dir`` is the old spelling)."""
+    """Where connector configs come from besides the flow: ``--from-dir`` or ``--from-s3`` (``--dir``, hidden, keeps older scripts working)."""
     f = click.option("--s3-endpoint-url", envvar="AWS_ENDPOINT_URL_S3", hidden=True)(f)
     f = click.option("--from-s3", "s3", type=S3_PREFIX, help="s3://bucket/prefix/ holding the stack's rendered *.json.")(f)
     f = click.option("--from-dir", "--dir", "directory", cls=Aliased, hidden_aliases=["--dir"], type=READ_DIR,

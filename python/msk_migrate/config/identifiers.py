@@ -1,5 +1,5 @@
 """AWS and image identifiers: one definition each, shared by the environment model (config), the
-stacks (infra/mskinfra) and ``build_images.py`` (build/inputs.py).
+stacks (infra/mskinfra) and ``build_images.py`` (imagebuild/inputs.py).
 
 Every ``check_*`` returns the value or raises ``ValueError`` with a message that says what a valid
 value looks like; callers turn that into their own one-line error (a pydantic field error, or a

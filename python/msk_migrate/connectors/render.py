@@ -2,7 +2,7 @@
 
 Output: ``{connector_name: {config key: string value}}``, ready for ``PUT /connectors/<name>/config``.
 Everything is a string (Connect's REST API takes string maps). Secrets appear only as
-``${env:...}`` references (see :mod:`.secrets`).
+``${env:...}`` references (see :mod:`msk_migrate.access.secrets`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The rehearsal's steps, one function each, in runbook order. Each takes the :class:`.RehearsalContext`,
+"""The rehearsal's steps, one function each, in runbook order. Each takes the :class:`.context.RehearsalContext`,
 calls the same functions as the operator command it stands for, and returns its result row (a broken
-promise raises :class:`.StepFailed`)."""
+promise raises :class:`.result.StepFailed`)."""
 
 from __future__ import annotations
 
