@@ -97,7 +97,7 @@ def main() -> None:
         after = sum(pr.redelivery or 0 for pr in proofs)
         # where do the exact placement's re-deliveries come from: MM2 wrote those records twice on the target
         # (an at-least-once task restart replayed the commit point); no placement without a gap avoids them
-        replayed = [pr for pr in proofs if "replayed the commit point" in pr.reason]
+        replayed = [pr for pr in proofs if pr.decision.proof is not None and pr.decision.proof.replay is not None]
         dup_records = sum(len(pr.duplicates) for pr in proofs)
         from_replays = sum(pr.redelivery or 0 for pr in replayed)
         cp_offsets = {tp: cp.downstream_offset for tp, cp in cps.items() if cp.upstream_offset == a.records // 2}

@@ -5,21 +5,28 @@ after the commit point, and nothing before it except what the certificate declar
 Shapes MM2 cannot be forced into (a restart's duplicates, LogAppendTime, retention-trimmed sources) are
 written straight onto target topics the way MM2 writes them (same partition, key, value, headers and
 timestamp, in order); the plain and transactional cases go through the real MM2 of the session.
+
+With ``MSK_MIGRATE_RECORD_WINDOWS=DIR`` each case also writes what the reader read (the planner's input) to
+``DIR/<case>.json``: that is how tests/unit/data/offset_windows/ was recorded for the planner's unit tests.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate.access.admin import AdminSession
+from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.offset_translation.identity import identity_redelivery, identity_redelivery_many
-from msk_migrate.offset_translation.plan import PartitionProof
-from msk_migrate.offset_translation.sync import sync_group
+from msk_migrate.offset_translation.planner import PartitionPlan, Placement
+from msk_migrate.offset_translation.sync import SyncRequest, SyncResult, sync_group
 from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until
 
 from .conftest import TEST_MIGRATION
@@ -78,7 +85,7 @@ def _is_subsequence(small: list, big: list) -> bool:
     return all(any(x == y for y in it) for x in small)
 
 
-def _assert_no_gap(frm: str, to: str, group: str, proofs: list[PartitionProof], expect_redelivery: int = 0) -> None:
+def _assert_no_gap(frm: str, to: str, group: str, proofs: tuple[PartitionPlan, ...] | list[PartitionPlan], expect_redelivery: int = 0) -> None:
     """A consumer of ``group`` on ``to`` sees every record after the commit point on ``frm`` in order, and
     beyond them only what the proof declares (re-delivered identities and duplicate copies)."""
     assert proofs
@@ -106,9 +113,30 @@ def _records(n: int, ts0: int | None = None, tag: str = "r") -> list[Record]:
     return [(f"k{i % 7}".encode(), f"{tag}{i}".encode(), [("h", str(i % 3).encode())], ts0 + i) for i in range(n)]
 
 
-def _sync(local_env, unique, group, **kw):
-    S, T = _sessions(local_env)
-    return sync_group(_spec(unique), S, T, "source", "target", group, **kw)
+@dataclass(frozen=True)
+class _Clusters:
+    """What sync_group takes (runbook.session.MigrationSession has the same shape)."""
+
+    migration: MigrationSpec
+    source: AdminSession
+    target: AdminSession
+    source_alias: str = "source"
+    target_alias: str = "target"
+
+
+def _sync(local_env, unique, group, *, case: str | None = None, **kw) -> SyncResult:
+    res = sync_group(_Clusters(_spec(unique), *_sessions(local_env)), SyncRequest(group, **kw))
+    if case:
+        _record(case, res.plans)
+    return res
+
+
+def _record(case: str, plans) -> None:
+    """Write what was read for ``plans`` to $MSK_MIGRATE_RECORD_WINDOWS/<case>.json (nothing when unset)."""
+    out = os.environ.get("MSK_MIGRATE_RECORD_WINDOWS")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / f"{case}.json").write_text(json.dumps([p.read.to_dict() for p in plans]) + "\n")
 
 
 # ---- shapes written straight to the target -------------------------------------------------------------
@@ -121,12 +149,12 @@ def test_duplicates_from_a_restart_place_the_group_on_the_first_copy_with_no_gap
     # an at-least-once restart: the task wrote 0..119, restarted from its committed 80 and wrote 80..199 again
     _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[80:])
     commit_group(src, group, topic, {0: 100})
-    res = _sync(local_env, unique, group)
-    (pr,) = res.proofs
+    res = _sync(local_env, unique, group, case="replay-duplicates")
+    (pr,) = res.plans
     assert pr.target_offset == 100  # the first copy of record 100: every later record is after it
-    assert [m["fp"] for m in pr.redelivered] and pr.redelivery == 20  # 80..99 replayed after 119
+    assert [m.fp for m in pr.redelivered] and pr.redelivery == 20  # 80..99 replayed after 119
     assert len(pr.duplicates) == 20  # 100..119 come twice
-    _assert_no_gap(src, tgt, group, res.proofs, expect_redelivery=20)
+    _assert_no_gap(src, tgt, group, res.plans, expect_redelivery=20)
 
 
 def test_a_replay_from_further_back_than_the_first_read_declares_every_redelivered_record(local_env, unique):
@@ -139,10 +167,10 @@ def test_a_replay_from_further_back_than_the_first_read_declares_every_redeliver
     _produce(src, topic, 0, _records(200))
     _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[50:])  # restarted from 50 after writing 0..119
     commit_group(src, group, topic, {0: 100})
-    res = _sync(local_env, unique, group)
-    (pr,) = res.proofs
+    res = _sync(local_env, unique, group, case="replay-from-further-back")
+    (pr,) = res.plans
     assert pr.target_offset == 100 and pr.redelivery == 50 and len(pr.duplicates) == 20
-    _assert_no_gap(src, tgt, group, res.proofs, expect_redelivery=50)
+    _assert_no_gap(src, tgt, group, res.plans, expect_redelivery=50)
 
 
 def test_groups_at_different_points_of_one_partition_are_counted_together_as_each_alone(local_env, unique):
@@ -181,9 +209,9 @@ def test_same_timestamps_and_repeating_keys_are_matched_as_a_sequence(local_env,
     _produce(src, topic, 0, recs)
     _mirror(src, tgt, topic, 0, lambda r: [r[0]] * 3 + r)  # the target holds 3 more records first: offsets differ
     commit_group(src, group, topic, {0: 151})
-    res = _sync(local_env, unique, group)
-    assert res.proofs[0].target_offset == 154
-    _assert_no_gap(src, tgt, group, res.proofs)
+    res = _sync(local_env, unique, group, case="same-timestamps-repeating-keys")
+    assert res.plans[0].target_offset == 154
+    _assert_no_gap(src, tgt, group, res.plans)
 
 
 def test_retention_trimmed_source_and_a_commit_before_its_oldest_record(local_env, unique):
@@ -198,12 +226,12 @@ def test_retention_trimmed_source_and_a_commit_before_its_oldest_record(local_en
     _mirror(src, tgt, topic, 0, start=60)  # MM2 started after retention: target offset 0 = source offset 60
     commit_group(src, g1, topic, {0: 100})
     commit_group(src, g2, topic, {0: 10})  # before the oldest retained record
-    r1 = _sync(local_env, unique, g1)
-    assert r1.proofs[0].target_offset == 40
-    _assert_no_gap(src, tgt, g1, r1.proofs)
-    r2 = _sync(local_env, unique, g2)
-    assert r2.proofs[0].effective_commit == 60 and r2.proofs[0].target_offset == 0
-    _assert_no_gap(src, tgt, g2, r2.proofs)
+    r1 = _sync(local_env, unique, g1, case="retention-trimmed")
+    assert r1.plans[0].target_offset == 40
+    _assert_no_gap(src, tgt, g1, r1.plans)
+    r2 = _sync(local_env, unique, g2, case="commit-before-oldest")
+    assert r2.plans[0].effective_commit == 60 and r2.plans[0].target_offset == 0
+    _assert_no_gap(src, tgt, g2, r2.plans)
 
 
 def test_log_append_time_target_is_matched_by_content_and_order(local_env, unique):
@@ -214,10 +242,10 @@ def test_log_append_time_target_is_matched_by_content_and_order(local_env, uniqu
     _produce(src, topic, 0, _records(120, ts0=int(time.time() * 1000) - 3_600_000))
     _mirror(src, tgt, topic, 0, lambda r: r[:5] + r)  # 5 extra leading copies: offsets differ by 5
     commit_group(src, group, topic, {0: 70})
-    res = _sync(local_env, unique, group)
-    (pr,) = res.proofs
+    res = _sync(local_env, unique, group, case="log-append-time")
+    (pr,) = res.plans
     assert pr.target_offset == 75 and pr.method == "exact"
-    _assert_no_gap(src, tgt, group, res.proofs)
+    _assert_no_gap(src, tgt, group, res.plans)
 
 
 def test_empty_partition_and_a_group_committed_at_the_end(local_env, unique):
@@ -228,17 +256,17 @@ def test_empty_partition_and_a_group_committed_at_the_end(local_env, unique):
     _produce(src, topic, 0, _records(80))
     _mirror(src, tgt, topic, 0, lambda r: r[:3] + r)
     commit_group(src, group, topic, {0: 80, 1: 0})
-    res = _sync(local_env, unique, group)
-    by_p = {p.partition: p for p in res.proofs}
+    res = _sync(local_env, unique, group, case="empty-partition-and-commit-at-end")
+    by_p = {p.partition: p for p in res.plans}
     assert by_p[0].target_offset == 83 and by_p[1].target_offset == 0
-    assert all(p.method == "exact" for p in res.proofs)
+    assert by_p[0].placement is Placement.AT_END and by_p[1].placement is Placement.EMPTY
     assert committed(tgt, group, topic, 2) == {0: 83, 1: 0}
     # records produced after the move arrive after the placement: the moved group reads exactly them
     _produce(src, topic, 0, _records(5, tag="new"))
     _mirror(src, tgt, topic, 0, start=80)
     _produce(src, topic, 1, _records(4, tag="new"))
     _mirror(src, tgt, topic, 1)
-    _assert_no_gap(src, tgt, group, res.proofs)
+    _assert_no_gap(src, tgt, group, res.plans)
 
 
 def test_compacted_source_without_the_record_before_the_commit_point(local_env, unique):
@@ -261,10 +289,10 @@ def test_compacted_source_without_the_record_before_the_commit_point(local_env, 
     wait_until(lambda: len(_read(src, topic, 0, 0)) == 151, 90, interval=1, what="source compaction")
     _mirror(src, tgt, topic, 0, start=150)
     commit_group(src, group, topic, {0: 50})
-    res = _sync(local_env, unique, group)
-    (pr,) = res.proofs
+    res = _sync(local_env, unique, group, case="compacted-gap")
+    (pr,) = res.plans
     assert pr.target_offset == 50 and not pr.redelivered
-    _assert_no_gap(src, tgt, group, res.proofs)
+    _assert_no_gap(src, tgt, group, res.plans)
 
 
 # ---- bad input: one line, exit 2, nothing committed ----------------------------------------------------
@@ -323,10 +351,10 @@ def test_rollback_places_a_group_back_on_the_source_after_reverse_replication(lo
     _produce(src, topic, 0, _read(tgt, topic, 0, 90))  # the reverse flow copies what they wrote
     commit_group(tgt, group, topic, {0: 120})  # read 30 of the 60 new records on the target, then stopped
     S, T = _sessions(local_env)
-    res = sync_group(_spec(unique), S, T, "source", "target", group, to="source")
-    (pr,) = res.proofs
+    res = sync_group(_Clusters(_spec(unique), S, T), SyncRequest(group, "source"))
+    (pr,) = res.plans
     assert res.direction == "target->source" and pr.target_offset == 130
-    _assert_no_gap(tgt, src, group, res.proofs)
+    _assert_no_gap(tgt, src, group, res.plans)
 
 
 # ---- through real MM2, with the certificate and the cutover gate ----------------------------------------
@@ -374,6 +402,9 @@ def test_plain_and_transactional_topics_through_mm2_move_with_zero_redelivery_an
     from msk_migrate.offset_translation.plan import translate_group
 
     proofs = translate_group(S, T, group, lambda t: t, lambda t: t in (plain, txn), {})
+    _record("mm2-plain-and-transactional", proofs)
+    by_tp = {(p.topic, p.partition): p.placement for p in proofs}
+    assert by_tp[(plain, 2)] is Placement.AT_END and by_tp[(plain, 0)] is by_tp[(txn, 0)] is Placement.EXACT, by_tp
     _assert_no_gap(src, tgt, group, proofs)
     # offsets verify counts re-delivery by identity: 0 everywhere
     r = run("offsets", "verify", "--config", str(mf), "--group", group, "--output", "json")

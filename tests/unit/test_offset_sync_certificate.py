@@ -1,4 +1,4 @@
-"""The offset certificate: what it carries, its digest, the cutover gate's check, and S3 (moto server)."""
+"""The offset certificate: what it carries, its digest, the cutover gate's check, and S3 (moto's server: the aws tier)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ from pathlib import Path
 import pytest
 
 from msk_migrate.errors import UsageError
-from msk_migrate.local.procs import free_port
 from msk_migrate.offset_translation import certificate as cert
-from msk_migrate.offset_translation.plan import PartitionProof
+from msk_migrate.offset_translation.evidence import PartitionRead, Span
+from msk_migrate.offset_translation.planner import Action, Decision, Matched, PartitionPlan, Placement, Proof, Unproven
 
 
-def _proof(method: str = "exact", offset: int = 42) -> PartitionProof:
-    p = PartitionProof("orders", 0, "orders", 40, 40, 0, 100, 0, 102, None, 30, 20, 64, method, "matched", offset, "write")
-    p.matched = [{"source_offset": 40, "target_offset": 42, "fp": 123}]
-    return p
+def _proof(method: str = "exact", offset: int = 42) -> PartitionPlan:
+    read = PartitionRead("orders", 0, "orders", 40, Span(0, 100), Span(0, 102), checkpoint=30)
+    if method == "exact":
+        d = Decision(Placement.EXACT, offset, proof=Proof((Matched(40, 42, 123),), (), (), (), 0, 1))
+    else:
+        d = Decision(Placement.CHECKPOINT_FALLBACK, offset, Unproven.CONTENT_DIFFERS)
+    return PartitionPlan(read, d, None, Action.WRITE)
 
 
 def test_certificate_carries_the_proof_and_the_gate_accepts_only_what_is_committed_now(tmp_path):
@@ -45,24 +48,17 @@ def test_unreadable_or_foreign_certificates_are_one_line_errors(tmp_path):
         cert.read(str(tmp_path / "x.json"))
 
 
-def test_certificate_round_trips_through_s3(monkeypatch):
+def test_certificate_round_trips_through_s3(monkeypatch, moto_url):
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    server.start()
-    try:
-        for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                     "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}.items():
-            monkeypatch.setenv(k, v)
-        boto3.client("s3").create_bucket(Bucket="proofs")
-        c = cert.build("billing", "target->source", "t", "s", [_proof()], written=True, dry_run=False)
-        cert.check_destination("s3://proofs/offsets/")
-        locs = cert.write(c, "s3://proofs/offsets/")
-        assert locs == ["s3://proofs/offsets/offset-certificate-billing.json", "s3://proofs/offsets/offset-certificate-billing.html"]
-        assert cert.read("s3://proofs/offsets/", "billing")["digest"] == c["digest"]
-        with pytest.raises(UsageError, match="--certificate"):
-            cert.check_destination("s3://no-such-bucket/x/")
-    finally:
-        server.stop()
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+                 "AWS_ENDPOINT_URL": moto_url}.items():
+        monkeypatch.setenv(k, v)
+    boto3.client("s3").create_bucket(Bucket="proofs")
+    c = cert.build("billing", "target->source", "t", "s", [_proof()], written=True, dry_run=False)
+    cert.check_destination("s3://proofs/offsets/", "billing")
+    locs = cert.write(c, "s3://proofs/offsets/")
+    assert locs == ["s3://proofs/offsets/offset-certificate-billing.json", "s3://proofs/offsets/offset-certificate-billing.html"]
+    assert cert.read("s3://proofs/offsets/", "billing")["digest"] == c["digest"]
+    with pytest.raises(UsageError, match="--certificate"):
+        cert.check_destination("s3://no-such-bucket/x/")

@@ -1,5 +1,5 @@
 """The proof of one group's move: a certificate (JSON + readable HTML), written to a path or S3, and the
-check ``cutover check --certificate`` runs on it.
+check ``cutover check --certificate`` runs on it (reading and writing through :mod:`msk_migrate.store`).
 
 The JSON carries, per partition, the commit point, the records compared on both sides (offsets and
 fingerprints), the offset written, the method and why, and the records the group will see again,
@@ -13,13 +13,11 @@ import datetime as dt
 import hashlib
 import html
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..s3uri import is_s3_uri, split_s3_uri
-from .plan import PartitionProof
+from ..store import Place, document
+from .planner import PartitionPlan
 
 KIND = "msk-migrate offset translation certificate"
 VERSION = 1
@@ -29,21 +27,22 @@ def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def build(group: str, direction: str, frm: str, to: str, proofs: list[PartitionProof], written: bool,
+def build(group: str, direction: str, frm: str, to: str, plans: list[PartitionPlan], written: bool,
           dry_run: bool) -> dict[str, Any]:
-    parts = [p.to_dict() for p in proofs]
-    exact = sum(p.proven for p in proofs)
+    """The certificate of one group's placements (``written``: they were committed)."""
+    parts = [p.to_dict() for p in plans]
+    exact = sum(p.proven for p in plans)
     body = {
         "kind": KIND, "version": VERSION, "group": group, "direction": direction, "from": frm, "to": to,
         "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
         "dry_run": dry_run, "written": written,
-        "verdict": "exact" if proofs and exact == len(proofs) else ("partial" if exact else "not-proven"),
-        "totals": {"partitions": len(proofs), "exact": exact,
-                   "checkpoint": sum(p.method == "checkpoint" for p in proofs),
-                   "none": sum(p.method == "none" for p in proofs),
-                   "redelivered": sum(p.redelivery or 0 for p in proofs if p.proven),
-                   "duplicates": sum(len(p.duplicates) for p in proofs),
-                   "records_matched": sum(len(p.matched) for p in proofs)},
+        "verdict": "exact" if plans and exact == len(plans) else ("partial" if exact else "not-proven"),
+        "totals": {"partitions": len(plans), "exact": exact,
+                   "checkpoint": sum(p.method == "checkpoint" for p in plans),
+                   "none": sum(p.method == "none" for p in plans),
+                   "redelivered": sum(p.redelivery or 0 for p in plans if p.proven),
+                   "duplicates": sum(len(p.duplicates) for p in plans),
+                   "records_matched": sum(len(p.matched) for p in plans)},
         "partitions": parts,
     }
     return {**body, "digest": _digest(body)}
@@ -80,87 +79,36 @@ copy(ies) on the other cluster.</p>
 """
 
 
-def check_destination(dest: str) -> None:
-    """Refuse an unwritable ``--certificate`` before anything is committed."""
-    if is_s3_uri(dest):
-        bucket, _ = split_s3_uri(dest, "--certificate")
-        try:
-            import boto3
+FIELD = "--certificate"
 
-            boto3.client("s3").head_bucket(Bucket=bucket)
-        except Exception as exc:
-            raise UsageError("--certificate", f"cannot write to bucket {bucket!r}: {str(exc).splitlines()[0]}",
-                             "check the bucket name and s3:PutObject access") from None
-        return
-    path = Path(dest)
-    parent = path.parent if path.suffix == ".json" else path
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError("--certificate", f"cannot write {dest}", "give a writable directory or .json path")
+
+def _place(location: str, group: str | None) -> Place:
+    return document(location, FIELD, f"offset-certificate-{group}.json" if group else "offset-certificate.json")
+
+
+def check_destination(dest: str, group: str | None = None) -> None:
+    """Refuse an unwritable ``--certificate`` before anything is committed."""
+    _place(dest, group).check_writable()
 
 
 def write(cert: dict[str, Any], dest: str) -> list[str]:
     """Write ``<dest>`` (a .json path, a directory, or s3://bucket/prefix) and its HTML next to it."""
-    name = f"offset-certificate-{cert['group']}"
+    place = _place(dest, cert["group"])
     body = json.dumps(cert, indent=2, sort_keys=True) + "\n"
-    page = render_html(cert)
-    try:
-        if is_s3_uri(dest):
-            import boto3
-
-            bucket, key = split_s3_uri(dest, "--certificate")
-            key = key if key.endswith(".json") else f"{key.rstrip('/')}/{name}.json".lstrip("/")
-            client = boto3.client("s3")
-            client.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType="application/json")
-            client.put_object(Bucket=bucket, Key=key[:-5] + ".html", Body=page.encode(), ContentType="text/html")
-            return [f"s3://{bucket}/{key}", f"s3://{bucket}/{key[:-5]}.html"]
-        path = Path(dest)
-        if path.suffix != ".json":
-            path.mkdir(parents=True, exist_ok=True)
-            path = path / f"{name}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body)
-        path.with_suffix(".html").write_text(page)
-        return [str(path), str(path.with_suffix(".html"))]
-    except UsageError:
-        raise
-    except OSError as exc:
-        raise UsageError("--certificate", f"cannot write {dest}: {exc.strerror or exc}", "give a writable path") from None
-    except Exception as exc:
-        raise UsageError("--certificate", f"cannot write {dest}: {str(exc).splitlines()[0]}",
-                         "check the S3 URI and your credentials (s3:PutObject)") from None
+    return [place.write(body, "application/json"), place.with_suffix(".html").write(render_html(cert), "text/html")]
 
 
 def read(location: str, group: str | None = None) -> dict[str, Any]:
     """A certificate from a .json path, a directory (``offset-certificate-<group>.json``) or s3:// URI."""
-    name = f"offset-certificate-{group}.json" if group else None
+    place = _place(location, group)
+    raw = place.read_bytes("pass the certificate written by `msk-migrate offsets sync --certificate`")
     try:
-        if is_s3_uri(location):
-            import boto3
-
-            bucket, key = split_s3_uri(location, "--certificate")
-            if not key.endswith(".json"):
-                key = f"{key.rstrip('/')}/{name}".lstrip("/")
-            raw = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
-        else:
-            path = Path(location)
-            if path.is_dir() and name:
-                path = path / name
-            raw = path.read_bytes()
         cert = json.loads(raw)
-    except UsageError:
-        raise
-    except FileNotFoundError:
-        raise UsageError("--certificate", f"{location} not found", "pass the certificate written by `msk-migrate offsets sync --certificate`") from None
-    except (ValueError, OSError) as exc:
-        raise UsageError("--certificate", f"cannot read {location}: {str(exc).splitlines()[0]}",
+    except ValueError as exc:
+        raise UsageError(FIELD, f"cannot read {place}: {str(exc).splitlines()[0]}",
                          "pass the JSON certificate of `msk-migrate offsets sync`") from None
-    except Exception as exc:
-        raise UsageError("--certificate", f"cannot read {location}: {str(exc).splitlines()[0]}",
-                         "check the S3 URI and your credentials") from None
     if not isinstance(cert, dict) or cert.get("kind") != KIND:
-        raise UsageError("--certificate", f"{location} is not an offset translation certificate",
+        raise UsageError(FIELD, f"{place} is not an offset translation certificate",
                          "pass the JSON certificate of `msk-migrate offsets sync`")
     return cert
 

@@ -2,7 +2,7 @@
 
 Offset arithmetic (``(target end - target committed) - (source end - source committed)``) counts
 transaction markers, aborted records and a restart's duplicates as re-delivery (or hides a gap behind
-them). Here each partition's exact placement ``P`` (:mod:`.plan`) is located first; then a group
+them). Here each partition's exact placement ``P`` (:mod:`.planner`) is located first; then a group
 committed at ``c`` on the target re-reads the records in ``[c, P)`` (counted as records a
 read_committed consumer gets, not offsets) plus the earlier identities the proof finds after ``P``.
 A committed offset above ``P`` skips the records in ``[P, c)``: returned negative (a gap).
@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from ..access.admin import TP, AdminSession
-from .plan import PartitionProof, translate_commits
+from .plan import place_commits
+from .planner import PartitionPlan
 from .windows import Window, read_windows
 
 #: Ranges longer than this are not read (the offset arithmetic is kept for them).
@@ -46,9 +47,9 @@ def identity_redelivery_many(src: AdminSession, tgt: AdminSession, groups: list[
     skipped), for every partition whose placement is proven; others are left out."""
     wanted = [(g, {tp: c for tp, c in comm.items() if (to_name(tp[0]), tp[1]) in t_comm}, t_comm)
               for g, comm, t_comm in groups]
-    proofs: dict[tuple[TP, int], PartitionProof] = {}
+    proofs: dict[tuple[TP, int], PartitionPlan] = {}
     for layer in _layers((tp, c) for _, comm, _ in wanted for tp, c in comm.items()):
-        for placed in translate_commits(src, tgt, layer, to_name, {}, {}):
+        for placed in place_commits(src, tgt, layer, to_name, {}, {}):
             proofs[((placed.topic, placed.partition), placed.commit)] = placed
 
     # per group and partition: the range to count, [target commit, P) or [P, target commit) (shared by the

@@ -1,54 +1,143 @@
 """``msk-migrate offsets sync``: move one stopped group to the other cluster, exactly where proven.
 
-Forward (``--to target``): the group's commits on the source, placed on the target (MM2's checkpoints
-from the flow's checkpoints topic on the target as lower bounds). Rollback (``--to source``):
-its commits on the target, placed on the source after reverse replication (the reverse checkpoint
+Forward (``to="target"``): the group's commits on the source, placed on the target (MM2's checkpoints
+from the flow's checkpoints topic on the target as lower bounds). Rollback (``to="source"``): its
+commits on the target, placed on the source after reverse replication (the reverse checkpoint
 connector's checkpoints, on the source under the reverse flow's name; :mod:`msk_migrate.kafka.names`).
 
-Every refusal happens before anything is written: unknown group, members on either cluster,
-replication not yet past a commit point, and (with ``exact_only``) any partition not proven.
+Every refusal happens before anything is written: a bad request, an unknown group, members on either
+cluster, an unwritable certificate location, replication not yet past a commit point
+(:class:`NotReplicatedYet`), and (with ``exact_only``) any partition not proven.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from ..access.admin import AdminSession
 from ..access.offsets import latest_checkpoints
+from ..config.migration import MigrationSpec
 from ..connectors.render import reverse_spec
 from ..errors import UsageError
 from ..kafka.selection import topic_selection
+from ..outcome import Outcome, View, col
 from . import certificate as cert_mod
-from .plan import PartitionProof, apply_proofs, require_group_stopped, translate_group
+from .plan import apply_plans, require_group_stopped, translate_group
+from .planner import Action, PartitionPlan, Placement
 
 
-@dataclass
-class SyncResult:
+class Clusters(Protocol):
+    """What :func:`sync_group` needs of a migration session: ``runbook.session.MigrationSession`` has it
+    (that class sits above this floor, so it is named here by shape, not imported)."""
+
+    @property
+    def migration(self) -> MigrationSpec: ...
+    @property
+    def source(self) -> AdminSession: ...
+    @property
+    def target(self) -> AdminSession: ...
+    @property
+    def source_alias(self) -> str: ...
+    @property
+    def target_alias(self) -> str: ...
+
+
+class NotReplicatedYet(UsageError):
+    """Replication has not reached a commit point of the group (exit 2, nothing written): wait and re-run."""
+
+
+Side = Literal["target", "source"]
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    """One ``offsets sync``: the group, the cluster it moves to, and the options; checked when built."""
+
     group: str
-    direction: str  #: source->target | target->source
-    proofs: list[PartitionProof]
-    dry_run: bool
-    written: int = 0
+    to: Side = "target"
+    exact_only: bool = False
+    dry_run: bool = False
+    force: bool = False
+    certificate: str | None = None  #: a .json path, a directory or s3://bucket/prefix
+
+    def __post_init__(self) -> None:
+        if not self.group.strip():
+            raise UsageError("--group", "empty group name", "name the stopped consumer group to move")
+        if self.to not in ("target", "source"):
+            raise UsageError("--to", f"{self.to!r} is not a cluster of the flow", "use --to target or --to source")
+
+    @property
+    def direction(self) -> str:
+        return "source->target" if self.to == "target" else "target->source"
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What ``offsets sync`` did: the plans per partition, what was written and the certificate."""
+
+    request: SyncRequest
+    plans: tuple[PartitionPlan, ...]
+    written: int
     certificate: dict[str, Any] = field(default_factory=dict)
-    locations: list[str] = field(default_factory=list)
+    locations: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
-        return bool(self.proofs) and all(p.proven for p in self.proofs)
+        return bool(self.plans) and all(p.proven for p in self.plans)
+
+    @property
+    def verdict(self) -> str:
+        """exact | partial | not-proven (the certificate's verdict)."""
+        return str(self.certificate["verdict"])
+
+    @property
+    def exit_code(self) -> int:
+        """0 every partition exact; 1 some on MM2's checkpoint or left as they were."""
+        return 0 if self.exact else 1
 
     def rows(self) -> list[dict[str, Any]]:
         return [{"topic": p.to_topic, "partition": p.partition, "from_topic": p.topic, "commit": p.commit,
                  "effective_commit": p.effective_commit, "current": p.current, "translated": p.target_offset,
-                 "checkpoint": p.checkpoint, "method": p.method, "action": p.action, "redelivery": p.redelivery,
-                 "duplicates": len(p.duplicates), "matched": len(p.matched), "reason": p.reason} for p in self.proofs]
+                 "checkpoint": p.read.checkpoint, "placement": p.placement.value, "method": p.method,
+                 "action": p.action.value, "redelivery": p.redelivery, "duplicates": len(p.duplicates),
+                 "matched": len(p.matched), "reason": p.reason} for p in self.plans]
+
+    def outcome(self, talked_to: dict[str, Any]) -> Outcome:
+        """The command's outcome (``talked_to``: the session's, e.g. ``MigrationSession.talked_to()``)."""
+        req, tot = self.request, self.certificate["totals"]
+        moving = sum(p.action.writes for p in self.plans)
+        where = f"; certificate {', '.join(self.locations)}" if self.locations else ""
+        note = (f"{'would write' if req.dry_run else 'wrote'} {moving if req.dry_run else self.written} partition(s); "
+                f"{tot['exact']}/{tot['partitions']} exact, {tot['redelivered']} record(s) re-delivered by identity{where}")
+        view = View(f"offsets sync {req.group} ({req.direction})" + (" (dry run)" if req.dry_run else ""), [
+            col("topic", "topic"), col("p", "partition", numeric=True), col("commit", "commit", numeric=True),
+            col("current", "current", numeric=True), col("placed", "translated", numeric=True),
+            col("method", "method", ok=lambda r: r["method"] == "exact"),
+            col("re-delivered", "redelivery", numeric=True),
+            col("action", "action", ok=lambda r: r["action"] not in (Action.BACKWARDS_REFUSED.value, Action.NONE.value)),
+            col("why", "reason")])
+        return Outcome("offsets sync", self.verdict, self.exit_code, self.rows(), talked_to, extra={
+            "group": req.group, "direction": req.direction, "dry_run": req.dry_run, "written": self.written,
+            "exact": self.exact, "totals": tot, "certificate": list(self.locations),
+            "exit": "0 every partition exact; 1 some on MM2's checkpoint or left as they were"},
+            views=[view], notes=[note])
 
 
-def sync_group(migration, source: AdminSession, target: AdminSession, source_alias: str, target_alias: str,
-               group: str, to: str = "target", exact_only: bool = False, dry_run: bool = False, force: bool = False,
-               certificate: str | None = None) -> SyncResult:
+def _quiet(_: str) -> None:
+    """No progress shown."""
+
+
+def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = _quiet) -> SyncResult:
+    """Place ``request.group`` on the other cluster of ``clusters`` (a ``MigrationSession``), write it unless a
+    dry run, and write the certificate where asked. Refuses (UsageError, exit 2, nothing written) an unknown
+    group, one with members, an unwritable certificate location, a commit point replication has not
+    reached (:class:`NotReplicatedYet`) and, with ``exact_only``, any partition not proven.
+    ``progress`` is told each phase (a spinner's text)."""
+    migration, group = clusters.migration, request.group
     sel = topic_selection(migration)
-    forward = to == "target"
+    forward = request.to == "target"
 
     def to_name(t: str) -> str:
         return sel.target_name(t) if forward else sel.source_name(t)
@@ -56,10 +145,11 @@ def sync_group(migration, source: AdminSession, target: AdminSession, source_ali
     def topic_ok(t: str) -> bool:
         return sel.matches(t if forward else sel.source_name(t))
 
+    source, target = clusters.source, clusters.target
     frm, dest = (source, target) if forward else (target, source)
     # the forward flow's checkpoints live on the target, the reverse flow's (its own name) on the source
-    cps_on, cps_alias, cps_ns = ((target, source_alias, migration.internal_namespace) if forward
-                                 else (source, target_alias, reverse_spec(migration, []).internal_namespace))
+    cps_on, cps_alias, cps_ns = ((target, clusters.source_alias, migration.internal_namespace) if forward
+                                 else (source, clusters.target_alias, reverse_spec(migration, []).internal_namespace))
     committed = {tp: o for tp, o in frm.committed(group).items() if topic_ok(tp[0])}
     if not committed:
         if group not in frm.groups():
@@ -68,28 +158,31 @@ def sync_group(migration, source: AdminSession, target: AdminSession, source_ali
         raise UsageError("--group", f"group {group!r} has no committed offset for a topic of this migration on the "
                          f"{frm.role} cluster", "name a group that consumed the migrated topics")
     require_group_stopped(frm, dest, group)
-    if certificate:
-        cert_mod.check_destination(certificate)
+    if request.certificate:
+        cert_mod.check_destination(request.certificate, group)
     cps = latest_checkpoints(cps_on, cps_alias, group, cps_ns).get(group, {})
-    proofs = translate_group(frm, dest, group, to_name, topic_ok, cps, force=force, committed=committed)
-    behind = [p for p in proofs if p.reason.startswith("not-replicated")]
+    progress(f"placing {group}'s {len(committed)} partition(s) on the {dest.role} by content")
+    plans = translate_group(frm, dest, group, to_name, topic_ok, cps, force=request.force, committed=committed)
+    _refuse(group, plans, request.exact_only)
+    written = 0 if request.dry_run else apply_plans(dest, group, plans)
+    cert = cert_mod.build(group, request.direction, str(frm.bootstrap), str(dest.bootstrap), plans,
+                          written=not request.dry_run, dry_run=request.dry_run)
+    locations = tuple(cert_mod.write(cert, request.certificate)) if request.certificate else ()
+    return SyncResult(request, tuple(plans), written, cert, locations)
+
+
+def _refuse(group: str, plans: list[PartitionPlan], exact_only: bool) -> None:
+    """The refusals that depend on the plans (before anything is written)."""
+    behind = [p for p in plans if p.placement is Placement.NOT_REPLICATED]
     if behind:
         p = behind[0]
-        raise UsageError("--group", f"{group} {p.topic}[{p.partition}]: replication has not reached the commit point "
-                         f"{p.commit} yet ({len(behind)} partition(s))",
-                         "wait until `msk-migrate lag` shows the topic in sync, then run offsets sync again")
+        raise NotReplicatedYet("--group", f"{group} {p.topic}[{p.partition}]: replication has not reached the commit point "
+                               f"{p.commit} yet ({len(behind)} partition(s))",
+                               "wait until `msk-migrate lag` shows the topic in sync, then run offsets sync again")
     if exact_only:
-        bad = [p for p in proofs if not p.proven]
+        bad = [p for p in plans if not p.proven]
         if bad:
             p = bad[0]
             raise UsageError("--exact-only", f"{group} {p.topic}[{p.partition}] cannot be placed exactly: "
                              f"{p.reason.split(';')[0]} ({len(bad)} partition(s))",
                              "drop --exact-only to place it on MM2's checkpoint (re-delivery), or wait and re-run")
-    res = SyncResult(group, "source->target" if to == "target" else "target->source", proofs, dry_run)
-    if not dry_run:
-        res.written = apply_proofs(dest, group, proofs)
-    res.certificate = cert_mod.build(group, res.direction, str(frm.bootstrap), str(dest.bootstrap), proofs,
-                                     written=not dry_run, dry_run=dry_run)
-    if certificate:
-        res.locations = cert_mod.write(res.certificate, certificate)
-    return res

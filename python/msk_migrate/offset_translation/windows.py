@@ -2,10 +2,10 @@
 
 Each partition gets ``assign()`` at its start offset and stops at its end offset or once it holds the
 wanted number of records at or above a threshold offset (the partitions finished by one batch are
-then paused together, so the consumer fetches only what is still wanted). A record is kept as its offset, its fingerprint (the
-validator's :func:`msk_migrate.validation.native.fingerprint`, the one writer of that hash) and its
-timestamp. Transaction markers and aborted records are never delivered (read_committed), so they
-leave offset holes, which is what :mod:`.locate` expects.
+then paused together, so the consumer fetches only what is still wanted). A record is kept as its
+offset, its fingerprint (:func:`msk_migrate.kafka.fingerprint.fingerprint`, the one the validator
+compares) and its timestamp. Transaction markers and aborted records are never delivered
+(read_committed), so they leave offset holes, which is what :mod:`.locate` expects.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ..access.admin import TP, AdminSession
-from ..validation.native import fingerprint
+from ..kafka.fingerprint import fingerprint
 
 #: No record and no end of partition for this long: the read is stuck.
 STALL_SECONDS = 30.0

@@ -7,11 +7,10 @@ librdkafka. For ``msk-migrate validate`` run locally (no SparkSession given) the
 done here instead; Spark is started only when a partition needs the full diff. Under spark-submit,
 EMR and Glue the job stays a PySpark job (:mod:`.checksum`).
 
-Same numbers, not just the same verdict: every record's fingerprint is Spark's ``xxhash64`` chain of
-:mod:`.fingerprint` (XXH64, seed 42; a boolean hashes as the 4-byte int 1/0, an int as 4 bytes
-little-endian, a long as 8, a string or binary as its bytes, an array or struct element by element,
-NULL leaves the running hash unchanged), so a partition's digest here equals the Spark pass's
-(tests/validation/test_validation_native.py compares them on every edge case). The order digest is
+Same numbers, not just the same verdict: every record's fingerprint is
+:func:`msk_migrate.kafka.fingerprint.fingerprint` (Spark's ``xxhash64`` chain of :mod:`.fingerprint`,
+computed in Python), so a partition's digest here equals the Spark pass's
+(tests/validation/test_validation_edge_cases.py compares them on every edge case). The order digest is
 ``Σ fp_i · i mod 2^61 - 1`` over the compared records in offset order, which is what
 :func:`.digest.fold_order` joins from Spark's tasks.
 
@@ -24,23 +23,21 @@ from __future__ import annotations
 import multiprocessing
 import operator
 import os
-import struct
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import xxhash
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
 
 if TYPE_CHECKING:
     from .reading import ReadPlan
 
 TP = tuple[str, int]
-SEED = 42
 #: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
@@ -74,15 +71,6 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
 #: No record and no end of partition for this long = the read is stuck (cluster gone, ACLs, ...).
 STALL_SECONDS = 60.0
 
-_h = xxhash.xxh64_intdigest
-_int = struct.Struct("<i").pack
-_long = struct.Struct("<q").pack
-_TRUE, _FALSE = _int(1), _int(0)
-#: xxhash64(flag IS NULL, field) for a NULL field, and the seed a present field is hashed with.
-_NULL_FIELD = _h(_TRUE, SEED)
-_PRESENT = _h(_FALSE, SEED)
-
-
 class NativeReadError(Exception):
     """A cluster could not be read (the message names the side, the partition and the cause)."""
 
@@ -101,41 +89,6 @@ class Task:
     hi: int
     no_ts: bool
     latest: bool
-
-
-def _headers_hash(headers: list[tuple[str, bytes | None]] | None, seed: int) -> int:
-    """``xxhash64(size(headers), headers)`` chained from ``seed`` (no headers: size 0)."""
-    if not headers:
-        return _h(_FALSE, seed)
-    s = _h(_int(len(headers)), seed)
-    for hk, hv in headers:
-        s = _h(hk.encode(), s)
-        if hv is not None:
-            s = _h(hv, s)
-    return s
-
-
-def _sorted_headers(headers: list[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:
-    """Spark's ``array_sort`` of ``struct<key string, value binary>``: by key bytes, then value, NULL first."""
-    return sorted(headers, key=lambda kv: (kv[0].encode(), kv[1] is not None, kv[1] or b""))
-
-
-def fingerprint(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]] | None, ts_used: int) -> int:
-    """One record's ``fp`` (unsigned 64-bit), as :func:`.fingerprint.fingerprinted` computes it in Spark."""
-    s = _NULL_FIELD if key is None else _h(key, _PRESENT)
-    s = _h(_TRUE, s) if value is None else _h(value, _h(_FALSE, s))
-    return _h(_long(ts_used), _headers_hash(headers, s))
-
-
-def field_hashes(key, value, headers, ts_used) -> dict[str, int]:
-    """The per-field hashes of ``detail`` (h_key, h_value, h_headers, h_headers_sorted, h_ts)."""
-    return {
-        "h_key": _NULL_FIELD if key is None else _h(key, _PRESENT),
-        "h_value": _NULL_FIELD if value is None else _h(value, _PRESENT),
-        "h_headers": _headers_hash(headers, SEED),
-        "h_headers_sorted": _headers_hash(_sorted_headers(headers) if headers else headers, SEED),
-        "h_ts": _h(_long(ts_used), SEED),
-    }
 
 
 class _Acc:
@@ -181,7 +134,7 @@ class _Acc:
         fp = fingerprint(key, value, headers, ts_used)
         if self.units is not None:  # latest record per key: decided at the end
             if key is not None:
-                self.units[_h(key, _PRESENT)] = (fp, ts, value is None, key, value, headers, ts_used)
+                self.units[key_hash(key)] = (fp, ts, value is None, key, value, headers, ts_used)
             return
         self._count(fp, ts, key is None, value is None, key, value, headers, ts_used)
 
