@@ -79,6 +79,11 @@ def kafka_zk_version() -> str:
     return _pom("kafka.zk.version")
 
 
+def kafka_zk_oldest_version() -> str:
+    """The oldest local source (2.4.x on ZooKeeper; jvm/classpaths/kafka-zk at this version)."""
+    return _pom("kafka.zk.oldest.version")
+
+
 def zookeeper_version() -> str:
     """The ZooKeeper ensemble the ZooKeeper-era source registers in."""
     return _pom("zookeeper.version")

@@ -116,7 +116,6 @@ class FaultRig:
         self.env = LocalEnvironment(self.base_dir, workers=2, exactly_once=exactly_once,
                                     worker_settings=self._worker_settings(group), shape=self.shape)
         self.env.up()
-        self.env.export_secrets()  # the validation job reads a secured source as MM2's user, like an operator
         if self.netcut is not None:
             want = {self.env.proc(self.env.worker_name(i)).pid for i in range(2)}  # type: ignore[union-attr]
             if not want <= set(self.netcut.members()):
@@ -301,7 +300,6 @@ class FaultRig:
         """One validation run (full mode) over every scenario topic; fills missing/duplicates."""
         from msk_migrate.validation import ValidationRequest, run_validation
 
-        self.env.export_secrets()
         time.sleep(3)  # let in-flight transactions (EOS) commit before the snapshot
         req = ValidationRequest(source=self.env.source(), target=self.env.target(),
                                 topics=[r.topic for r in results], mode="full", grace_seconds=0,

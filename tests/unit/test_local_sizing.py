@@ -13,14 +13,21 @@ from msk_migrate.local.cluster import ClusterOps
 from msk_migrate.local.shape import DEFAULT_HEAP
 
 
+@pytest.fixture(autouse=True)
+def _no_maven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broker classpath is Maven's to resolve (a JVM build, minutes on a fresh machine) and says nothing
+    about the heap: these tests take an empty one, so the unit tier never starts Maven."""
+    monkeypatch.setattr("msk_migrate.local.cluster.broker_classpath", lambda shape: "")
+
+
 def _launch_heaps(env: harness.LocalEnvironment) -> dict[str, set[str]]:
     """The -Xmx each broker of each side would be launched with (the specs the cluster operations build)."""
-    state = env._load()
+    state = env.state()
     out: dict[str, set[str]] = {}
     for role in ("source", "target"):
         ops: ClusterOps = env._ops(state, role)
         out[role] = {next(a for a in _java_cmd(ops._spec(n), "kafka.Kafka") if a.startswith("-Xmx"))
-                     for n in ops.layout["nodes"]}
+                     for n in ops.layout.nodes}
     return out
 
 

@@ -15,6 +15,9 @@ arguments. Each one is read, in this order, from
 2. AWS Secrets Manager: the ``secret_arn`` / ``ca_secret_arn`` of the side's auth config, JSON key as
    documented on :class:`msk_migrate.config.AuthConfig`.
 
+unless the side's auth config names a secrets file (``secrets_from: file``, the local harness's MM2 user):
+then every secret comes from that file, whichever role the side plays.
+
 The resolved values live only in memory (the driver's, and the Spark plan's Kafka options).
 """
 
@@ -24,6 +27,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..config.auth import AuthConfig
@@ -125,8 +129,27 @@ class SecretResolver:
             f"export {ref.env} or pass --{role}-secret-arn",
         )
 
+    def from_file(self, role: str, auth: AuthConfig) -> dict[str, str]:
+        """The secrets of a side whose endpoint names a secrets file (``secrets_from: file``), by purpose."""
+        path = str(auth.secrets_file)
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{role}.auth.secrets_file", f"cannot read {path}: {exc}",
+                             "point it at the JSON secrets file (e.g. start the local environment again)") from None
+        out: dict[str, str] = {}
+        for purpose in secret_refs(role, auth):
+            if purpose not in data:
+                raise UsageError(f"{role}.auth.secrets_file", f"{path} has no key {purpose!r}", f"add {purpose!r} to it")
+            out[purpose] = str(data[purpose])
+        if auth.uses_tls and "ca" in data:
+            out["ca"] = str(data["ca"])
+        return out
+
     def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
         """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
+        if auth.secrets_from == "file":
+            return self.from_file(role, auth)
         out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
         if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
             out["ca"] = self.environ[ca_env(role)]
@@ -140,7 +163,9 @@ class SecretResolver:
             if purpose not in secrets:
                 continue
             ref = refs.get(purpose)
-            if ref is None:
+            if auth.secrets_from == "file":
+                where = f"{auth.secrets_file} key {purpose!r}"
+            elif ref is None:
                 where = ca_env(role)
             elif self.environ.get(ref.env):
                 where = ref.env

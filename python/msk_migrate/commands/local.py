@@ -43,17 +43,21 @@ def _table(status: dict) -> Table:
     return t
 
 
+#: The parameters of :func:`shape_options`.
+SHAPE_OPTIONS = ("source_kafka", "source_brokers", "target_brokers", "source_security", "broker_heap")
+
+
 def shape_options(f):
     """The clusters' shape: ``local up`` and ``rehearse`` take the same options."""
     for opt in reversed([
         click.option("--source-kafka", default=None, metavar="VERSION",
-                     help="Kafka version of the source: 3.9.2 (KRaft, default) or 2.8.2 (ZooKeeper 3.5.9); pinned in jvm/pom.xml."),
+                     help="Kafka version of the source: 3.9.2 (KRaft, default), 2.8.2 or 2.4.1 (ZooKeeper 3.5.9); pinned in jvm/pom.xml."),
         click.option("--source-brokers", type=int, default=1, show_default=True, help="Brokers in the source cluster."),
         click.option("--target-brokers", type=int, default=1, show_default=True,
                      help="Brokers in the target cluster (3 = MSK's shape: replication factor 3, min.insync.replicas 2)."),
         click.option("--source-security", type=click.Choice(["auto", "plaintext", "scram-tls"]), default="auto",
                      show_default=True, help="scram-tls: SCRAM-SHA-512 over TLS with the ACL authorizer on "
-                     "(auto: scram-tls for a ZooKeeper-era source, plaintext for the default KRaft pair)."),
+                     "(auto: scram-tls for a ZooKeeper-era source from 2.7, plaintext otherwise)."),
         click.option("--broker-heap", default=default_heap, show_default="384m, or MSK_MIGRATE_LOCAL_BROKER_HEAP",
                      help="JVM heap of each broker."),
     ]):
@@ -80,9 +84,13 @@ def local() -> None:
 @output_option
 def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
        source_security: str, broker_heap: str, output: str) -> None:
-    """Start (or keep) the local environment. Idempotent. The shape options apply to a new environment."""
-    chosen = (source_kafka, source_brokers, target_brokers, source_security, broker_heap) != (None, 1, 1, "auto", default_heap())
-    # checked before anything starts; without shape options an existing environment keeps its recorded shape
+    """Start (or keep) the local environment. Idempotent. Without shape options an existing environment keeps
+    its shape; with them it is brought to the shape asked for (a side whose cluster changes starts over, its
+    data removed; a heap change restarts the brokers; the workers and Prometheus follow)."""
+    ctx = click.get_current_context()
+    chosen = any(ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+                 for name in SHAPE_OPTIONS)
+    # checked before anything starts
     shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)
     con = human(output)
     with con.status("starting local environment") as spinner:

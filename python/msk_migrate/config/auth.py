@@ -42,10 +42,16 @@ class AuthConfig(BaseModel):
     secret_arn: str | None = Field(
         None, description="Secrets Manager ARN holding the SCRAM credentials or the mTLS client cert+key."
     )
-    secrets_from: Literal["secrets_manager", "env"] = Field(
+    secrets_from: Literal["secrets_manager", "env", "file"] = Field(
         "secrets_manager",
         description="Where SCRAM/mTLS secrets come from: ``secrets_manager`` (``secret_arn``; required on "
-        "ECS) or ``env`` (operator tools only: the MM2_<ROLE>_* variables of :mod:`msk_migrate.access.secrets`).",
+        "ECS), ``env`` (operator tools only: the MM2_<ROLE>_* variables of :mod:`msk_migrate.access.secrets`) "
+        "or ``file`` (operator tools only: ``secrets_file``).",
+    )
+    secrets_file: str | None = Field(
+        None,
+        description="With secrets_from ``file``: a JSON file of this side's secrets by purpose (``username``, "
+        "``password``, ``certificate_chain``, ``private_key``, ``ca``), mode 0600 -- the local harness's MM2 user.",
     )
     ca_secret_arn: str | None = Field(
         None,
@@ -55,9 +61,11 @@ class AuthConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> AuthConfig:
-        if self.secrets_from == "env":
+        if (self.secrets_from == "file") != bool(self.secrets_file):
+            raise ValueError("secrets_file goes with secrets_from 'file' (and it needs one); set both or neither")
+        if self.secrets_from in ("env", "file"):
             if self.secret_arn:
-                raise ValueError("secrets_from 'env' takes no secret_arn; remove one of them")
+                raise ValueError(f"secrets_from {self.secrets_from!r} takes no secret_arn; remove one of them")
         elif self.mode in ("scram", "mtls") and not self.secret_arn:
             raise ValueError(
                 f"auth mode {self.mode!r} needs secret_arn (the Secrets Manager secret with the credentials), "

@@ -1,21 +1,21 @@
 """One Kafka broker started from the Maven classpath: a KRaft node (combined broker+controller, one of
-``cluster_size`` voters) or a ZooKeeper-era broker (Kafka 2.8, ``zookeeper`` set).
+``cluster_size`` voters) or a ZooKeeper-era broker (Kafka 2.8 or 2.4, ``zookeeper`` set).
 
-The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x, KRaft) or
-``versions.kafka_zk_version()`` (2.8.x, ZooKeeper), the target ``versions.kafka_target_version()`` (4.1.x)
+The local source cluster runs Kafka ``versions.kafka_version()`` (3.9.x, KRaft), ``versions.kafka_zk_version()``
+(2.8.x, ZooKeeper) or ``versions.kafka_zk_oldest_version()`` (2.4.x, ZooKeeper), the target ``versions.kafka_target_version()`` (4.1.x)
 like an MSK cluster: ``auto.create.topics.enable=false``, replication factor 3 and ``min.insync.replicas=2``
 once it has 3 brokers.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
 from ..access.admin import quiet
+from .layout import new_cluster_id
 from .procs import ProcRecord, free_port, launch, port_open, wait_ready
 from .shape import default_heap
 
@@ -248,16 +248,6 @@ def start_broker(spec: BrokerSpec) -> tuple[ProcRecord, int]:
             raise RuntimeError(f"{spec.role} broker: storage format failed: {fmt.stdout}{fmt.stderr}")
     rec = launch(spec.name or f"{spec.role}-broker", _java_cmd(spec, "kafka.Kafka", str(props)), spec.data_dir / "broker.log")
     return rec, port
-
-
-def new_cluster_id() -> str:
-    """A KRaft cluster id (base64url UUID) the storage tool accepts."""
-    import base64
-
-    cid = "-"
-    while cid.startswith("-"):  # the storage tool would read a leading '-' as an option
-        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    return cid
 
 
 def wait_broker_ready(rec: ProcRecord, port: int, timeout: float = 120.0, client: dict[str, str] | None = None,

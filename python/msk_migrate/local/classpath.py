@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import versions
 from ..errors import UsageError
 from ..paths import JVM_DIR, LOCAL_DIR
+from .shape import ClusterShape
 
 #: name -> (maven module, extra args builder)
 MODULES = {
@@ -22,6 +23,17 @@ MODULES = {
     "kafka-zk": "classpaths/kafka-zk",
     "spark-kafka": "classpaths/spark-kafka",
 }
+
+#: The pom property a ``kafka_version`` override sets, per classpath (default: the Connect runtime's).
+VERSION_PROPERTY = {"kafka-zk": "kafka.zk.version"}
+
+
+def broker_classpath(shape: ClusterShape) -> str:
+    """The classpath a broker (and ZooKeeper) of ``shape`` runs from: the KRaft source or target line, or
+    the ZooKeeper-era module at the shape's own Kafka version."""
+    if shape.mode == "zookeeper":
+        return classpath("kafka-zk", None if shape.kafka_version == versions.kafka_zk_version() else shape.kafka_version)
+    return classpath("kafka-source" if shape.role == "source" else "kafka-target")
 
 
 def _inputs(module: str) -> list[Path]:
@@ -44,7 +56,8 @@ def require_tool(name: str, hint: str) -> str:
 def classpath(name: str, kafka_version: str | None = None) -> str:
     """Colon-separated classpath for ``name`` (see MODULES); builds it with Maven when stale.
 
-    ``kafka_version`` overrides the Connect runtime's Kafka version (e.g. 4.1.2 for a 4.x worker).
+    ``kafka_version`` overrides the module's Kafka version (:data:`VERSION_PROPERTY`): e.g. 4.1.2 for a 4.x
+    Connect worker, or 2.4.1 for the older ZooKeeper-era source.
     """
     module = MODULES[name]
     tag = name if not kafka_version else f"{name}-{kafka_version}"
@@ -56,7 +69,7 @@ def classpath(name: str, kafka_version: str | None = None) -> str:
         cmd = [mvn, "-q", "-B", "-f", str(JVM_DIR / "pom.xml"), "-pl", module, "-am", "package",
                "-DskipTests", f"-Dclasspath.file={out}"]
         if kafka_version:
-            cmd.append(f"-Dkafka.version={kafka_version}")
+            cmd.append(f"-D{VERSION_PROPERTY.get(name, 'kafka.version')}={kafka_version}")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]

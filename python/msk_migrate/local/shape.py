@@ -1,4 +1,4 @@
-"""The shape of the local clusters: which Kafka the source runs (3.9 KRaft or 2.8 on ZooKeeper), how many
+"""The shape of the local clusters: which Kafka the source runs (3.9 KRaft, or 2.8 or 2.4 on ZooKeeper), how many
 brokers each side has, whether the source listens SCRAM-SHA-512 over TLS with its ACL authorizer on, and the
 broker heap. Checked before anything starts: a wrong value is one line naming the option and the fix.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from .. import versions
@@ -30,7 +30,16 @@ def default_heap() -> str:
 
 def source_versions() -> dict[str, str]:
     """Kafka versions the harness can start as the source -> metadata mode ("kraft" or "zookeeper")."""
-    return {versions.kafka_version(): "kraft", versions.kafka_zk_version(): "zookeeper"}
+    return {versions.kafka_version(): "kraft", versions.kafka_zk_version(): "zookeeper",
+            versions.kafka_zk_oldest_version(): "zookeeper"}
+
+
+#: SCRAM users are created through AlterUserScramCredentials (KIP-554), which brokers answer from Kafka 2.7.
+SCRAM_API_SINCE = (2, 7)
+
+
+def release_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 
 
 def heap_mib(heap: str) -> int:
@@ -85,6 +94,10 @@ class ClusterShape:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def same_cluster(self, other: ClusterShape) -> bool:
+        """Everything but the heap equal: the cluster's data stays valid (a heap change only restarts it)."""
+        return replace(self, heap=other.heap) == other
+
 
 @dataclass(frozen=True)
 class EnvironmentShape:
@@ -98,10 +111,19 @@ class EnvironmentShape:
     def from_dict(cls, raw: dict[str, Any]) -> EnvironmentShape:
         return cls(ClusterShape(**raw["source"]), ClusterShape(**raw["target"]))
 
+    def side(self, role: str) -> ClusterShape:
+        return self.source if role == "source" else self.target
+
     def describe(self, role: str) -> str:
-        s = self.source if role == "source" else self.target
+        s = self.side(role)
         sec = ", SCRAM-SHA-512/TLS + ACLs" if s.security == "scram-tls" else ""
         return f"Kafka {s.kafka_version} ({'ZooKeeper' if s.mode == 'zookeeper' else 'KRaft'}), {s.brokers} broker(s){sec}"
+
+
+def default_shape(heap: str | None = None) -> EnvironmentShape:
+    """The fast default pair (one 3.9 KRaft broker -> one 4.1 broker, plaintext), not checked against free
+    memory: it is what every test session and a bare ``local up`` start."""
+    return make_shape(heap=heap or default_heap(), available=1 << 30)
 
 
 def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_brokers: int = 1,
@@ -113,11 +135,15 @@ def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_
         raise UsageError("--source-kafka", f"the harness cannot start Kafka {version}",
                          f"use one of {', '.join(sorted(known))} (pinned in jvm/pom.xml)")
     mode = known[version]
+    scram_ok = release_tuple(version) >= SCRAM_API_SINCE
     if source_security == "auto":
-        source_security = "scram-tls" if mode == "zookeeper" else "plaintext"
+        source_security = "scram-tls" if mode == "zookeeper" and scram_ok else "plaintext"
     if source_security not in ("plaintext", "scram-tls"):
         raise UsageError("--source-security", f"{source_security!r} is not a harness security mode",
                          "use plaintext, scram-tls or auto")
+    if source_security == "scram-tls" and not scram_ok:
+        raise UsageError("--source-security", f"the harness creates SCRAM users through an API Kafka {version} lacks "
+                         "(AlterUserScramCredentials, Kafka >= 2.7)", "use plaintext (or auto) with this source")
     heap = heap or default_heap()
     mib = heap_mib(heap)
     for option, n in (("--source-brokers", source_brokers), ("--target-brokers", target_brokers)):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
-from ..local.shape import EnvironmentShape
+from ..local.shape import EnvironmentShape, default_shape
 from . import producer_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
@@ -60,9 +60,11 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
     operator steps act as the MM2 user, which holds only its read-only ACLs until the rollback step grants the
     reverse flow's (what an operator does before `rollback apply`); the demo applications are the harness admin."""
     t0 = time.time()
+    # Always an explicit shape: the environment is brought to it, whatever a previous run left recorded.
+    shape = shape or default_shape()
     env = LocalEnvironment(Path(base_dir), with_monitoring=with_monitoring, progress=say, shape=shape,
                            worker_from_image=worker == "image")
-    rf = env.shape().target.replication_factor  # 3 on a 3-broker target (min.insync.replicas 2, like MSK)
+    rf = shape.target.replication_factor  # 3 on a 3-broker target (min.insync.replicas 2, like MSK)
     migration = REHEARSAL_MIGRATION.model_copy(update={"replication_factor": rf, "internal_replication_factor": rf})
     ctx = RehearsalContext(env=env, migration=migration, say=say, result=RehearsalResult(status={}), timeout=timeout,
                            validate=validate)

@@ -1,0 +1,57 @@
+"""The local Connect workers: their specs (recorded once, so ports and the group survive restarts) and
+starting every missing or dead one against the recorded clusters.
+
+Invariant: every worker of the state is one group on the target, with internal topics replicated like the
+target's (3 on a 3-broker target with min ISR 2), and gets the source's MM2 secrets as ``MM2_SOURCE_*``
+variables of its own process, as an ECS task gets them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import versions
+from ..config.migration import MigrationSpec, WorkerSpec
+from .connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
+from .endpoints import cluster_endpoint, read_secrets, worker_secret_env
+from .procs import ProcRecord
+from .state import LocalState
+from .status import worker_name
+
+
+def plan_workers(state: LocalState, count: int, settings: dict[str, Any], exactly_once: bool) -> None:
+    """Record a spec for each of ``count`` workers (existing specs kept). ``settings``: WorkerSpec fields
+    for every worker (``group_id`` chooses the group); the heap defaults to MSK_MIGRATE_LOCAL_WORKER_HEAP."""
+    update = {"replication_factor": state.side("target").replication_factor,
+              **{k: v for k, v in settings.items() if k != "group_id"}}
+    if "heap" not in update and os.environ.get("MSK_MIGRATE_LOCAL_WORKER_HEAP"):
+        update["heap"] = os.environ["MSK_MIGRATE_LOCAL_WORKER_HEAP"]
+    group = state.workers[0].group_id if state.workers else settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
+    workers = list(state.workers)
+    while len(workers) < count:
+        workers.append(local_worker_spec(group_id=group).model_copy(update=update))
+    state.workers = [WorkerSpec.model_validate(w.model_dump()) for w in workers]  # each spec checked
+    state.exactly_once = exactly_once or state.exactly_once
+
+
+def start_workers(state: LocalState, base_dir: Path, record: Callable[[str, ProcRecord], None],
+                  progress: Callable[[str], None], from_image: bool | None) -> None:
+    """Start every recorded worker that is not alive, then wait until all answer as MM2 workers."""
+    migration = MigrationSpec(exactly_once=True) if state.exactly_once else None
+    source, target = cluster_endpoint(state, "source"), cluster_endpoint(state, "target")
+    secrets = worker_secret_env("source", read_secrets(state.secrets_file)) if state.secrets_file else None
+    started: list[tuple[ProcRecord, str]] = []
+    for i, worker in enumerate(state.workers):
+        name = worker_name(i)
+        rec = state.proc(name)
+        if not (rec and rec.alive()):
+            progress(f"starting Kafka Connect worker {name} (MM2, Kafka {versions.kafka_version()})")
+            rec = start_connect_worker(target, base_dir / name, worker, name=name, source=source, migration=migration,
+                                       credentials_dir=base_dir / "connect", secret_env=secrets, from_image=from_image)
+            record(name, rec)
+        started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))
+    for rec, url in started:
+        wait_connect_ready(rec, url)
