@@ -90,15 +90,22 @@ def check_source_reachable(p: Preflight) -> None:
 
 
 def check_source_version(p: Preflight) -> None:
+    """The source's release from the API versions a broker answers (:mod:`msk_migrate.kafka.releases`), and
+    whether the worker's Kafka clients can read it: the row states what ApiVersions showed, nothing more."""
+    from ..access.api_versions import ApiVersionsError, api_versions
+    from ..kafka.releases import client_advice, release_of
+
     try:
-        brokers = p.source.broker_count()
-        p.report.add("source broker version", "ok",
-                     f"{brokers} broker(s); DescribeCluster supported, so Kafka >= 2.8 "
-                     "(Connect 3.9 and 4.x clients both work)")
-    except Exception:
-        p.report.add("source broker version", "warn",
-                     "DescribeCluster unsupported: Kafka < 2.8. Keep the Connect image on Kafka 3.9 "
-                     "(4.x clients need brokers >= 2.1; see docs/runbooks/migration.md)")
+        release = release_of(api_versions(p.source.conf))
+    except ApiVersionsError as exc:
+        p.report.add("source broker version", "warn", f"no broker answered ApiVersions ({exc}): the release is "
+                     "unknown; Kafka < 0.10.0 closes the connection, and MirrorMaker 2 needs >= 0.10.0")
+        return
+    status, advice = client_advice(release)
+    if not release.consistent:
+        status, advice = "warn", f"API versions out of release order (a patched build?): {advice}"
+    p.report.add("source broker version", status, f"{release.describe()} by its API versions "
+                 f"({release.evidence}); {advice}")
 
 
 def _per_topic(ends: dict[tuple[str, int], int]) -> dict[str, int]:
