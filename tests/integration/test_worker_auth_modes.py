@@ -31,7 +31,7 @@ from msk_migrate.access.client_security import admin_config
 from msk_migrate.access.secrets import SecretResolver
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
-from msk_migrate.connect_api.rest import ConnectClient
+from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError
 from msk_migrate.connectors import worker_env as wenv
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.connectors.worker_env import CLIENT_PREFIXES, RestSecurity, worker_properties
@@ -127,7 +127,7 @@ def workers(secure_target):
         t.procs.append(rec)
         url = rest_url(worker, rest)
         client = ConnectClient(url, ca=str(t.base / "rest-ca.pem")) if rest.tls else ConnectClient(url)
-        started[mode] = SimpleNamespace(target=target, secrets=secrets, worker=worker, rec=rec, url=url,
+        started[mode] = SimpleNamespace(target=target, source=kw.get("source"), secrets=secrets, worker=worker, rec=rec, url=url,
                                         client=client, ca=str(t.base / "rest-ca.pem"),
                                         creds=local_rest_credentials(t.base / f"connect-{mode}"))
     for w in started.values():
@@ -148,10 +148,9 @@ def test_workers_join_scram_and_mtls_targets_from_the_rendered_configuration(sec
         assert secure_target.password not in log and "BEGIN PRIVATE KEY" not in log
 
 
-def _heartbeat(**overrides) -> dict[str, str]:
-    configs = render_connectors(ClusterEndpoint(alias="source", bootstrap_servers="127.0.0.1:9"),
-                                ClusterEndpoint(alias="target", bootstrap_servers="127.0.0.1:9"),
-                                MigrationSpec(name=f"am{RUN}", topics=["am-.*"]))
+def _heartbeat(source: ClusterEndpoint, target: ClusterEndpoint, **overrides) -> dict[str, str]:
+    """The rendered heartbeat connector between the worker's own clusters (the only ones it accepts, issue 37)."""
+    configs = render_connectors(source, target, MigrationSpec(name=f"am{RUN}", topics=["am-.*"]))
     (hb,) = [c for c in configs.values() if c["connector.class"].endswith("MirrorHeartbeatConnector")]
     return {**hb, **overrides}
 
@@ -165,15 +164,17 @@ def test_https_worker_refuses_unauthenticated_and_untrusted_clients(workers):
     assert isinstance(w.client.connectors(), list)
 
 
-def test_connector_configs_read_only_the_mm2_secret_variables(workers):
-    c = workers["scram"].client
-    # An allowed MM2 secret variable is resolved by the worker's env provider (value "3")...
-    assert c.validate(_heartbeat(**{"tasks.max": "${env:MM2_SOURCE_SASL_USERNAME}"})) == []
-    # ...a variable outside the allowlist is not, although the worker's process has it (value "2"),
-    # nor the REST password, nor anything through a file provider (none is configured).
-    for ref in ("${env:SOMETHING_ELSE}", f"${{env:{wenv.ENV_REST_PASSWORD}}}", "${file:/etc/hostname:x}"):
-        errors = c.validate(_heartbeat(**{"tasks.max": ref}))
-        assert [e for e in errors if e.startswith("tasks.max:") and ref in e], (ref, errors)
+def test_connector_configs_name_secret_variables_only_in_the_rendered_cluster_settings(workers):
+    w = workers["scram"]
+    # The rendered config passes: its SCRAM JAAS entries name the allowed MM2 variables...
+    assert w.client.validate(_heartbeat(w.source, w.target)) == []
+    # ...any variable anywhere else is refused before the worker resolves it, an allowed one (value "3")
+    # included, as are one outside the allowlist (value "2"), the REST password and a file provider's.
+    for ref in ("${env:MM2_SOURCE_SASL_USERNAME}", "${env:SOMETHING_ELSE}", f"${{env:{wenv.ENV_REST_PASSWORD}}}",
+                "${file:/etc/hostname:x}"):
+        with pytest.raises(ConnectRestError) as err:
+            w.client.validate(_heartbeat(w.source, w.target, **{"tasks.max": ref}))
+        assert err.value.status == 400 and err.value.message.startswith("'tasks.max' names a config provider variable"), ref
 
 
 def test_cli_reaches_an_https_worker_with_its_ca_and_env_credentials(workers):
@@ -203,7 +204,7 @@ def internal_ca_workers(secure_target):
                                    secret_env={**secrets, wenv.ENV_REST_TLS_CA_SEED: seed},
                                    credentials_dir=t.base / "connect-ca-credentials")
         t.procs.append(rec)
-        out.append(SimpleNamespace(worker=worker, rec=rec, url=rest_url(worker, rest), seed=seed,
+        out.append(SimpleNamespace(worker=worker, target=target, rec=rec, url=rest_url(worker, rest), seed=seed,
                                    tls_dir=t.base / f"connect-{name}" / "config" / wenv.REST_TLS_DIR))
     creds = local_rest_credentials(t.base / "connect-ca-credentials")
     anchor = out[0].tls_dir / "ca.pem"  # the first worker's CA file: the one anchor the clients use for both
@@ -226,7 +227,7 @@ def test_workers_with_certificates_made_at_start_trust_each_other_and_forward_re
     names = [f"ca-hb-{RUN}-{i}" for i in range(2)]
     try:
         for w, name in zip((a, b), names, strict=True):
-            w.client.put_config(name, _heartbeat(**{"name": name}))
+            w.client.put_config(name, _heartbeat(w.target, w.target, **{"name": name}))
         for w in (a, b):
             # each worker learns the other's connector from the config topic: a moment after the PUT answered
             deadline, listed = time.monotonic() + 60, set()

@@ -117,7 +117,7 @@ def live(local_env):
 
     def start41():
         try:
-            rec = start_connect_worker(local_env.target(), base / "connect-4.1", spec41,
+            rec = start_connect_worker(local_env.target(), base / "connect-4.1", spec41, source=local_env.source(),
                                        kafka_version=WORKERS["kafka-4.1"], name="connect-4.1")
             started["rec"] = rec
             wait_connect_ready(rec, f"http://127.0.0.1:{spec41.rest_port}", timeout=180)

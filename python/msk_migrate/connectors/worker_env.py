@@ -32,7 +32,7 @@ secret (ECS ``secrets``)
                                its password, when the worker serves HTTPS with a given certificate
 ``CONNECT_REST_TLS_CA_SEED``   the environment's internal-CA seed, when the worker makes its certificate
                                at start (ECS: images/kafka-connect/serving-cert.sh)
-``MM2_SOURCE_*``, ``MM2_TARGET_*`` cluster credentials (:mod:`.secrets`)
+``MM2_SOURCE_*``, ``MM2_TARGET_*`` cluster credentials (:mod:`msk_migrate.access.secrets`)
 ============================  =====================================================================
 """
 
@@ -80,6 +80,16 @@ OVERRIDE_POLICY = "io.mskmigrate.connect.policy.MirrorMakerOverridePolicy"
 #: Worker setting the policy's configure() reads (Kafka hands a policy the worker's configs): the only cluster a
 #: connector may point a client at (the reverse flow's producer writes to the source). Unset = none.
 OVERRIDE_ALLOWED_BOOTSTRAP = "msk.migrate.client.override.allowed.bootstrap.servers"
+#: Our REST filter (jvm/connect-extensions, io.mskmigrate.connect.pinning): refuses, before validation resolves any
+#: provider, a connector config whose cluster settings are not exactly one pinned cluster's, or that names a
+#: provider variable anywhere else; writes one audit line per changing request naming the user.
+PINNED_CONFIG_EXTENSION = "io.mskmigrate.connect.pinning.PinnedConnectorConfigExtension"
+#: Worker settings that filter reads: the aliases, then ``<prefix><alias>.<client key>=<rendered value>``.
+PINNED_PREFIX = "msk.migrate.connector.pinned."
+PINNED_CLUSTERS = PINNED_PREFIX + "clusters"
+#: The worker resolves ``${...}`` in its own settings at start; the pinned text must stay the reference, so
+#: it is written as ``$[env:NAME}`` and read back as ``${env:NAME}`` (PinnedClusters.ESCAPED_VARIABLE).
+PINNED_ESCAPED_VARIABLE = "$[env:"
 PROPERTY_FILE_LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -111,6 +121,30 @@ class RestSecurity:
 
 #: The REST posture of the deployed workers (infra/mskinfra/stack.py).
 ECS_REST = RestSecurity(basic_auth=True, tls=True, internal_ca=True)
+
+
+def pinned_clusters(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, dict[str, str]]:
+    """``{role: {client key: value}}``: each cluster's settings exactly as the renderer writes them under
+    ``source.cluster.*``/``target.cluster.*`` (and the reverse flow's ``producer.override.*``)."""
+    out = {"target": {"bootstrap.servers": target.bootstrap_servers, **client_properties("target", target.auth)}}
+    if source is not None:
+        out["source"] = {"bootstrap.servers": source.bootstrap_servers, **client_properties("source", source.auth)}
+    return out
+
+
+def pinned_cluster_properties(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, str]:
+    """The worker settings :data:`PINNED_CONFIG_EXTENSION` reads (``${env:`` escaped, see :data:`PINNED_ESCAPED_VARIABLE`)."""
+    clusters = pinned_clusters(target, source)
+    props = {PINNED_CLUSTERS: ",".join(clusters)}
+    for role, settings in clusters.items():
+        props.update({f"{PINNED_PREFIX}{role}.{k}": v.replace("${env:", PINNED_ESCAPED_VARIABLE) for k, v in settings.items()})
+    return props
+
+
+def connector_env_names(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> list[str]:
+    """Exactly the ``${env:NAME}`` variables the rendered configs (and the worker's own clients) reference."""
+    values = [v for settings in pinned_clusters(target, source).values() for v in settings.values()]
+    return sorted({m for v in values for m in re.findall(r"\$\{env:([A-Za-z0-9_]+)\}", v)})
 
 
 def env_allowlist_pattern(names: list[str]) -> str:
@@ -169,7 +203,9 @@ def worker_properties(
                 "listeners.https.ssl.client.authentication": "none",
             }
         )
+    # Authentication first: the pinned-config filter runs after it and names the authenticated user.
     extensions = [BASIC_AUTH_EXTENSION] if rest.basic_auth else []
+    extensions.append(PINNED_CONFIG_EXTENSION)
     if worker.auto_restart:
         # The extension restarts failed tasks through this worker's REST API (restart?onlyFailed=true) with
         # back-off and a cap. With basic auth it reads the credentials file the entrypoint writes for the
@@ -182,8 +218,7 @@ def worker_properties(
             AUTO_RESTART_PREFIX + "max.backoff.ms": str(worker.auto_restart_max_backoff_seconds * 1000),
             AUTO_RESTART_PREFIX + "max.restarts": str(worker.auto_restart_max_restarts),
         })
-    if extensions:
-        props["rest.extension.classes"] = ",".join(extensions)
+    props["rest.extension.classes"] = ",".join(extensions)
     # Exactly-once source support (KIP-618, Connect >= 3.5): every worker of the group must enable it.
     props["exactly.once.source.support"] = "enabled" if migration is not None and migration.exactly_once else "disabled"
     props.update(
@@ -191,14 +226,14 @@ def worker_properties(
             # Not `All` (any connector could point its clients anywhere), not `None` (MM2's records are written by
             # the framework producer: tuning and the reverse flow are producer.override.*): docs/design.md.
             "connector.client.config.override.policy": OVERRIDE_POLICY,
-            # Secrets: only the env provider, and only for the MM2 secret variables. No file provider.
+            # Secrets: only the env provider, and only for the variables the rendered cluster settings name.
+            # No file provider. Which key may name them is the pinned-config filter's check.
             "config.providers": "env",
             "config.providers.env.class": ENV_CONFIG_PROVIDER,
-            "config.providers.env.param.allowlist.pattern": env_allowlist_pattern(
-                list(mm2_secret_env(target, source))
-            ),
+            "config.providers.env.param.allowlist.pattern": env_allowlist_pattern(connector_env_names(target, source)),
         }
     )
+    props.update(pinned_cluster_properties(target, source))
     if source is not None:
         props[OVERRIDE_ALLOWED_BOOTSTRAP] = source.bootstrap_servers
     security = client_properties("target", target.auth)
