@@ -109,7 +109,7 @@ def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeou
         if note(ends):
             last_move = time.monotonic()
         if moved:
-            progress(f"writes on the source after the fence: {', '.join(f'{m.topic}[{m.partition}]' for m in moved.values())}")
+            progress(f"written on the source during the watch: {', '.join(f'{m.topic}[{m.partition}]' for m in moved.values())}")
         else:
             progress(f"watching {len(tps)} partition(s): quiet for {time.monotonic() - last_move:.0f}/{quiet_seconds:.0f} s")
     now = time.monotonic()
