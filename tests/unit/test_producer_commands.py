@@ -85,6 +85,10 @@ def test_the_fence_outcomes_are_of_the_one_json_shape_and_never_say_fenced_witho
     writing = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 2.0, 10.0, 30.0)
     seen = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), writing, {}, "first")
     assert (seen.verdict, seen.exit_code) == ("writes-seen", 1) and "orders[0]: 4 record(s)" in " ".join(seen.notes)
+    # written while the ACL reached the brokers, then quiet for the period: fenced, the partition still named
+    settled = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 10.0, 10.0, 12.0)
+    late = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), settled, {}, "first")
+    assert (late.verdict, late.exit_code) == ("fenced", 0) and "orders[0]: 4 record(s)" in " ".join(late.notes)
     bare = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", False, ["orders"]), quiet_watch, {}, "first")
     assert (bare.verdict, bare.exit_code) == ("cannot-fence", 1) and not json_shape_problems(bare.document())
     assert "fenced" not in bare.verdict.replace("cannot-fence", "") and bare.document()["fenced_topics"] == []

@@ -154,8 +154,7 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
 
     def fence() -> tuple[bool, str]:
         o = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked_to, progress)
-        quiet = bool(o.extra.get("quiet")) and not o.extra.get("moved")
-        ok = o.verdict == "fenced" or (o.verdict == "cannot-fence" and quiet)
+        ok = o.verdict == "fenced" or (o.verdict == "cannot-fence" and bool(o.extra.get("quiet")))
         return ok, "; ".join(o.notes[:3])
 
     def drain() -> tuple[bool, str]:

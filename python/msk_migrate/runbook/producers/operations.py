@@ -44,15 +44,18 @@ def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None,
         verdict, code = "cannot-fence", 1
         notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED); nothing was "
                      "written. The producer gate relies on detection alone: no write for the quiet period")
-    elif w is not None and (w.moved or not w.quiet):
+    elif w is not None and not w.quiet:
         verdict, code = "writes-seen", 1
-        notes.append("a producer the fence does not bind (a super user) or an in-flight write moved these partitions; "
-                     "stop it, then run the fence again to re-declare the fenced end offsets")
+        notes.append("a producer the fence does not bind (a super user) keeps writing these partitions; stop it, then run "
+                     "the fence again to re-declare the fenced end offsets")
     elif w is None:
         verdict, code = ("unfenced", 0) if not st.fenced else ("fenced", 0)
     else:
+        # Writes that landed while the ACLs reached every broker are part of the source; the fenced end offsets
+        # are those after the quiet period, and the gate refuses any move past them.
         verdict, code = "fenced", 0
-        notes.append(f"fenced: DENY User:* WRITE on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these")
+        notes.append(f"fenced: DENY User:* WRITE on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these"
+                     + (" (the partitions above were written before the fence reached every broker)" if w.moved else ""))
     rows = [{"kind": "fence", **r} for r in st.rows()] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
     extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": st.fenced, "changed": st.changed,
              "source_cluster_id": st.cluster_id}
