@@ -65,11 +65,26 @@ PATH_TIERS = {
 }
 
 
+#: Modules without a single unit test (every test needs a tool, through its fixtures): `-m unit` does not import
+#: them either. A full run fails if one of them gains a unit test, so none is left out of the unit tier unseen.
+NO_UNIT_TESTS = (
+    "tests/images/test_build_images.py",
+    "tests/monitoring/test_live_monitoring.py",
+    "tests/monitoring/test_prometheus_tls.py",
+    "tests/unit/test_preflight_in_vpc.py",
+    "tests/validation/test_validation_emr_serverless.py",
+    "tests/validation/test_validation_standalone.py",
+)
+
+
 def pytest_ignore_collect(collection_path, config):
-    """`-m unit` does not even import the modules that are heavy as a whole (cdktf, buildah, Kafka)."""
+    """`-m unit` does not even import the modules that are heavy as a whole (cdktf, buildah, Kafka), nor those
+    that hold no unit test: importing a test module is most of the unit tier's time."""
     if (config.getoption("markexpr", "") or "").strip() != "unit":
         return None
     rel = collection_path.resolve().relative_to(REPO).as_posix() if collection_path.is_relative_to(REPO) else ""
+    if rel in NO_UNIT_TESTS:
+        return True
     for prefix in PATH_TIERS:
         if "::" not in prefix and (rel == prefix.rstrip("/") or rel.startswith(prefix if prefix.endswith("/") else prefix + "/")):
             return True
@@ -89,6 +104,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, tier))
         if not tiers:
             item.add_marker(pytest.mark.unit)
+            if item.nodeid.split("::")[0] in NO_UNIT_TESTS:
+                raise pytest.UsageError(f"{item.nodeid} is a unit test in a module `-m unit` skips: "
+                                        "take the module out of NO_UNIT_TESTS (tests/conftest.py)")
 
 
 @pytest.fixture(scope="session")

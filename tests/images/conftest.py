@@ -10,9 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import boto3
 import pytest
-import requests
 
 from tests.images.support import IMAGES, REGION, REPO, copy_image_inputs, git
 
@@ -32,6 +30,9 @@ def moto_url():
 def ecr(moto_url):
     """A fresh moto ECR with the three repositories `cdktf deploy migration-dev` creates (immutable tags,
     as infra/mskinfra/ecr_repositories.py sets them; the recording docker enforces that on push)."""
+    import boto3  # here, not at the top: the unit tests of tests/images/ never pay boto3's import
+    import requests
+
     requests.post(f"{moto_url}/moto-api/reset", timeout=10)
     client = boto3.client("ecr", region_name=REGION, endpoint_url=moto_url,
                           aws_access_key_id="testing", aws_secret_access_key="testing")

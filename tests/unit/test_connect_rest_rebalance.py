@@ -38,7 +38,8 @@ class _Worker(BaseHTTPRequestHandler):
 def worker() -> Iterator[tuple[str, type[_Worker]]]:
     handler = type("Handler", (_Worker,), {"answers": [], "calls": 0})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits out one poll, 0.5 s by default, in every teardown.
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", handler

@@ -4,6 +4,7 @@ arithmetic, explanations, the report and its schema, the spark-submit argument f
 from __future__ import annotations
 
 import base64
+import functools
 import itertools
 import json
 import urllib.parse
@@ -257,25 +258,32 @@ def _report(statuses):
     )
 
 
-def test_verdict_and_exit_code_follow_the_topics():
+@functools.cache
+def _report_schema_validator():
+    """One validator for report.schema.json, the schema itself checked once: ``jsonschema.validate`` checks the
+    schema against its metaschema on every call, most of a second each."""
     import jsonschema
 
     from msk_migrate.validation.report import schema
 
+    cls = jsonschema.validators.validator_for(schema())
+    cls.check_schema(schema())
+    return cls(schema())
+
+
+def test_verdict_and_exit_code_follow_the_topics():
     ok = _report(["match", "duplicates"])
     assert ok.verdict == "match" and ok.exit_code == 0  # duplicates allowed by --allow-duplicates
     bad = _report(["match", "mismatch"])
     assert bad.verdict == "mismatch" and bad.exit_code == 1
-    jsonschema.validate(bad.to_dict(), schema())
+    _report_schema_validator().validate(bad.to_dict())
     page = bad.to_html()
     assert "t1&lt;b&gt;" in page and "t1<b>" not in page  # escaped
     assert page.index('id=\'verdict\'') < page.index("id='summary'") < page.index("id='topics'")
 
 
 def test_a_report_that_compared_nothing_is_no_evidence_not_match():
-    import jsonschema
-
-    from msk_migrate.validation.report import NO_EVIDENCE, schema
+    from msk_migrate.validation.report import NO_EVIDENCE
 
     empty = _report(["match"])
     for p in empty.topics[0].partitions:
@@ -288,7 +296,7 @@ def test_a_report_that_compared_nothing_is_no_evidence_not_match():
     empty.topics[0].finish()
     assert empty.topics[0].status == NO_EVIDENCE and empty.verdict == NO_EVIDENCE
     doc = empty.to_dict()
-    jsonschema.validate(doc, schema())
+    _report_schema_validator().validate(doc)
     assert doc["summary"]["partitions_without_evidence"] == 1 and doc["topics_covered"] == ["t0<b>"]
     assert "window ends at u" in doc["verdict_reason"]
     assert "data-verdict='no-evidence'" in empty.to_html()
