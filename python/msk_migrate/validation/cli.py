@@ -335,6 +335,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
               help="Checksum pass: native = confluent-kafka processes on this machine (no JVM start; Spark only "
               "for full diffs), spark = the PySpark job; auto = native for a local run, spark under spark-submit/Glue.")
 @click.option("--metadata-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True, help="Seconds to wait for a cluster.")
+@click.option("--on", "on", type=click.Choice(["local", "emr-serverless"]), default="local", show_default=True,
+              help="Where the job runs: here, or as a job run of --env's EMR Serverless application (provisioned by "
+                   "migration-<env>; the report comes back to --validation-report).")
 @click.option("--validation-report", "--report-dir", "report_dir", cls=Aliased, hidden_aliases=["--report-dir"],
               metavar="DIR|s3://BUCKET/PREFIX", type=_WRITE_LOCATION,
               help="Where report.json and report.html go (default: reports/validation-<UTC time>/); "
@@ -350,6 +353,15 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     """
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
     verbose = kw.pop("verbose", False)
+    on = kw.pop("on", "local")
+    if on == "emr-serverless":
+        from .emr_run import environment, validate_on_emr_serverless
+
+        cfg = environment(kw)
+        code = validate_on_emr_serverless(cfg, build_request(kw), kw, output)
+        if code:
+            sys.exit(code)
+        return
     request = build_request(kw)
     from .console import print_report, spark_progress
     from .job import run_validation

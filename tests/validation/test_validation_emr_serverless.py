@@ -1,0 +1,174 @@
+"""`msk-migrate validate --env E --on emr-serverless` against moto's EMR Serverless and S3 APIs: the job run
+is submitted to the environment's application with the clusters spelled out, followed to its end, and its
+report is copied to --validation-report (where `cutover check` reads it); the exit code is the report's.
+
+The job itself is tested on local Spark and a standalone cluster (test_validation_standalone.py). moto's
+EMR Serverless accepts a job run and reports SUCCESS at once without running anything, so the shim below
+(:class:`JobWritesReport`, test code only) plays the job's one visible effect: it writes the report a run
+would write to the ``--validation-report`` prefix it was given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from msk_migrate import __version__
+from msk_migrate.aws import emr_serverless as emr_mod
+from msk_migrate.config.environment import load_environment
+
+TIERS = ("aws",)
+REPO = Path(__file__).resolve().parents[2]
+DEV = REPO / "infra" / "environments" / "dev.yaml"
+TARGET = "b-1.msk-migrate-dev.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"
+
+
+class JobWritesReport:
+    """moto limitation: EMR Serverless job runs run nothing. On StartJobRun, write ``report`` where the run was told."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.report: dict = {}
+
+    def __call__(self, environ, start_response):
+        if environ["REQUEST_METHOD"] == "POST" and re.fullmatch(r"/applications/[^/]+/jobruns", environ.get("PATH_INFO", "")):
+            import io
+
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            args = json.loads(body)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+            bucket, _, prefix = args[args.index("--validation-report") + 1].removeprefix("s3://").partition("/")
+            from moto.s3.models import s3_backends
+
+            backend = s3_backends[emr_mod_account()]["aws"]
+            backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
+            backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+        return self.app(environ, start_response)
+
+
+def emr_mod_account() -> str:
+    import os
+
+    return os.environ["MOTO_ACCOUNT_ID"]
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    shim = JobWritesReport(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, shim, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    cfg = load_environment(DEV)
+    for k, v in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}", "AWS_ACCESS_KEY_ID": "testing",
+                 "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": cfg.region, "AWS_REGION": cfg.region,
+                 "MOTO_ACCOUNT_ID": cfg.account_id, "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    import boto3
+
+    s3, emr = boto3.client("s3"), boto3.client("emr-serverless")
+    yield shim, s3, emr, cfg
+    server.shutdown()
+    thread.join()
+
+
+def _deployed(s3, emr, cfg) -> str:
+    """What migration-dev and build-images leave: the config bucket with this version's job package, the application."""
+    bucket = cfg.config_bucket_name
+    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": cfg.region})
+    prefix = emr_mod.job_prefix(__version__)
+    for key in ("spark_entry.py", "msk_migrate.zip", "jars/spark-sql-kafka-0-10_2.12-3.5.5.jar"):
+        s3.put_object(Bucket=bucket, Key=prefix + key, Body=b"artefact")
+    found = [a for a in emr.list_applications()["applications"] if a["name"] == emr_mod.application_name(cfg)]
+    if found:
+        return found[0]["id"]
+    return emr.create_application(name=emr_mod.application_name(cfg), releaseLabel=emr_mod.RELEASE_LABEL, type="SPARK")["applicationId"]
+
+
+def _report(verdict: str, exit_code: int) -> dict:
+    return {"schema_version": 1, "verdict": verdict, "verdict_reason": f"{verdict} (from the job)", "exit_code": exit_code,
+            "source": {"bootstrap_servers": "kafka-1.dev.corp.example:9093"}, "target": {"bootstrap_servers": TARGET},
+            "topics": [{"topic": "orders.created", "verdict": verdict}]}
+
+
+def test_submits_follows_and_fetches_the_report_where_the_gate_reads_it(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    shim.report = _report("match", 0)
+    dest = tmp_path / "validation-1"
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(dest), "--output", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verdict"] == "match" and doc["exit_code"] == 0
+    assert doc["talked_to"]["target"] == TARGET
+    assert doc["locations"] == [str(dest / "report.json"), str(dest / "report.html")]
+    assert json.loads((dest / "report.json").read_text()) == shim.report  # the gate's --validation-report reads this
+    assert "EMR Serverless job run" in err and "SUCCESS" in err and "msk-migrate-dev-validation" in err
+
+    (run,) = emr.list_job_runs(applicationId=app_id)["jobRuns"]
+    job = emr.get_job_run(applicationId=app_id, jobRunId=run["id"])["jobRun"]
+    assert job["executionRole"] == f"arn:aws:iam::{cfg.account_id}:role/msk-migrate-dev-validation-job"
+    driver = job["jobDriver"]["sparkSubmit"]
+    prefix = f"s3://{cfg.config_bucket_name}/validation/job/{__version__}/"
+    assert driver["entryPoint"] == prefix + "spark_entry.py"
+    assert f"--py-files {prefix}msk_migrate.zip" in driver["sparkSubmitParameters"]
+    assert f"--jars {prefix}jars/spark-sql-kafka-0-10_2.12-3.5.5.jar" in driver["sparkSubmitParameters"]
+    args = driver["entryPointArguments"]
+
+    def value(opt: str) -> str:
+        return args[args.index(opt) + 1]
+
+    # The job has no environment file: the clusters and secrets are spelled out, the flow's selection too.
+    assert value("--source-bootstrap-servers") == cfg.source.bootstrap_servers
+    assert value("--source-auth") == "scram" and value("--source-secret-arn") == cfg.source.auth.secret_arn
+    assert value("--source-ca-secret-arn") == cfg.source.auth.ca_secret_arn
+    assert value("--target-bootstrap-servers") == TARGET and value("--target-auth") == "iam"
+    assert value("--topic-regex") == "|".join(f"(?:{r})" for r in cfg.migration.topics)
+    assert value("--engine") == "spark"
+    assert value("--validation-report").startswith(f"s3://{cfg.config_bucket_name}/validation/reports/")
+
+
+def test_a_mismatch_in_the_jobs_report_is_exit_1(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    shim, s3, emr, cfg = aws
+    _deployed(s3, emr, cfg)
+    shim.report = _report("mismatch", 1)
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(tmp_path / "r"))
+    assert code == 1, err
+    assert "verdict: mismatch" in out and json.loads((tmp_path / "r" / "report.json").read_text())["verdict"] == "mismatch"
+
+
+def test_an_environment_whose_stack_has_no_application_is_one_line_and_nothing_starts(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    _shim, _s3, emr, _cfg = aws
+    doc = yaml.safe_load(DEV.read_text())
+    doc["name"] = "stage"
+    env_file = tmp_path / "stage.yaml"
+    env_file.write_text(yaml.safe_dump(doc))
+    before = {a["id"]: len(emr.list_job_runs(applicationId=a["id"])["jobRuns"]) for a in emr.list_applications()["applications"]}
+    code, _out, err = msk_migrate_cli("validate", "--env", str(env_file), "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(tmp_path / "r"))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("error: --on emr-serverless: migration-stage has no EMR Serverless application msk-migrate-stage-validation"), err
+    assert "deploy migration-stage" in lines[-1]
+    after = {a["id"]: len(emr.list_job_runs(applicationId=a["id"])["jobRuns"]) for a in emr.list_applications()["applications"]}
+    assert after == before and not (tmp_path / "r").exists()
+
+
+def test_on_emr_serverless_needs_an_environment_before_any_call(monkeypatch, msk_migrate_cli, tmp_path: Path) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: a call would fail differently
+    code, _out, err = msk_migrate_cli("validate", "--on", "emr-serverless", "--source-bootstrap-servers", "a:9092",
+                                     "--target-bootstrap-servers", "b:9092", "--validation-report", str(tmp_path / "r"))
+    assert code == 2
+    assert err.strip().splitlines() == ["error: --on emr-serverless: needs --env NAME (the environment whose stack provisions "
+                                        "the application) (fix: add --env NAME)"]
