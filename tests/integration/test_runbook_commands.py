@@ -183,6 +183,15 @@ def test_offsets_snapshot_writes_the_source_end_offsets_validate_reads(tmp_path,
     assert {p: r.end for p, r in load_snapshot(out)[topic].items()} == {0: 15, 1: 15}
 
 
+def _producers_moved(flow_file, topic: str) -> None:
+    """What `cutover confirm` records before a rollback is possible: the topic's producers moved (the ledger)."""
+    from msk_migrate.config.flow import read_flow
+    from msk_migrate.ledger import Change, ledger_for
+
+    ledger = ledger_for(read_flow(None, flow_file))
+    ledger.append(ledger.read(), [Change("topic", topic, "producers-moved", detail="producers write to the target")], "test")
+
+
 def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the_source(tmp_path, local_env, mm2, connect, unique):
     src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
     topic = f"it-{unique}-rb"
@@ -190,6 +199,7 @@ def test_rollback_replicates_only_what_producers_wrote_on_the_target_back_to_the
     produce(src, topic, ((f"k{i}".encode(), f"old{i}".encode(), None, i % 2) for i in range(200)))
     _replicated(local_env, topic, 200)
     mf = _migration_file(tmp_path, local_env)
+    _producers_moved(mf, topic)
     r = run("rollback", "plan", "--config", str(mf), "--topic", topic, "--output", "json")
     assert r.returncode == 0, r.stderr
     planned = json.loads(r.stdout)
