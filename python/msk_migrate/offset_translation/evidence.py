@@ -19,6 +19,7 @@ recorded windows are this JSON).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from .locate import Rec
@@ -118,13 +119,14 @@ class PartitionRead:
         it, or the last stable offset when it is above."""
         return min(max(self.commit, self.source.start), self.source.end)
 
-    @property
+    # cached: the planner asks for them several times per read (a frozen read never changes them)
+    @cached_property
     def before(self) -> list[Rec]:
         """Up to ``window`` source records right before the commit point."""
         eff = self.effective_commit
         return [Rec(r.offset, r.fp) for r in self.source_recs if r.offset < eff][-self.limits.window:]
 
-    @property
+    @cached_property
     def after(self) -> list[Rec]:
         """Up to ``window`` source records at or after the commit point."""
         eff = self.effective_commit

@@ -36,6 +36,7 @@ other cluster (``to``) — the way Kafka's ``OffsetSyncStore`` states its own:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -263,7 +264,7 @@ def assess(r: PartitionRead) -> Decision | Read:
     if not isinstance(got, Alignment):
         return _unproven(r, _why_not(before, after, scan, r.target_end_reached))
     run_end = got.matched[-1][1] if got.matched else -1
-    past = sum(1 for x in scan if x.offset > run_end)
+    past = len(scan) - bisect_right(scan, run_end, key=_offset)
     if after and not r.target_end_reached and past < lim.tail:
         return ReadTarget(r.next_target_offset, lim.tail - past)  # room for a restart's replay of the commit point
     replay = _replay_at(before, after, run_end, scan)
@@ -319,12 +320,16 @@ def _why_not(before: list[Rec], after: list[Rec], scan: list[Rec], end: bool) ->
     return Unproven.CONTENT_DIFFERS
 
 
+def _offset(x: Rec) -> int:
+    return x.offset
+
+
 def _replay_at(before: list[Rec], after: list[Rec], run_end: int, scan: list[Rec]) -> tuple[list[Rec], int] | None:
     """A restart's replay past the matched run: the commit point's boundary (last record before it, first
     after it) again. Returns the records past the run and the index of the boundary's second record."""
     if not before or not after or run_end < 0:
         return None
-    tail = [x for x in scan if x.offset > run_end]
+    tail = scan[bisect_right(scan, run_end, key=_offset):]
     for q in range(1, len(tail)):
         if tail[q].fp == after[0].fp and tail[q - 1].fp == before[-1].fp:
             return tail, q

@@ -84,6 +84,11 @@ class SyncResult:
     locations: tuple[str, ...] = ()
 
     @property
+    def direction(self) -> str:
+        """source->target | target->source."""
+        return self.request.direction
+
+    @property
     def exact(self) -> bool:
         return bool(self.plans) and all(p.proven for p in self.plans)
 
