@@ -35,6 +35,9 @@ from .test_producer_cutover import (
 from .test_rehearsal import assert_every_step_to_a_match_both_ways_with_exact_cutovers
 
 TIERS = ("kafka", "spark")
+#: The module's rehearsal runs in its fixture, which the first test's timeout covers: the whole walk with both waves
+#: (ten minutes and more on a machine shared by parallel jobs), not one test's 15 minutes of pyproject.toml.
+pytestmark = pytest.mark.timeout(2400)
 BROKERS = 3
 
 

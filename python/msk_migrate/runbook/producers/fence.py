@@ -10,8 +10,10 @@ Invariants:
 
 - ``unfence`` deletes exactly the bindings ``fence`` creates (an exact filter per topic), never another ACL,
   so an operator's own DENY or ALLOW ACLs on those topics survive a fence/unfence cycle untouched.
-- A source without an authorizer answers DescribeAcls with ``SECURITY_DISABLED``: the fence says it cannot
-  fence (:attr:`FenceState.authorizer` False) and nothing is written; it never reports "fenced".
+- A source without an authorizer answers DescribeAcls with ``SECURITY_DISABLED`` (ZooKeeper brokers) or an empty
+  list with ``authorizer.class.name`` empty in its configuration (KRaft brokers), and CreateAcls with
+  ``SECURITY_DISABLED``: the fence says it cannot fence (:attr:`FenceState.authorizer` False) and nothing is
+  written; it never reports "fenced".
 - The principal that fences needs ``ALTER`` on the cluster (and ``DESCRIBE`` to read ACLs); without it the
   fence is bad input, checked before any ACL is written (nothing half-applied).
 """
@@ -114,6 +116,10 @@ def _present(session: AdminSession, topics: list[str]) -> tuple[bool, list[str]]
             raise session.error(f"describing the ACLs of {t} failed", exc) from None
         if found:
             fenced.append(t)
+    if not fenced and session.broker_config("authorizer.class.name") == "":
+        # A KRaft broker without an authorizer answers DescribeAcls with an empty list, not SECURITY_DISABLED;
+        # its configuration says so (an empty answer: the principal may not read it, so no conclusion).
+        return False, []
     return True, fenced
 
 
@@ -147,11 +153,17 @@ def _require_alter(session: AdminSession, what: str) -> None:
         raise _missing_right(session, ("ALTER",), what)
 
 
+class _NoAuthorizer(Exception):
+    """The broker has no authorizer (CreateAcls answered SECURITY_DISABLED)."""
+
+
 def _check(futures: dict, session: AdminSession, what: str) -> None:
     for b, fut in futures.items():
         try:
             fut.result(timeout=session.timeout + 5)
         except KafkaException as exc:
+            if _code(exc) == KafkaError.SECURITY_DISABLED:
+                raise _NoAuthorizer() from None
             if _code(exc) == KafkaError.CLUSTER_AUTHORIZATION_FAILED:
                 raise _missing_right(session, ("ALTER",), what) from None
             raise session.error(f"{what} failed ({b})", exc) from None
@@ -165,7 +177,11 @@ def fence(session: AdminSession, topics: list[str]) -> FenceState:
     todo = [t for t in st.topics if t not in st.fenced]
     if todo:
         _require_alter(session, "fence the topics")
-        _check(session.admin.create_acls([binding(t) for t in todo], request_timeout=session.timeout), session, "create the fence")
+        try:
+            _check(session.admin.create_acls([binding(t) for t in todo], request_timeout=session.timeout), session, "create the fence")
+        except _NoAuthorizer:  # nothing was written: CreateAcls is refused as a whole
+            st.authorizer = False
+            return st
         st.changed = [describe(t) for t in todo]
         st.fenced = sorted(set(st.fenced) | set(todo))
     return st
