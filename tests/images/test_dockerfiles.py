@@ -105,11 +105,13 @@ def test_connect_and_prometheus_bases_are_pinned_by_digest_and_grafana_is_flagge
             assert "Pinned by TAG ONLY" in (IMAGES_DIR / "operator" / "Dockerfile").read_text()
 
 
-def test_operator_image_runs_as_nobody_without_an_entrypoint_so_the_task_command_is_the_whole_command():
+def test_operator_image_runs_as_nobody_behind_the_runbook_entrypoint_with_no_command():
     text = (IMAGES_DIR / "operator" / "Dockerfile").read_text()
     runtime = stages(IMAGES_DIR / "operator" / "Dockerfile")[-1]
     assert ("USER", "65534:65534") in runtime
-    assert not any(ins == "ENTRYPOINT" for ins, _ in runtime), "ECS command overrides replace CMD only"
+    # ECS overrides replace CMD, never the entrypoint: the entrypoint alone decides what runs (issue 37)
+    assert ("ENTRYPOINT", '["/opt/msk-migrate/bin/python", "-m", "msk_migrate.aws.operator_entry"]') in runtime
+    assert not any(ins == "CMD" for ins, _ in runtime)
     assert "PIP_CONSTRAINT=/src/requirements.lock" in text and "pyspark" not in text
 
 

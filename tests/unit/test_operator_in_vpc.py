@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 
-from msk_migrate.aws import ecs_task, operator_task
+import pytest
+
+from msk_migrate.aws import ecs_task, operator_entry, operator_task
+from msk_migrate.errors import UsageError
 
 from . import test_preflight_in_vpc as pf
 from .test_preflight_in_vpc import CLUSTER, MIGRATION_YAML, REGION, cli, finish
@@ -36,11 +39,10 @@ def test_any_command_runs_in_the_operator_task_and_its_json_and_exit_code_come_b
     assert task["taskDefinitionArn"].split("/")[-1].startswith(f"{CLUSTER}-operator:")
     assert "taskRoleArn" not in task["overrides"], "the operator task runs as its own (operator) role"
     (co,) = task["overrides"]["containerOverrides"]
-    script = co["command"][2]
-    assert co["name"] == "operator" and co["command"][:2] == ["sh", "-c"]
-    assert f"msk-migrate lag --config {operator_task.IN_TASK_FLOW} --output json" in script
-    assert "--in-vpc" not in script and "--ecs-cluster" not in script and "exit $rc" in script
-    assert {"name": operator_task.CONFIG_ENV, "value": MIGRATION_YAML} in co["environment"]
+    assert co["name"] == "operator" and "command" not in co, "the image's entrypoint runs the request (issue 37)"
+    sent = {e["name"]: e["value"] for e in co["environment"]}
+    assert json.loads(sent[operator_entry.ARGV_ENV]) == ["lag", "--config", operator_task.IN_TASK_FLOW, "--output", "json"]
+    assert sent[operator_task.CONFIG_ENV] == MIGRATION_YAML
 
 
 def test_the_command_line_loses_only_the_in_vpc_options() -> None:
@@ -105,7 +107,7 @@ def test_the_environment_record_travels_to_the_task_and_a_first_apply_in_the_vpc
     (co,) = _last_task(aws)["overrides"]["containerOverrides"]
     sent = {e["name"]: e["value"] for e in co["environment"]}
     assert json.loads(sent[operator_task.RECORD_ENV])["target_cluster_id"] == "MSKclusterId0000000001"
-    assert f"{operator_task.IN_TASK_RECORDS}/dev.json" in co["command"][2]
+    assert sent[operator_entry.RECORD_NAME_ENV] == "dev" and "command" not in co
 
 
 def _last_task(aws) -> dict:
@@ -113,10 +115,9 @@ def _last_task(aws) -> dict:
     return aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[arn])["tasks"][0]
 
 
-def test_the_task_script_writes_the_record_runs_the_command_and_prints_what_it_recorded(tmp_path) -> None:
-    # the container's `sh -c` script, run here by sh with a stand-in msk-migrate that records as a first apply does
+def test_the_entrypoint_writes_the_record_runs_the_command_and_prints_what_it_recorded(tmp_path, capsys, monkeypatch) -> None:
+    # the operator image's entrypoint, run here with a stand-in msk-migrate that records as a first apply does
     import os
-    import subprocess
 
     records = tmp_path / "in-task-records"
     fake = tmp_path / "bin" / "msk-migrate"
@@ -124,11 +125,36 @@ def test_the_task_script_writes_the_record_runs_the_command_and_prints_what_it_r
     fake.write_text('#!/bin/sh\necho "stderr line" >&2\nprintf \'{"environment": "dev", "target_cluster_id": "X1"}\' '
                     '> "$MSK_MIGRATE_RECORD_DIR/dev.json"\necho "stdout line"\nexit 3\n')
     fake.chmod(0o755)
-    cmd = operator_task.task_command(["connectors", "apply", "--env", "/dev/null"], with_flow=False, record="dev")
-    script = cmd[2].replace(operator_task.IN_TASK_RECORDS, str(records))
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "MSK_MIGRATE_RECORD_DIR": str(records)}
-    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, timeout=30)
-    assert r.returncode == 3
-    err, out = operator_task.split_output(r.stdout.splitlines())
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    env = {**os.environ, "MSK_MIGRATE_RECORD_DIR": str(records), operator_entry.RECORD_NAME_ENV: "dev",
+           operator_entry.ARGV_ENV: json.dumps(["connectors", "apply", "--env", "/dev/null"])}
+    words = operator_entry.request([], env)
+    assert operator_entry.run(words, env, records=str(records), flow=str(tmp_path / "flow.yaml")) == 3
+    err, out = operator_task.split_output(capsys.readouterr().out.splitlines())
     err, rec = operator_task.split_record(err)
     assert (err, out, rec) == (["stderr line"], ["stdout line"], {"environment": "dev", "target_cluster_id": "X1"})
+
+
+@pytest.mark.parametrize(("argv", "argv_env", "named"), [
+    (["sh", "-c", "env"], '["lag"]', "takes no command"),                     # a containerOverrides.command
+    ([], '["local", "up"]', "'local' is not a runbook command"),               # a laptop command
+    ([], '["sh"]', "'sh' is not a runbook command"),
+    ([], '["lag", "--in-vpc"]', "--in-vpc inside the operator task"),
+    ([], "lag --env dev", "is not JSON"),
+    ([], None, "is not set"),
+])
+def test_the_entrypoint_refuses_a_command_override_or_a_command_outside_the_list(argv, argv_env, named, capsys, monkeypatch) -> None:
+    if argv_env is None:
+        monkeypatch.delenv(operator_entry.ARGV_ENV, raising=False)
+    else:
+        monkeypatch.setenv(operator_entry.ARGV_ENV, argv_env)
+    monkeypatch.setenv("PATH", "/nonexistent")  # nothing could run even if the entrypoint tried
+    assert operator_entry.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and named in err[0], err
+
+
+def test_in_vpc_refuses_a_laptop_command_before_anything_starts() -> None:
+    req = operator_task.split_argv(["local", "up", "--in-vpc", "--ecs-cluster", "c1"])
+    with pytest.raises(UsageError, match="local is not a runbook command"):
+        operator_task.prepare(req, environ={})

@@ -16,10 +16,9 @@ import sys
 import threading
 import time
 
-import boto3
 import pytest
 
-from msk_migrate.aws import ecs_task, preflight_task
+from msk_migrate.aws import ecs_task, operator_entry, preflight_task
 
 REGION = "eu-west-1"
 CLUSTER = "msk-migrate-dev"
@@ -62,6 +61,8 @@ def aws(moto_url, monkeypatch):
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION,
                  "AWS_ENDPOINT_URL": moto_url, "AWS_EC2_METADATA_DISABLED": "true"}.items():
         monkeypatch.setenv(k, v)
+    import boto3  # here: test_operator_in_vpc's unit tests import this module and never need boto3
+
     ecs = boto3.client("ecs", region_name=REGION)
     logs = boto3.client("logs", region_name=REGION)
     ec2 = boto3.client("ec2", region_name=REGION)
@@ -132,7 +133,7 @@ def finish(aws: dict, exit_code: int, lines: list[str], delay: float = 0.5) -> t
     return t
 
 
-def test_preflight_task_runs_in_the_connect_subnets_with_the_connect_task_role(aws, tmp_path) -> None:
+def test_preflight_task_runs_in_the_connect_subnets_as_the_operator_role_without_command_or_role_override(aws, tmp_path) -> None:
     cfg = tmp_path / "migration.yaml"
     cfg.write_text(MIGRATION_YAML)
     waiter = finish(aws, 0, ["starting", json.dumps(REPORT, indent=2)])
@@ -147,11 +148,12 @@ def test_preflight_task_runs_in_the_connect_subnets_with_the_connect_task_role(a
     if awsvpc:  # moto records the ENI of the awsvpc network configuration
         assert {"name": "subnetId", "value": aws["subnet"]} in awsvpc
     overrides = task["overrides"]
-    assert overrides["taskRoleArn"] == TASK_ROLE
+    assert "taskRoleArn" not in overrides, "preflight runs as the operator task role (issue 37)"
     (co,) = overrides["containerOverrides"]
-    assert co["name"] == "operator" and co["command"] == preflight_task.task_command()
-    assert co["environment"] == [{"name": preflight_task.CONFIG_ENV, "value": MIGRATION_YAML}]
-    assert "msk-migrate preflight --config" in co["command"][2] and "--output json" in co["command"][2]
+    assert co["name"] == "operator" and "command" not in co, "the image's entrypoint runs the request"
+    sent = {e["name"]: e["value"] for e in co["environment"]}
+    assert sent[operator_entry.CONFIG_ENV] == MIGRATION_YAML
+    assert json.loads(sent[operator_entry.ARGV_ENV]) == ["preflight", "--config", operator_entry.IN_TASK_FLOW, "--output", "json"]
 
 
 def test_run_task_request_carries_the_connect_network_configuration(aws) -> None:

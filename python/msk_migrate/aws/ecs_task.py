@@ -5,9 +5,10 @@ connections through the Connect security group and authenticates with the Connec
 and the Connect secrets, exactly as the workers will, instead of from the operator's laptop.
 
 What the task borrows from the running Connect service (``describe-services``): its subnets, security
-groups and public-IP setting, and from the service's task definition its task role. The command runs
-in the container ``container`` of ``task_definition`` (a task definition whose image contains
-msk-migrate); ``overrides.taskRoleArn`` gives it the Connect task role.
+groups and public-IP setting. It runs as the operator task definition's own role, with the image's own
+entrypoint (:mod:`.operator_entry`): the RunTask request overrides only the container's environment,
+never ``command`` or ``taskRoleArn`` (the right to run the operator task is not the right to run anything,
+or to run as the Connect workers, issue 37).
 
 The result is the task's exit code (0 = every check passed) and its log lines from CloudWatch Logs
 (the container's ``awslogs`` group and stream prefix); waiting is bounded by ``timeout``.
@@ -66,19 +67,15 @@ def connect_placement(ecs, cluster: str, service: str) -> ConnectPlacement:
     return ConnectPlacement(network, td.get("taskRoleArn"), svc["taskDefinition"])
 
 
-def start_task(ecs, *, cluster: str, task_definition: str, container: str, command: list[str],
-               environment: dict[str, str], placement: ConnectPlacement, task_role: str = "connect") -> str:
-    """RunTask on Fargate in the Connect subnets/security groups; the task ARN. ``task_role``: ``connect``
-    runs as the Connect task role (preflight: what the workers will see), ``own`` as the task definition's
-    own role (the operator role)."""
+def start_task(ecs, *, cluster: str, task_definition: str, container: str,
+               environment: dict[str, str], placement: ConnectPlacement) -> str:
+    """RunTask on Fargate in the Connect subnets/security groups; the task ARN. Overrides: the container's
+    environment only (the request travels there; the image's entrypoint decides what runs)."""
     overrides: dict = {
         "containerOverrides": [
-            {"name": container, "command": command,
-             "environment": [{"name": k, "value": v} for k, v in sorted(environment.items())]}
+            {"name": container, "environment": [{"name": k, "value": v} for k, v in sorted(environment.items())]}
         ]
     }
-    if task_role == "connect" and placement.task_role_arn:
-        overrides["taskRoleArn"] = placement.task_role_arn
     resp = ecs.run_task(
         cluster=cluster,
         taskDefinition=task_definition,
@@ -137,15 +134,15 @@ def task_log_lines(ecs, logs, task_definition: str, container: str, task_arn: st
     return [e["message"] for e in events]
 
 
-def run_in_vpc(ecs, logs, *, cluster: str, service: str, task_definition: str, container: str, command: list[str],
+def run_in_vpc(ecs, logs, *, cluster: str, service: str, task_definition: str, container: str,
                environment: dict[str, str], timeout: float, poll: float = 5.0,
-               on_status: Callable[[str], None] | None = None, task_role: str = "connect") -> TaskResult:
+               on_status: Callable[[str], None] | None = None) -> TaskResult:
     """Start the one-off task beside the Connect service, wait (bounded), collect exit code and logs.
 
     A task still running at ``timeout`` is stopped (nothing is left behind) and reported as not ok."""
     placement = connect_placement(ecs, cluster, service)
     task_arn = start_task(ecs, cluster=cluster, task_definition=task_definition, container=container,
-                          command=command, environment=environment, placement=placement, task_role=task_role)
+                          environment=environment, placement=placement)
     task = wait_stopped(ecs, cluster, task_arn, timeout=timeout, poll=poll, on_status=on_status)
     reason = task.get("stoppedReason", "")
     if task.get("lastStatus") != "STOPPED":

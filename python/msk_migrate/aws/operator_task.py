@@ -6,10 +6,12 @@ of the stack's operator task definition (``<cluster>-operator``: the operator im
 role, its own log group), placed in the Connect service's subnets and security groups, and this process
 prints what the command printed (CloudWatch Logs) and exits with its exit code.
 
-How the command travels: the command line minus the ``--in-vpc`` options becomes the container command;
-the flow file (``--env NAME`` or ``--config FILE``) is read here and sent as the environment override
-``MSK_MIGRATE_CONFIG_YAML`` (the YAML holds no secret: only Secrets Manager ARNs), and the task writes it
-to ``/tmp`` (the only writable path of the operator image) before running the command against that file.
+How the command travels: the command line minus the ``--in-vpc`` options goes as the environment override
+``MSK_MIGRATE_OPERATOR_ARGV`` (a JSON list) to the image's entrypoint (:mod:`.operator_entry`), which runs it only
+when it is a runbook command; the task overrides neither ``command`` nor ``taskRoleArn`` (issue 37). The flow
+file (``--env NAME`` or ``--config FILE``) is read here and sent as the environment override ``MSK_MIGRATE_CONFIG_YAML``
+(the YAML holds no secret: only Secrets Manager ARNs), and the task writes it to ``/tmp`` (the only writable
+path of the operator image) before running the command against that file.
 The task prints the command's stderr, a marker line, then its stdout, so ``--output json`` stays one JSON
 document on this side's stdout.
 
@@ -29,25 +31,27 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from .operator_entry import (
+    ARGV_ENV,
+    CONFIG_ENV,
+    IN_TASK_FLOW,
+    IN_TASK_RECORDS,
+    RECORD_ENV,
+    RECORD_MARKER,
+    RECORD_NAME_ENV,
+    RUNBOOK_COMMANDS,
+    STDOUT_MARKER,
+)
 
-CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
-IN_TASK_FLOW = "/tmp/msk-migrate-flow.yaml"
-#: The environment's record, as JSON (only when this checkout has one).
-RECORD_ENV = "MSK_MIGRATE_RECORD_JSON"
-#: Where the task keeps environment records (its MSK_MIGRATE_RECORD_DIR).
-IN_TASK_RECORDS = "/tmp/msk-migrate-recorded"
-#: Before the environment's record in the task's log (after the command's stderr).
-RECORD_MARKER = "--- msk-migrate environment record ---"
+__all__ = ["ARGV_ENV", "CONFIG_ENV", "IN_TASK_FLOW", "IN_TASK_RECORDS", "RECORD_ENV", "RECORD_MARKER", "STDOUT_MARKER"]
+
 #: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
 MAX_CONFIG_BYTES = 6 * 1024
-#: Between the command's stderr and its stdout in the task's log (see :func:`task_command`).
-STDOUT_MARKER = "--- msk-migrate stdout ---"
 DEFAULT_CONTAINER = "operator"
 
 #: The options ``--in-vpc`` adds to every command (name -> takes a value).
@@ -138,8 +142,8 @@ def _flow_file(argv: list[str]) -> tuple[int, str, Path] | None:
     return None
 
 
-def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
-    """The container command and environment for ``req``; every input checked before anything starts."""
+def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The task's environment overrides for ``req`` (the request included); every input checked before anything starts."""
     environ = dict(os.environ if environ is None else environ)
     if not req.ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
@@ -179,7 +183,13 @@ def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> tuple[l
     words = [a for a in argv if not a.startswith("-")]
     if not words:
         raise UsageError("--in-vpc", "no command to run", "put --in-vpc after an operator command, e.g. msk-migrate lag --env dev --in-vpc ...")
-    return task_command(argv, with_flow=CONFIG_ENV in env, record=record_name, record_known=RECORD_ENV in env), env
+    if words[0] not in RUNBOOK_COMMANDS:
+        raise UsageError("--in-vpc", f"{words[0]} is not a runbook command the operator task runs",
+                         f"run one of {', '.join(RUNBOOK_COMMANDS)} with --in-vpc")
+    env[ARGV_ENV] = json.dumps(argv)
+    if record_name:
+        env[RECORD_NAME_ENV] = record_name
+    return env
 
 
 def _environment_name(text: str) -> str | None:
@@ -192,23 +202,6 @@ def _environment_name(text: str) -> str | None:
         return None  # the command in the task says what is wrong with the file
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else None
-
-
-def task_command(argv: list[str], *, with_flow: bool, record: str | None = None, record_known: bool = False) -> list[str]:
-    """``sh -c``: write the flow (and the environment's record) from the environment, run msk-migrate, print
-    stderr, the record (when the environment has one now), the marker, stdout; exit with its code."""
-    write = f'printf "%s" "${CONFIG_ENV}" > {IN_TASK_FLOW} && ' if with_flow else ""
-    show = ""
-    if record:
-        rec_file = shlex.quote(f"{IN_TASK_RECORDS}/{record}.json")
-        write += f"mkdir -p {IN_TASK_RECORDS} && "
-        if record_known:
-            write += f'printf "%s" "${RECORD_ENV}" > {rec_file} && '
-        show = f"if [ -f {rec_file} ]; then echo '{RECORD_MARKER}'; cat {rec_file}; echo; fi; "
-    run = "msk-migrate " + " ".join(shlex.quote(a) for a in argv)
-    script = (f"{write}{run} > /tmp/msk-migrate.out 2> /tmp/msk-migrate.err; rc=$?; "
-              f"cat /tmp/msk-migrate.err; {show}echo '{STDOUT_MARKER}'; cat /tmp/msk-migrate.out; exit $rc")
-    return ["sh", "-c", script]
 
 
 def split_output(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -258,7 +251,7 @@ def run_request(req: InVpcRequest, *, clients=None, poll: float = 5.0, on_status
 
     from .ecs_task import run_in_vpc
 
-    command, env = prepare(req)
+    env = prepare(req)
     ecs, logs = clients or (boto3.client("ecs", region_name=req.region), boto3.client("logs", region_name=req.region))
     assert req.ecs_cluster
     task_definition = req.task_definition or f"{req.ecs_cluster}-operator"
@@ -271,12 +264,10 @@ def run_request(req: InVpcRequest, *, clients=None, poll: float = 5.0, on_status
         service=req.ecs_service or f"{req.ecs_cluster}-kafka-connect",
         task_definition=task_definition,
         container=req.container,
-        command=command,
         environment=env,
         timeout=req.timeout,
         poll=poll,
         on_status=on_status,
-        task_role="own",
     )
     err, out = split_output(result.log_lines)
     return result, err, out

@@ -1,8 +1,9 @@
 """``msk-migrate preflight --in-vpc``: the ordinary preflight, run as a one-off ECS task beside the
-Connect workers (their subnets, security groups and task role), its result printed here.
+Connect workers (their subnets and security groups), as the operator task role, its result printed here.
 
-The task runs ``msk-migrate preflight --config <file> --output json`` in the container ``--container``
-of ``--task-definition``; the migration YAML travels as the environment override
+The operator image's entrypoint (:mod:`.operator_entry`) runs ``msk-migrate preflight --config <file> --output json``
+(the request is the environment override ``MSK_MIGRATE_OPERATOR_ARGV``; no command or task-role override:
+the operator role is granted what preflight reads); the migration YAML travels as the environment override
 ``MSK_MIGRATE_CONFIG_YAML`` (it holds no secret: only Secrets Manager ARNs or MM2_* variable names).
 The JSON report is read back from the task's CloudWatch log stream; the exit code decides.
 """
@@ -18,32 +19,28 @@ import click
 from ..clivalues import Checked
 from ..config.identifiers import check_region
 from ..errors import UsageError
+from .operator_entry import ARGV_ENV, CONFIG_ENV, IN_TASK_FLOW
 
-CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
 #: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
 MAX_CONFIG_BYTES = 6 * 1024
-IN_TASK_CONFIG = "/tmp/msk-migrate-preflight.yaml"
 #: ``--region``: a region where ECS runs (botocore's endpoint data), refused while parsing.
 _ECS_REGION = Checked("region", lambda v: check_region(v, "ecs", "ECS"), "pass the stack's region, e.g. eu-west-1", "REGION")
 
 
-def task_command(flag: str = "--config") -> list[str]:
-    """The container command: write the YAML from the environment, run the ordinary preflight.
-    ``flag``: ``--env`` for an environment YAML (infra/environments), ``--config`` for a flow file."""
+def task_environment(flag: str = "--config") -> dict[str, str]:
+    """The request the operator image's entrypoint runs: the ordinary preflight on the flow it writes from
+    the environment. ``flag``: ``--env`` for an environment YAML (infra/environments), ``--config`` for a flow file."""
     if flag not in ("--config", "--env"):
         raise ValueError(flag)
-    return [
-        "sh", "-c",
-        f'printf "%s" "${CONFIG_ENV}" > {IN_TASK_CONFIG} && exec msk-migrate preflight {flag} {IN_TASK_CONFIG} --output json',
-    ]
+    return {ARGV_ENV: json.dumps(["preflight", flag, IN_TASK_FLOW, "--output", "json"])}
 
 
 def in_vpc_options(f):
     """The options of ``preflight`` that only ``--in-vpc`` uses (passed on as ``in_vpc_opts``)."""
     options = [
-        click.option("--in-vpc", is_flag=True, help="Run the preflight as a one-off ECS task in the Connect subnets with the Connect task role."),
+        click.option("--in-vpc", is_flag=True, help="Run the preflight as a one-off ECS task in the Connect subnets as the operator task role."),
         click.option("--ecs-cluster", help="ECS cluster of the stack (output ecs_cluster_name); required with --in-vpc."),
-        click.option("--ecs-service", help="Connect service whose network and task role the task uses. Default: <cluster>-kafka-connect."),
+        click.option("--ecs-service", help="Connect service whose network the task uses. Default: <cluster>-kafka-connect."),
         click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-operator (the stack's operator task)."),
         click.option("--container", "--task-container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
         click.option("--region", "--aws-region", type=_ECS_REGION, help="AWS region (default: the AWS profile's)."),
@@ -94,7 +91,7 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
 
     if not ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
-    env = config_environment(config_path)
+    env = {**config_environment(config_path), **task_environment(flag)}
     if target_bootstrap:
         env["MSK_MIGRATE_TARGET_BOOTSTRAP"] = target_bootstrap
     ecs, logs = clients or (boto3.client("ecs", region_name=region), boto3.client("logs", region_name=region))
@@ -106,7 +103,6 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
         service=ecs_service or f"{ecs_cluster}-kafka-connect",
         task_definition=task_definition,
         container=container,
-        command=task_command(flag),
         environment=env,
         timeout=timeout,
         poll=poll,
@@ -125,7 +121,7 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
     cluster = opts.get("ecs_cluster")
     if not cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
-    con.print(f"preflight in ECS cluster {cluster} (network and task role of the Connect service)")
+    con.print(f"preflight in ECS cluster {cluster} (network of the Connect service, operator task role)")
     with con.status("starting the preflight task") as status:
         result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)  # noqa: E501
     if output == "json":

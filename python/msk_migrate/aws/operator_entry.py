@@ -1,0 +1,102 @@
+"""The operator image's entrypoint: runs one runbook command, named in the task's environment, and nothing else.
+
+Why an entrypoint and not the container command: whoever may run the operator task could override the
+command (``containerOverrides.command``) and run anything with the operator role's rights. ECS overrides
+replace the command, never the entrypoint, so the image's entrypoint is this module, and it refuses any
+command at all (:data:`ARGV_ENV` carries the request instead) and any subcommand outside :data:`RUNBOOK_COMMANDS`:
+one line, exit 2, nothing run. ``msk-migrate … --in-vpc`` (:mod:`.operator_task`) and ``preflight --in-vpc``
+(:mod:`.preflight_task`) send only environment overrides, never ``command`` or ``taskRoleArn``.
+
+What it does for an accepted request: writes the flow file (:data:`CONFIG_ENV`) and the environment's record
+(:data:`RECORD_ENV`) into ``/tmp`` (the image's only writable path), runs ``msk-migrate`` with the request, then
+prints the command's stderr, the record it left (after :data:`RECORD_MARKER`), :data:`STDOUT_MARKER` and its
+stdout, and exits with its exit code: the caller reads the task's log back in that order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+#: The runbook's commands the operator task may run (``msk-migrate <command> …``); ``local``, ``rehearse`` and
+#: ``build-images`` are laptop commands and are refused, as is anything else.
+RUNBOOK_COMMANDS = ("acls", "cleanup", "connectors", "cutover", "lag", "offsets", "preflight", "rollback", "status", "validate")
+#: The request: a JSON list of the words after ``msk-migrate``.
+ARGV_ENV = "MSK_MIGRATE_OPERATOR_ARGV"
+#: The environment whose record travels (its file name in the record directory), when there is one.
+RECORD_NAME_ENV = "MSK_MIGRATE_OPERATOR_RECORD"
+CONFIG_ENV = "MSK_MIGRATE_CONFIG_YAML"
+IN_TASK_FLOW = "/tmp/msk-migrate-flow.yaml"
+RECORD_ENV = "MSK_MIGRATE_RECORD_JSON"
+IN_TASK_RECORDS = "/tmp/msk-migrate-recorded"
+RECORD_MARKER = "--- msk-migrate environment record ---"
+STDOUT_MARKER = "--- msk-migrate stdout ---"
+
+
+class Refused(Exception):
+    """A request the entrypoint does not run; the message is the one line it prints."""
+
+
+def request(argv: list[str], environ: Mapping[str, str]) -> list[str]:
+    """The ``msk-migrate`` words to run; :class:`Refused` for a command override or a command outside the list."""
+    if argv:
+        raise Refused("the operator task takes no command (a containerOverrides.command was given): "
+                      f"send the runbook command in {ARGV_ENV}")
+    raw = environ.get(ARGV_ENV)
+    if not raw:
+        raise Refused(f"{ARGV_ENV} is not set: send the runbook command as a JSON list, e.g. [\"lag\", \"--env\", ...]")
+    try:
+        words = json.loads(raw)
+    except ValueError:
+        raise Refused(f"{ARGV_ENV} is not JSON: send a JSON list of strings") from None
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+        raise Refused(f"{ARGV_ENV} must be a non-empty JSON list of strings")
+    if words[0] not in RUNBOOK_COMMANDS:
+        raise Refused(f"{ARGV_ENV}: {words[0][:40]!r} is not a runbook command the operator task runs "
+                      f"(allowed: {', '.join(RUNBOOK_COMMANDS)})")
+    if any(w == "--in-vpc" or w.startswith("--in-vpc=") for w in words):
+        raise Refused(f"{ARGV_ENV}: --in-vpc inside the operator task: the task already runs in the VPC")
+    return words
+
+
+def run(words: list[str], environ: Mapping[str, str], *, records: str = IN_TASK_RECORDS, flow: str = IN_TASK_FLOW) -> int:
+    """Write the flow and record, run the command, print stderr / record / marker / stdout; its exit code."""
+    if environ.get(CONFIG_ENV):
+        Path(flow).write_text(environ[CONFIG_ENV])
+    name = environ.get(RECORD_NAME_ENV)
+    record = Path(records) / f"{name}.json" if name and "/" not in name and not name.startswith(".") else None
+    if record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        if environ.get(RECORD_ENV):
+            record.write_text(environ[RECORD_ENV])
+    exe = shutil.which("msk-migrate")
+    cmd = [exe] if exe else [sys.executable, "-m", "msk_migrate.commands"]
+    proc = subprocess.run([*cmd, *words], capture_output=True, text=True, env=dict(environ))
+    out = sys.stdout
+    out.write(proc.stderr)
+    if proc.stderr and not proc.stderr.endswith("\n"):
+        out.write("\n")
+    if record is not None and record.is_file():
+        out.write(f"{RECORD_MARKER}\n{record.read_text()}\n")
+    out.write(f"{STDOUT_MARKER}\n{proc.stdout}")
+    out.flush()
+    return proc.returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        words = request(args, os.environ)
+    except Refused as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    return run(words, os.environ)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
