@@ -49,3 +49,27 @@ def test_union_collapses_to_star_and_drops_covered_names() -> None:
         "orders.*",
     ]
     assert name_patterns([".*"], ["mm2-connect-configs"]) == ["*"]
+
+
+PASS_OK = {"Sid": "PassOperatorRoles", "Effect": "Allow", "Action": "iam:PassRole",
+           "Resource": ["arn:aws:iam::123456789012:role/p-operator-task", "arn:aws:iam::123456789012:role/p-operator-execution"],
+           "Condition": {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}}
+
+
+@pytest.mark.parametrize(("statement", "named"), [
+    ({**PASS_OK, "Resource": "*"}, "iam:PassRole on '*'"),
+    ({**PASS_OK, "Resource": ["arn:aws:iam::123456789012:role/p-*"]}, "iam:PassRole on '*'"),
+    ({**PASS_OK, "Action": ["iam:*"], "Resource": "*"}, "iam:PassRole on '*'"),
+    ({**PASS_OK, "Action": "*", "Resource": "*"}, "iam:PassRole on '*'"),
+    ({k: v for k, v in PASS_OK.items() if k != "Condition"}, "without an iam:PassedToService condition"),
+])
+def test_a_policy_granting_pass_role_on_star_or_without_a_service_condition_is_refused(statement: dict, named: str) -> None:
+    from msk_migrate.errors import UsageError
+    from mskinfra.util import pass_role_refusal, policy_json
+
+    with pytest.raises(UsageError) as err:
+        policy_json([statement])
+    message = str(err.value)
+    assert message.startswith("iam:PassRole: statement PassOperatorRoles: ") and named in message and "\n" not in message
+    assert pass_role_refusal([PASS_OK, {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]) is None
+    assert '"iam:PassedToService"' in policy_json([PASS_OK])
