@@ -244,7 +244,7 @@ def test_msk_migrate_validate_command_exits_2_on_bad_input(tmp_path, msk_migrate
     code, _, err = msk_migrate_cli("validate", "--source-bootstrap-servers", "not a host", "--target-bootstrap-servers", "h:1",
                                    "--topics", "t", "--report-dir", str(tmp_path / "r"))
     assert code == 2, err
-    assert err.strip().startswith("error: --source-bootstrap-servers: bootstrap server 'not a host' is not host:port")
+    assert err.strip().startswith("error: --source-bootstrap-servers: 'not a host' is not host:port")
     assert not (tmp_path / "r").exists()
 
 
