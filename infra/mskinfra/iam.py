@@ -20,6 +20,8 @@ The policy documents are plain data in :mod:`.iam_policy` (no jsii); this module
 
 from __future__ import annotations
 
+from cdktf import TerraformOutput
+from cdktf_cdktf_provider_aws.iam_policy import IamPolicy
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
@@ -28,6 +30,7 @@ from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
 
 from .iam_policy import (  # the policy documents, as plain data
     ECR_PULL_ACTIONS,
+    OPERATOR_POLICY_NAME,
     SOURCE_CLUSTER_ACTIONS,
     SOURCE_GROUP_ACTIONS,
     SOURCE_TOPIC_ACTIONS,
@@ -36,6 +39,7 @@ from .iam_policy import (  # the policy documents, as plain data
     TARGET_TOPIC_ACTIONS,
     msk_statements,
     operator_statements,
+    operator_user_statements,
     source_group_patterns,
     source_topic_patterns,
     target_group_patterns,
@@ -180,3 +184,15 @@ class Roles(Construct):
             self.policies["operator"].append(
                 IamRolePolicy(self, "operator_task_policy", name="operator", role=self.operator_task.id, policy=policy_json(op))
             )
+
+        # The people who run the runbook: a managed policy to attach to their group or role (issue 37).
+        self.operator_policy = IamPolicy(
+            self, "operator_policy", name=f"{p}-{OPERATOR_POLICY_NAME}",
+            description=f"{p}: run the runbook's commands (msk-migrate --in-vpc) and nothing else",
+            policy=policy_json(operator_user_statements(
+                cfg, operator_roles=[self.operator_task.arn, self.execution["operator"].arn],
+                operator_log_group_arn=log_group_arns["operator"])),
+        )
+        out = TerraformOutput(self, "operator_policy_arn", value=self.operator_policy.arn,
+                              description="Managed policy for the people who run the runbook (attach to their group or role)")
+        out.override_logical_id("operator_policy_arn")

@@ -129,3 +129,32 @@ def operator_statements(cfg: EnvironmentConfig, cluster_arn: str, topic_prefix: 
     statements.append({"Sid": "OperatorCleanupInternalTopics", "Effect": "Allow", "Action": OPERATOR_INTERNAL_TOPIC_ACTIONS,
                        "Resource": [f"{topic_prefix}/{t}" for t in internal_topics(cfg)]})
     return statements
+
+
+#: What ``msk-migrate … --in-vpc`` itself calls (python/msk_migrate/aws): RunTask, DescribeTasks, StopTask
+#: (a task still running at the timeout), DescribeServices (the Connect network), DescribeTaskDefinition,
+#: GetLogEvents (the command's output).
+OPERATOR_POLICY_NAME = "operator"
+
+
+def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str], operator_log_group_arn: str) -> list[dict]:
+    """The managed policy the stack ships for the people who run the runbook (attach it to their group or
+    role): exactly the calls of ``--in-vpc``, on this stack's ECS cluster, its operator task definition and
+    log group; ``iam:PassRole`` on the two operator roles, to ECS tasks only. The task itself overrides
+    neither command nor role (python/msk_migrate/aws/operator_entry.py), so this is the whole right."""
+    cluster = arn(cfg, "ecs", f"cluster/{cfg.resource_prefix}")
+    on_cluster = {"ArnEquals": {"ecs:cluster": cluster}}
+    return [
+        {"Sid": "RunTheOperatorTask", "Effect": "Allow", "Action": "ecs:RunTask",
+         "Resource": [arn(cfg, "ecs", f"task-definition/{cfg.resource_prefix}-operator:*")], "Condition": on_cluster},
+        {"Sid": "FollowTheOperatorTask", "Effect": "Allow", "Action": ["ecs:DescribeTasks", "ecs:StopTask"],
+         "Resource": [arn(cfg, "ecs", f"task/{cfg.resource_prefix}/*")], "Condition": on_cluster},
+        {"Sid": "ReadTheConnectNetwork", "Effect": "Allow", "Action": "ecs:DescribeServices",
+         "Resource": [arn(cfg, "ecs", f"service/{cfg.resource_prefix}/*")]},
+        # DescribeTaskDefinition has no resource-level permissions (the Service Authorization Reference).
+        {"Sid": "ReadTaskDefinitions", "Effect": "Allow", "Action": "ecs:DescribeTaskDefinition", "Resource": "*"},
+        {"Sid": "PassTheOperatorRoles", "Effect": "Allow", "Action": "iam:PassRole", "Resource": sorted(operator_roles),
+         "Condition": {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}},
+        {"Sid": "ReadTheOperatorLog", "Effect": "Allow", "Action": "logs:GetLogEvents",
+         "Resource": [f"{operator_log_group_arn}:log-stream:*"]},
+    ]

@@ -1,0 +1,46 @@
+"""The operator policy the stack ships (issue 37): exactly the calls of ``msk-migrate … --in-vpc``, and over
+every synthesized IAM document no ``iam:PassRole`` on ``*`` or without ``iam:PassedToService``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from infra_helpers import Synth
+
+from mskinfra.util import pass_role_refusal
+
+ENVS = ["dev"]
+
+
+def _documents(synth: Synth, env: str) -> list[tuple[str, dict]]:
+    docs = []
+    for kind in ("aws_iam_role_policy", "aws_iam_policy"):
+        docs += [(f"{kind}.{k}", json.loads(v["policy"])) for k, v in synth.resources(env, kind).items()]
+    return docs
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_no_synthesized_policy_passes_a_role_on_star_or_without_a_service_condition(synth: Synth, env: str) -> None:
+    docs = _documents(synth, env)
+    assert len(docs) >= 5, "the stack's IAM documents were found"
+    assert [(name, pass_role_refusal(d["Statement"])) for name, d in docs if pass_role_refusal(d["Statement"])] == []
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_the_operator_policy_is_the_in_vpc_calls_on_this_stack_only_and_is_an_output(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    (policy,) = [v for v in synth.resources(env, "aws_iam_policy").values() if v["name"] == f"{cfg.resource_prefix}-operator"]
+    statements = {s["Sid"]: s for s in json.loads(policy["policy"])["Statement"]}
+    run = statements["RunTheOperatorTask"]
+    assert run["Action"] == "ecs:RunTask"
+    assert run["Resource"] == [f"arn:{cfg.partition}:ecs:{cfg.region}:{cfg.account_id}:task-definition/{cfg.resource_prefix}-operator:*"]
+    assert run["Condition"] == {"ArnEquals": {"ecs:cluster": f"arn:{cfg.partition}:ecs:{cfg.region}:{cfg.account_id}:cluster/{cfg.resource_prefix}"}}
+    passing = statements["PassTheOperatorRoles"]
+    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
+    assert len(passing["Resource"]) == 2 and all("*" not in r for r in passing["Resource"])
+    actions = sorted({a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])})
+    assert actions == ["ecs:DescribeServices", "ecs:DescribeTaskDefinition", "ecs:DescribeTasks", "ecs:RunTask", "ecs:StopTask",
+                       "iam:PassRole", "logs:GetLogEvents"]
+    assert [s for s in statements.values() if s["Resource"] == "*"] == [statements["ReadTaskDefinitions"]]
+    assert "operator_policy_arn" in synth.stacks[env]["output"]
