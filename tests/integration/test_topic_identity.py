@@ -15,6 +15,7 @@ import time
 
 from confluent_kafka.admin import AdminClient
 
+from msk_migrate.cliutil import json_shape_problems
 from tests.kafka_helpers import consume_all, create_topic, produce, wait_until
 
 from .test_cli import _migration_file, run
@@ -87,6 +88,7 @@ def test_a_recreated_source_topic_is_refused_by_apply_and_lag_until_its_offsets_
         r = run("connectors", "reset-topic", "--config", str(mf), "--connect-url", connect.url, "--topic", topic,
                 "--output", "json")
         assert r.returncode == 0, r.stdout + r.stderr
+        assert not json_shape_problems(json.loads(r.stdout)), r.stdout
         assert json.loads(r.stdout)["rows"] == [{"topic": topic, "partitions_reset": 3, "connector": f"{name}-source"}]
         r = wait_until(lambda: (x := _lag(mf, connect, topic)).returncode == 0 and x, 120, interval=2, what="the new topic in sync")
         assert sum(row["source_lso"] for row in json.loads(r.stdout)["rows"]) == 300

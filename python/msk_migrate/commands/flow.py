@@ -38,12 +38,17 @@ if TYPE_CHECKING:  # the session imports the Kafka client: loaded when a command
 LOCAL_ENV_DIR = LOCAL_DIR / "env"
 
 
+def local_dir(base_dir: Path | None = None) -> Path:
+    """The local environment's directory: ``--local-dir``, else ``MSK_MIGRATE_LOCAL_ENV_DIR``, else .local/env."""
+    return Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR)
+
+
 def local_state(base_dir: Path | None = None) -> LocalState:
     """The local environment's recorded state (typed, :mod:`msk_migrate.local.state`); one line when there is
     none or it has no Connect worker."""
     from ..local.state import StateFile
 
-    base = Path(base_dir or os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_ENV_DIR)
+    base = local_dir(base_dir)
     store = StateFile(base)
     if not store.exists():
         raise UsageError("--local", f"no local environment under {base}", "run `make rehearse` or `msk-migrate local up`")
@@ -71,6 +76,7 @@ def local_flow(base_dir: Path | None = None) -> Flow:
         migration=REHEARSAL_MIGRATION.model_copy(update={"replication_factor": rf, "internal_replication_factor": rf}),
         worker=worker,
         connect_url=f"http://127.0.0.1:{worker.rest_port}",
+        ledger_location=str(local_dir(base_dir) / "ledger"),
     )
 
 

@@ -40,6 +40,9 @@ class Flow:
     #: what ``connectors apply`` found on the clusters and worker it reached (cluster ids, the worker's
     #: connectors): what its first apply records. Runbook commands keep theirs on the session instead.
     verified: dict[str, Any] = field(default_factory=dict)
+    #: where the migration's ledger lives (msk_migrate.ledger.location): set where the flow is read, from
+    #: the same file or directory the flow came from, so no caller parses :attr:`origin` for it
+    ledger_location: str | None = None
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
@@ -153,7 +156,8 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
                 raise UsageError("--target-bootstrap", str(exc).splitlines()[-1].strip(), "give host:port[,host:port]") from None
         arns = {"source": cfg.source.msk_cluster_arn, "target": cfg.target.existing_cluster_arn}
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
-                    env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v})
+                    env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v},
+                    ledger_location=f"s3://{cfg.config_bucket_name}/ledger/{cfg.migration.name}/")
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
         return flow
@@ -162,5 +166,7 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         from .migration_file import MigrationFile
 
         mf = load_yaml_model(MigrationFile, config)
-        return Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker)
+        where = Path(config).resolve()  # the same ledger from any working directory
+        return Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker,
+                    ledger_location=str(where.parent / f"{where.stem}-ledger"))
     return None
