@@ -10,6 +10,7 @@ from rich.table import Table
 from ..cliutil import emit_json, human, json_document, output_option
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import default_heap, make_shape
+from .options import WRITE_DIR
 
 dir_option = click.option(
     "--dir", "base_dir", type=click.Path(path_type=Path), default=DEFAULT_DIR, show_default=True,
@@ -78,7 +79,8 @@ def local() -> None:
 
 
 @local.command("up")
-@dir_option
+@click.option("--dir", "base_dir", type=WRITE_DIR, default=DEFAULT_DIR, show_default=True,
+              help="Where cluster data, logs and the process records live (created when missing).")
 @click.option("--with-monitoring", is_flag=True, help="Also start Prometheus scraping the Connect worker.")
 @shape_options
 @output_option
