@@ -188,7 +188,9 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, max_records, max_a
         check_producers_cmd(wave, quiet_seconds, 300.0, certificate, output, kw)
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
-    s = session_from_kwargs(kw, output, worker="yes")
+    from .producers import session_for_wave
+
+    s = session_for_wave(kw, output, wave, worker="yes")
     render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age * 60, certificate)), output)
 
 
@@ -210,9 +212,9 @@ _TOPICS = click.option("--topic", "topics", multiple=True, type=TOPIC,
 def rollback_plan(topics, wave, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
     from ..runbook.rollback import rollback_plan as run
-    from .producers import rollback_topics
+    from .producers import rollback_topics, session_for_wave
 
-    s = session_from_kwargs(kw, output, why="rollback")
+    s = session_for_wave(kw, output, wave, why="rollback")
     render(run(s, rollback_topics(s, list(topics), wave, applying=False)[0]), output)
 
 
@@ -226,9 +228,9 @@ def rollback_apply(topics, wave, timeout, output, **kw) -> None:
     """Stop the forward flow for TOPIC(s), then replicate them target -> source from the producers' first
     record on the target, with checkpoints for the groups that move back."""
     from ..runbook.rollback import rollback_apply as run
-    from .producers import rollback_topics
+    from .producers import rollback_topics, session_for_wave
 
-    s = session_from_kwargs(kw, output, worker="yes", why="rollback")
+    s = session_for_wave(kw, output, wave, worker="yes", why="rollback")
     chosen, record = rollback_topics(s, list(topics), wave, applying=True)  # the ledger's topics; the fence comes off first
     with progress(output, "rolling back") as say:
         outcome = run(s, chosen, timeout, say)
