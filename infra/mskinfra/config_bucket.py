@@ -16,6 +16,8 @@ reference in the object content (see :mod:`.tfjson`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -77,19 +79,29 @@ def deny_insecure_transport(bucket_arn: str) -> dict:
     }
 
 
-def private_versioned(scope: Construct, bucket: str, encryption_rule: dict) -> S3BucketPublicAccessBlock:
-    """Versioning, default encryption, every public access blocked, ACLs disabled (both buckets).
-    Returns the public access block (bucket policies depend on it)."""
-    S3BucketVersioningA(scope, "versioning", bucket=bucket, versioning_configuration={"status": "Enabled"})
-    S3BucketServerSideEncryptionConfigurationA(
+@dataclass(frozen=True)
+class BucketSettings:
+    """The bucket-level resources of :func:`private_versioned`: what a bucket policy and the first object
+    written must wait for (a first apply creates them in parallel otherwise)."""
+
+    versioning: S3BucketVersioningA
+    encryption: S3BucketServerSideEncryptionConfigurationA
+    public_access: S3BucketPublicAccessBlock
+    ownership: S3BucketOwnershipControls
+
+
+def private_versioned(scope: Construct, bucket: str, encryption_rule: dict) -> BucketSettings:
+    """Versioning, default encryption, every public access blocked, ACLs disabled (every bucket)."""
+    versioning = S3BucketVersioningA(scope, "versioning", bucket=bucket, versioning_configuration={"status": "Enabled"})
+    encryption = S3BucketServerSideEncryptionConfigurationA(
         scope, "encryption", bucket=bucket, rule=[S3BucketServerSideEncryptionConfigurationRuleA(**encryption_rule)]
     )
     access = S3BucketPublicAccessBlock(
         scope, "public_access", bucket=bucket, block_public_acls=True, block_public_policy=True,
         ignore_public_acls=True, restrict_public_buckets=True,
     )
-    S3BucketOwnershipControls(scope, "ownership", bucket=bucket, rule={"object_ownership": "BucketOwnerEnforced"})
-    return access
+    ownership = S3BucketOwnershipControls(scope, "ownership", bucket=bucket, rule={"object_ownership": "BucketOwnerEnforced"})
+    return BucketSettings(versioning, encryption, access, ownership)
 
 
 def expiring(scope: Construct, bucket: str, rule_id: str, *, noncurrent_days: int, expiration_days: int | None = None) -> None:
@@ -131,16 +143,19 @@ class ConfigBucket(Construct):
              "file and rewritten by the next apply; the environment files in git are the copy")
         b = self.bucket.id
         self.access_logs = AccessLogBucket(self, "access_logs", cfg, source_bucket_arn=self.bucket.arn)
-        S3BucketLoggingA(self, "logging", bucket=b, target_bucket=self.access_logs.bucket.id, target_prefix="configs/")
+        # Only after the log bucket admits the logging service: S3 checks the target when logging is
+        # enabled, and a first apply would otherwise race it (InvalidTargetBucketForLogging).
+        S3BucketLoggingA(self, "logging", bucket=b, target_bucket=self.access_logs.bucket.id, target_prefix="configs/",
+                         depends_on=self.access_logs.ready)
         # Object events (who changed a connector config, when) go to EventBridge for the account's audit rules.
         S3BucketNotification(self, "events", bucket=b, eventbridge=True)
-        access = private_versioned(
+        settings = private_versioned(
             self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "aws:kms", "kms_master_key_id": kms_key_arn},
                       "bucket_key_enabled": True},
         )
         expiring(self, b, "expire-noncurrent-versions", noncurrent_days=90)
         bucket_arn = self.bucket.arn
-        S3BucketPolicy(
+        policy = S3BucketPolicy(
             self,
             "policy",
             bucket=b,
@@ -149,8 +164,11 @@ class ConfigBucket(Construct):
                     deny_insecure_transport(bucket_arn),
                 ]
             ),
-            depends_on=[access],
+            depends_on=[settings.public_access],
         )
+        # Objects only once versioning is on and the policy holds: the first upload then has a real
+        # version id (kept by the noncurrent-version rule) instead of the "null" version.
+        objects_after = [settings.versioning, settings.encryption, settings.ownership, policy]
 
         self.connector_keys: dict[str, str] = {}
         for name, config in sorted(connectors.items()):
@@ -165,6 +183,7 @@ class ConfigBucket(Construct):
                 server_side_encryption="aws:kms",
                 kms_key_id=kms_key_arn,
                 bucket_key_enabled=True,
+                depends_on=objects_after,
             )
             self.connector_keys[name] = key
         S3Object(
@@ -177,11 +196,13 @@ class ConfigBucket(Construct):
             server_side_encryption="aws:kms",
             kms_key_id=kms_key_arn,
             bucket_key_enabled=True,
+            depends_on=objects_after,
         )
 
 
 class AccessLogBucket(Construct):
-    """Target of the config bucket's S3 server access logs: private, versioned, SSE-S3, expiring.
+    """Target of the config bucket's S3 server access logs: private, versioned, SSE-S3, expiring;
+    emptied by ``destroy`` itself (``force_destroy``, see below).
 
     S3 log delivery writes only to SSE-S3 buckets (not SSE-KMS with a customer key), hence AES256 here.
     The bucket policy admits exactly the S3 logging service for the config bucket of this account.
@@ -190,7 +211,10 @@ class AccessLogBucket(Construct):
     def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, source_bucket_arn: str) -> None:
         super().__init__(scope, id_)
         name = f"{cfg.resource_prefix}-s3logs-{cfg.account_id}"
-        self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=False)
+        # force_destroy: S3 delivers access logs minutes after the requests, so the log records of the
+        # teardown itself (emptying the config bucket) land after any hand-emptying; Terraform empties
+        # this bucket at the moment it deletes it. Logs to keep are copied out first (runbooks/deploy.md).
+        self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=True)
         skip(self.bucket, "CKV_AWS_145", "S3 server access log delivery supports only SSE-S3 destination buckets, "
              "not SSE-KMS with a customer-managed key")
         skip(self.bucket, "CKV_AWS_144", "access logs of a migration's config bucket need no second region; they "
@@ -198,10 +222,10 @@ class AccessLogBucket(Construct):
         skip(self.bucket, "CKV2_AWS_62", "log deliveries would notify on every delivery; events of the audited "
              "bucket itself go to EventBridge")
         b = self.bucket.id
-        access = private_versioned(self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}})
+        settings = private_versioned(self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}})
         expiring(self, b, "expire-access-logs", noncurrent_days=30, expiration_days=ACCESS_LOG_DAYS)
         bucket_arn = self.bucket.arn
-        S3BucketPolicy(
+        policy = S3BucketPolicy(
             self, "policy", bucket=b,
             policy=policy_json([
                 {
@@ -217,5 +241,8 @@ class AccessLogBucket(Construct):
                 },
                 deny_insecure_transport(bucket_arn),
             ]),
-            depends_on=[access],
+            depends_on=[settings.public_access],
         )
+        #: What a bucket logging into this one must wait for: the policy admitting the logging service,
+        #: on a bucket whose encryption and ownership S3 log delivery accepts.
+        self.ready = [policy, settings.encryption, settings.ownership]

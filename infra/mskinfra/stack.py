@@ -25,6 +25,7 @@ from .config_bucket import ConfigBucket
 from .discovery import Discovery
 from .ecr_repositories import Repositories
 from .ecs import LogGroups, Services, ServiceSpec, TaskRoles
+from .emr_serverless import ValidationJobHome
 from .iam import Roles
 from .images import ImageChoice
 from .kms import StackKey
@@ -120,6 +121,13 @@ class MigrationStack(TerraformStack):
             # The operator task reads the clusters' secrets itself (validate, acls plan, connectors ...).
             operator_secrets=[*cfg.secret_arns(), creds.connect_rest.arn],
             operator_secret_kms_keys=[*list(cfg.secrets_kms_key_arns), key_arn],
+        )
+
+        # The validation job's home (msk-migrate validate --on emr-serverless).
+        ValidationJobHome(
+            self, "validation", cfg, msk_security_group_id=msk.security_group_id, bucket_arn=bucket.bucket.arn, key_arn=key_arn,
+            secret_arns=list(cfg.secret_arns()), secret_kms_keys=list(cfg.secrets_kms_key_arns), target_cluster_arn=msk.cluster_arn,
+            target_topic_arn_prefix=msk.topic_arn_prefix, target_group_arn_prefix=msk.group_arn_prefix,
         )
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}

@@ -150,7 +150,12 @@ def terraform_bin() -> str:
 @pytest.fixture(scope="session")
 def terraform_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for terraform: a CLI config using the local provider mirror when there is one."""
-    root = tmp_path_factory.mktemp("terraform")
+    return terraform_cli_env(tmp_path_factory.mktemp("terraform"))
+
+
+def terraform_cli_env(root: Path) -> dict[str, str]:
+    """This process's environment without AWS_*/TF_*, plus a terraform CLI config in ``root`` that takes
+    the AWS provider from the local mirror when there is one (else the registry, cached in .local/)."""
     mirror = Path(os.environ.get("MSK_MIGRATE_TF_PLUGIN_MIRROR", "/opt/tf-plugins"))
     if (mirror / "registry.terraform.io" / "hashicorp" / "aws" / AWS_PROVIDER_VERSION).is_dir():
         config = f"""

@@ -369,14 +369,17 @@ def _script(name: str):
     return module
 
 
-SCRIPTS = {"main": _script("main"), "handover": _script("handover")}
+SCRIPTS = {"main": _script("main"), "handover": _script("handover"), "prerequisites": _script("prerequisites")}
 #: A valid command line per script that starts nothing slow (no jsii synth, no terraform).
-SCRIPT_BASE = {"main": ["--check", "--env", "dev"], "handover": ["prod"]}
+SCRIPT_BASE = {"main": ["--check", "--env", "dev"], "handover": ["prod"],
+               "prerequisites": ["dev"]}  # its baseline asks AWS (tests/infra/test_infra_deploy_rehearsal.py runs it)
 SCRIPT_BAD: dict[str, list[str]] = {
     "main --environments": [MISSING_DIR],
     "main --env": ["../prod", "UPPER", "staging"],
     "handover env": ["../prod", "UPPER", "staging"],
     "handover --environments": [MISSING_DIR],
+    "prerequisites env": ["../prod", "UPPER", "staging"],
+    "prerequisites --environments": [MISSING_DIR],
 }
 #: Options read only after a synth or by terraform (not startable in this tier), with why.
 SCRIPT_EXEMPT = {

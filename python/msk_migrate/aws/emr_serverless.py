@@ -8,7 +8,8 @@ The stack ``migration-<env>`` provisions one EMR Serverless application per envi
   environment's subnets, with a security group that reaches both clusters;
 - execution role ``<prefix>-validation-job``, scoped to the config bucket's ``validation/`` prefixes;
 - the job package (``msk_migrate.validation.package``: zip, entry script, jars) under
-  ``s3://<config bucket>/validation/job/<version>/``, uploaded by ``build-images`` / ``build_images.py``;
+  ``s3://<config bucket>/validation/job/<version>/``, uploaded by the first ``validate --on emr-serverless``
+  of that version (:func:`msk_migrate.validation.emr_run.ensure_job_package`);
 - each run's report under ``s3://<config bucket>/validation/reports/<run>/``, then copied to
   ``--validation-report`` (where ``cutover check`` reads it) by the command that submitted it.
 """
@@ -101,7 +102,7 @@ def find_package(s3: Any, bucket: str, version: str) -> JobPackage:
     missing = [k for k in (package.entry, package.zip) if k not in keys]
     if missing:
         raise UsageError(OPTION, f"no job package {version} in s3://{bucket}/{prefix} ({missing[0].rsplit('/', 1)[-1]} missing)",
-                         "upload it with `msk-migrate build-images ACCOUNT REGION --env ENV` (it uploads the validation job)")
+                         "run `msk-migrate validate --env ENV --on emr-serverless` with this version (it uploads the package)")
     return package
 
 

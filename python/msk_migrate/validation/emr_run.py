@@ -7,8 +7,8 @@ Manager ARNs. Then, in this order and nothing before the checks pass:
 
 1. the environment's application (``<prefix>-validation``, provisioned by ``migration-<env>``): none =
    one line naming ``--on emr-serverless`` and the fix, exit 2, nothing started;
-2. the job package of this version in the config bucket (``build-images --validation-job`` uploads it;
-   when it is not there yet it is built and uploaded here);
+2. the job package of this version in the config bucket (built by :mod:`.package` for the application's
+   Spark and uploaded here when this version's is not there yet);
 3. one job run, followed state by state on the console;
 4. its ``report.json``/``report.html`` copied from the run's S3 prefix to ``--validation-report`` (where
    ``cutover check --validation-report`` reads it); the exit code is the report's verdict (0 / 1).

@@ -1,0 +1,532 @@
+"""moto's server with the smallest shims the deploy rehearsal needs, each naming the moto limitation it covers.
+
+Test code only (never the product). Each shim is a WSGI middleware in front of moto's own application
+that answers or corrects exactly one kind of request and passes everything else through untouched:
+
+==============================  =================================================================
+shim                            moto 5.0 limitation
+==============================  =================================================================
+``MskConfigurations``           no MSK configuration API (CreateConfiguration & co. answer 404)
+``MskClusterReady``             a cluster stays ``CREATING`` forever; no GetBootstrapBrokers, no ListNodes;
+                                DescribeCluster of an unknown ARN answers 500 (MSK: 404 NotFoundException)
+``ElbCapacityReservation``      ELBv2 DescribeCapacityReservation answers 500 (the provider retries for minutes)
+``S3LifecycleReady``            GetBucketLifecycleConfiguration lacks S3's default-minimum-object-size header, so
+                                the provider waits its full 3 minutes for the configuration to "propagate", then fails
+``S3VersionedDeleteObjects``    DeleteObjects naming versions of a versioned bucket answers 500
+``JsonTimestamps``              ECR and EMR Serverless return ``createdAt``/``updatedAt``/... as strings, not epoch numbers
+``Route53ZoneIds``              hosted zone ids without Route 53's leading ``Z`` (the environment file refuses them)
+:func:`s3_logging_policy_check`  PutBucketLogging's check of the target bucket's policy reads ``Principal`` only as
+                                an object and ``Resource`` only as one string: ``"Principal": "*"`` (a TLS-only
+                                statement) answers 500, a ``Resource`` list is refused (InvalidTargetBucketForLogging)
+:func:`s3_policy_conditions`    bucket policies are evaluated without their ``Condition``s: the TLS-only statement
+                                (Deny ``s3:*`` when ``aws:SecureTransport`` is false) denies every object request;
+                                this server is HTTPS-only, so that condition never holds and the statement is dropped
+:func:`emr_serverless_created`  a new EMR Serverless application is ``STARTED`` at once; EMR's is ``CREATED``
+                                (the provider waits for exactly that and fails on anything else)
+:func:`msk_cluster_arns`        MSK cluster ARNs without the cluster name (``cluster/<uuid>``, not
+                                ``cluster/<name>/<uuid>-<n>``; the environment file and IAM scopes need the name)
+==============================  =================================================================
+
+:func:`start` serves moto's application behind them on a free 127.0.0.1 port (a thread of this process,
+like moto's ThreadedMotoServer; ``MOTO_ACCOUNT_ID`` is read per request).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import re
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+from xml.sax.saxutils import escape
+
+Environ = dict[str, Any]
+WsgiApp = Callable[[Environ, Callable], Iterable[bytes]]
+
+
+@dataclass
+class Reply:
+    status: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"{}")
+
+
+def call(app: WsgiApp, environ: Environ, body: bytes | None = None) -> Reply:
+    """Run ``app`` on ``environ`` (with ``body`` as the request body when given) and collect its reply."""
+    env = dict(environ)
+    if body is not None:
+        env["wsgi.input"] = io.BytesIO(body)
+        env["CONTENT_LENGTH"] = str(len(body))
+    captured: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable:
+        captured["status"], captured["headers"] = status, list(headers)
+        return lambda _data: None
+
+    chunks = app(env, start_response)
+    try:
+        data = b"".join(chunks)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close:
+            close()
+    return Reply(captured["status"], captured["headers"], data)
+
+
+def respond(start_response: Callable, status: str, body: bytes, content_type: str) -> list[bytes]:
+    start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def json_reply(start_response: Callable, doc: Any, status: str = "200 OK") -> list[bytes]:
+    return respond(start_response, status, json.dumps(doc).encode(), "application/json")
+
+
+def service_of(environ: Environ) -> str:
+    """The signing service of a SigV4 request (``Credential=KEY/DATE/REGION/SERVICE/aws4_request``)."""
+    m = re.search(r"Credential=[^/]+/[^/]+/([^/]+)/([^/]+)/", environ.get("HTTP_AUTHORIZATION", ""))
+    return m.group(2) if m else ""
+
+
+def raw_path(environ: Environ) -> str:
+    """The request path as sent (ARNs in MSK paths stay one %-encoded segment; PATH_INFO is decoded)."""
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI") or environ.get("PATH_INFO", "")
+    return urllib.parse.urlsplit(raw).path
+
+
+def read_body(environ: Environ) -> bytes:
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    return environ["wsgi.input"].read(length) if length else b""
+
+
+def replace_body(reply: Reply, body: bytes) -> Reply:
+    headers = [(k, v) for k, v in reply.headers if k.lower() != "content-length"] + [("Content-Length", str(len(body)))]
+    return Reply(reply.status, headers, body)
+
+
+def send(start_response: Callable, reply: Reply) -> list[bytes]:
+    start_response(reply.status, reply.headers)
+    return [reply.body]
+
+
+class Shim:
+    """One middleware: ``handles`` picks its requests, ``handle`` answers them (``self.app`` is moto)."""
+
+    limitation = ""
+
+    def __init__(self, app: WsgiApp) -> None:
+        self.app = app
+
+    def handles(self, environ: Environ) -> bool:
+        raise NotImplementedError
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        raise NotImplementedError
+
+    def __call__(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        if self.handles(environ):
+            return self.handle(environ, start_response)
+        return self.app(environ, start_response)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@dataclass
+class _Configuration:
+    arn: str
+    name: str
+    description: str
+    kafka_versions: list[str]
+    created: str
+    revisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def latest(self) -> dict[str, Any]:
+        rev = max(self.revisions)
+        r = self.revisions[rev]
+        return {"creationTime": r["creationTime"], "description": r["description"], "revision": rev}
+
+    def describe(self) -> dict[str, Any]:
+        return {"arn": self.arn, "name": self.name, "description": self.description, "kafkaVersions": self.kafka_versions,
+                "creationTime": self.created, "latestRevision": self.latest(), "state": "ACTIVE"}
+
+
+class MskConfigurations(Shim):
+    limitation = "moto has no MSK configuration API (CreateConfiguration answers 404)"
+    _PATH = re.compile(r"^/v1/configurations(?:/(?P<arn>arn.+?))?(?:/revisions(?:/(?P<rev>\d+))?)?$")
+
+    def __init__(self, app: WsgiApp) -> None:
+        super().__init__(app)
+        self.configs: dict[str, _Configuration] = {}
+        self.lock = threading.Lock()
+
+    def handles(self, environ: Environ) -> bool:
+        return service_of(environ) == "kafka" and bool(self._PATH.match(raw_path(environ)))
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        import os
+
+        m = self._PATH.match(raw_path(environ))
+        assert m is not None
+        method = environ["REQUEST_METHOD"]
+        arn = urllib.parse.unquote(m.group("arn") or "")
+        with self.lock:
+            if not arn and method == "POST":
+                body = json.loads(read_body(environ) or b"{}")
+                account = os.environ.get("MOTO_ACCOUNT_ID", "123456789012")
+                region = re.search(r"Credential=[^/]+/[^/]+/([^/]+)/", environ.get("HTTP_AUTHORIZATION", "")).group(1)  # type: ignore[union-attr]
+                new_arn = f"arn:aws:kafka:{region}:{account}:configuration/{body['name']}/{uuid.uuid4()}-1"
+                cfg = _Configuration(new_arn, body["name"], body.get("description", ""), body.get("kafkaVersions", []), _now())
+                cfg.revisions[1] = {"creationTime": cfg.created, "description": cfg.description, "serverProperties": body["serverProperties"]}
+                self.configs[new_arn] = cfg
+                return json_reply(start_response, {"arn": new_arn, "creationTime": cfg.created, "latestRevision": cfg.latest(),
+                                                   "name": cfg.name, "state": "ACTIVE"})
+            if not arn:
+                return json_reply(start_response, {"configurations": [c.describe() for c in self.configs.values()]})
+            cfg = self.configs.get(arn)
+            if cfg is None:
+                return json_reply(start_response, {"message": f"Configuration {arn} not found"}, "404 Not Found")
+            if m.group("rev"):
+                rev = cfg.revisions.get(int(m.group("rev")))
+                if rev is None:
+                    return json_reply(start_response, {"message": "revision not found"}, "404 Not Found")
+                return json_reply(start_response, {"arn": arn, "revision": int(m.group("rev")), **rev})
+            if method == "GET":
+                return json_reply(start_response, cfg.describe())
+            if method == "PUT":
+                body = json.loads(read_body(environ) or b"{}")
+                rev_no = max(cfg.revisions) + 1
+                cfg.description = body.get("description", cfg.description)
+                cfg.revisions[rev_no] = {"creationTime": _now(), "description": cfg.description, "serverProperties": body["serverProperties"]}
+                return json_reply(start_response, {"arn": arn, "latestRevision": cfg.latest()})
+            if method == "DELETE":
+                del self.configs[arn]
+                return json_reply(start_response, {"arn": arn, "state": "DELETING"})
+        return json_reply(start_response, {"message": "unsupported"}, "400 Bad Request")
+
+
+class MskClusterReady(Shim):
+    limitation = "moto keeps an MSK cluster CREATING and has no GetBootstrapBrokers or ListNodes"
+    #: The ARN is one %-encoded segment from the Go SDK and raw slashes from botocore.
+    _CLUSTER = re.compile(r"^/(?:v1|api/v2)/clusters/(?P<arn>arn.+?)(?P<rest>/bootstrap-brokers|/nodes)?$")
+    #: Port per bootstrap string, as MSK answers for private connectivity.
+    PORTS: ClassVar[dict[str, int]] = {"bootstrapBrokerString": 9092, "bootstrapBrokerStringTls": 9094,
+             "bootstrapBrokerStringSaslScram": 9096, "bootstrapBrokerStringSaslIam": 9098}
+
+    def handles(self, environ: Environ) -> bool:
+        return service_of(environ) == "kafka" and environ["REQUEST_METHOD"] == "GET" and bool(self._CLUSTER.match(raw_path(environ)))
+
+    def _describe(self, environ: Environ, arn: str) -> dict[str, Any] | None:
+        path = f"/v1/clusters/{urllib.parse.quote(arn, safe='')}"
+        env = {**environ, "PATH_INFO": f"/v1/clusters/{arn}", "RAW_URI": path, "REQUEST_URI": path, "QUERY_STRING": ""}
+        try:
+            reply = call(self.app, env, b"")
+        except KeyError:
+            return None
+        return reply.json().get("clusterInfo") if reply.status.startswith("200") else None
+
+    @staticmethod
+    def hosts(info: dict[str, Any]) -> list[str]:
+        name, region = info["clusterName"], info["clusterArn"].split(":")[3]
+        return [f"b-{i}.{name}.shim01.c2.kafka.{region}.amazonaws.com" for i in range(1, int(info.get("numberOfBrokerNodes", 3)) + 1)]
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        m = self._CLUSTER.match(raw_path(environ))
+        assert m is not None
+        arn = urllib.parse.unquote(m.group("arn"))
+        rest = m.group("rest")
+        if not rest:
+            try:
+                reply = call(self.app, environ)
+            except KeyError:  # moto: a KeyError for an unknown ARN; MSK: 404 NotFoundException
+                body = json.dumps({"message": f"Cluster {arn} not found"}).encode()
+                start_response("404 Not Found", [("Content-Type", "application/json"), ("x-amzn-ErrorType", "NotFoundException"),
+                                                 ("Content-Length", str(len(body)))])
+                return [body]
+            if reply.status.startswith("200"):
+                doc = reply.json()
+                for key in ("clusterInfo",):
+                    if isinstance(doc.get(key), dict) and doc[key].get("state") == "CREATING":
+                        doc[key]["state"] = "ACTIVE"
+                reply = replace_body(reply, json.dumps(doc).encode())
+            return send(start_response, reply)
+        info = self._describe(environ, arn)
+        if info is None:
+            return json_reply(start_response, {"message": f"Cluster {arn} not found"}, "404 Not Found")
+        hosts = self.hosts(info)
+        if rest == "/bootstrap-brokers":
+            return json_reply(start_response, {k: ",".join(f"{h}:{p}" for h in hosts) for k, p in self.PORTS.items()})
+        subnets = (info.get("brokerNodeGroupInfo") or {}).get("clientSubnets") or ["subnet-shim"]
+        nodes = [{"brokerNodeInfo": {"brokerId": float(i), "clientSubnet": subnets[(i - 1) % len(subnets)], "endpoints": [h]},
+                  "instanceType": (info.get("brokerNodeGroupInfo") or {}).get("instanceType", "kafka.m7g.large"),
+                  "nodeARN": f"{arn}/broker-{i}", "nodeType": "BROKER"} for i, h in enumerate(hosts, start=1)]
+        return json_reply(start_response, {"nodeInfoList": nodes})
+
+
+class ElbCapacityReservation(Shim):
+    limitation = "moto's ELBv2 answers DescribeCapacityReservation with 500 (the provider retries for minutes)"
+
+    def handles(self, environ: Environ) -> bool:
+        if service_of(environ) != "elasticloadbalancing" or environ["REQUEST_METHOD"] != "POST":
+            return False
+        body = read_body(environ)
+        environ["wsgi.input"] = io.BytesIO(body)  # moto reads it again when the request is not ours
+        return b"Action=DescribeCapacityReservation" in body
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        xml = ('<DescribeCapacityReservationResponse xmlns="http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/">'
+               "<DescribeCapacityReservationResult><CapacityReservationState/></DescribeCapacityReservationResult>"
+               f"<ResponseMetadata><RequestId>{uuid.uuid4()}</RequestId></ResponseMetadata></DescribeCapacityReservationResponse>")
+        return respond(start_response, "200 OK", xml.encode(), "text/xml")
+
+
+class S3LifecycleReady(Shim):
+    limitation = ("moto's GetBucketLifecycleConfiguration has no x-amz-transition-default-minimum-object-size header "
+                  "(S3 answers all_storage_classes_128K by default): the provider then waits its full 3 minutes for "
+                  "the configuration it put to show, and fails")
+    HEADER = "x-amz-transition-default-minimum-object-size"
+
+    def handles(self, environ: Environ) -> bool:
+        return (service_of(environ) == "s3" and environ["REQUEST_METHOD"] == "GET"
+                and "lifecycle" in urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        reply = call(self.app, environ)
+        if reply.status.startswith("200") and not any(k.lower() == self.HEADER for k, _ in reply.headers):
+            reply = Reply(reply.status, [*reply.headers, (self.HEADER, "all_storage_classes_128K")], reply.body)
+        return send(start_response, reply)
+
+
+class S3VersionedDeleteObjects(Shim):
+    limitation = "moto answers DeleteObjects naming versions of a versioned bucket with 500"
+
+    def handles(self, environ: Environ) -> bool:
+        return (service_of(environ) == "s3" and environ["REQUEST_METHOD"] == "POST"
+                and "delete" in urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        import xml.etree.ElementTree as ET
+
+        body = read_body(environ)
+        root = ET.fromstring(body)
+        ns = root.tag.partition("}")[0] + "}" if root.tag.startswith("{") else ""
+        quiet = (root.findtext(f"{ns}Quiet") or "").lower() == "true"
+        deleted, errors = [], []
+        for obj in root.findall(f"{ns}Object"):
+            key, version = obj.findtext(f"{ns}Key") or "", obj.findtext(f"{ns}VersionId")
+            query = urllib.parse.urlencode({"versionId": version}) if version else ""
+            bucket_path = raw_path(environ).rstrip("/")
+            raw = bucket_path + "/" + urllib.parse.quote(key) + (f"?{query}" if query else "")
+            env = {**environ, "REQUEST_METHOD": "DELETE", "PATH_INFO": urllib.parse.unquote(bucket_path) + "/" + key, "RAW_URI": raw,
+                   "REQUEST_URI": raw, "QUERY_STRING": query, "CONTENT_TYPE": ""}
+            env.pop("HTTP_CONTENT_MD5", None)
+            reply = call(self.app, env, b"")
+            if reply.status[:1] == "2":
+                deleted.append(f"<Deleted><Key>{escape(key)}</Key>" + (f"<VersionId>{escape(version)}</VersionId>" if version else "") + "</Deleted>")
+            else:
+                errors.append(f"<Error><Key>{escape(key)}</Key><Code>InternalError</Code><Message>{reply.status}</Message></Error>")
+        xml = ('<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+               + ("" if quiet else "".join(deleted)) + "".join(errors) + "</DeleteResult>")
+        return respond(start_response, "200 OK", xml.encode(), "application/xml")
+
+
+class JsonTimestamps(Shim):
+    limitation = ("moto's ECR and EMR Serverless return createdAt/updatedAt/imagePushedAt/lastEvaluatedAt as strings; the AWS SDK "
+                  "expects epoch seconds and fails to decode the reply")
+    SERVICES: ClassVar[frozenset[str]] = frozenset({"ecr", "emr-serverless"})
+    _KEYS: ClassVar[frozenset[str]] = frozenset({"createdAt", "updatedAt", "imagePushedAt", "lastRecordedPullTime", "lastEvaluatedAt"})
+
+    def handles(self, environ: Environ) -> bool:
+        return service_of(environ) in self.SERVICES
+
+    def _fix(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (self._epoch(v) if k in self._KEYS and isinstance(v, str) else self._fix(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._fix(v) for v in value]
+        return value
+
+    @staticmethod
+    def _epoch(text: str) -> Any:
+        try:
+            return float(text)
+        except ValueError:
+            return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        reply = call(self.app, environ)
+        if reply.status.startswith("200") and reply.body.startswith(b"{"):
+            reply = replace_body(reply, json.dumps(self._fix(reply.json())).encode())
+        return send(start_response, reply)
+
+
+class Route53ZoneIds(Shim):
+    limitation = ("moto's hosted zone ids do not start with Z as Route 53's do (the environment file refuses them): "
+                  "every id leaves with a Z prefixed, and the Z is taken off again on the way in")
+    _OUT = re.compile(rb"(/hostedzone/)([A-Z0-9]+)")
+    _IN = re.compile(r"(/hostedzone/)Z([A-Z0-9]+)")
+
+    def handles(self, environ: Environ) -> bool:
+        return service_of(environ) == "route53"
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        env = {**environ, **{k: self._IN.sub(r"\1\2", environ[k]) for k in ("PATH_INFO", "RAW_URI", "REQUEST_URI") if k in environ}}
+        reply = call(self.app, env)
+        return send(start_response, replace_body(reply, self._OUT.sub(rb"\1Z\2", reply.body)))
+
+
+#: Outermost first. Every shim the rehearsal uses; each names its moto limitation (``limitation``).
+SHIMS: tuple[type[Shim], ...] = (
+    MskConfigurations, MskClusterReady, ElbCapacityReservation, S3LifecycleReady, S3VersionedDeleteObjects, JsonTimestamps, Route53ZoneIds,
+)
+
+
+def msk_cluster_arns() -> None:
+    """moto names a cluster ``arn:...:cluster/<uuid>``; MSK's ARNs are ``cluster/<name>/<uuid>-<n>`` (the
+    environment file checks that form and the IAM scopes use the name). moto's own model hook
+    (``FakeKafkaCluster._generate_arn``) makes them so, in this process's moto only."""
+    from moto.kafka.models import FakeKafkaCluster
+
+    def _generate_arn(self: Any) -> str:
+        kind = "cluster" if self.cluster_type == "PROVISIONED" else "serverless-cluster"
+        return f"arn:aws:kafka:{self.region_name}:{self.account_id}:{kind}/{self.cluster_name}/{self.cluster_id}-1"
+
+    FakeKafkaCluster._generate_arn = _generate_arn
+
+
+def s3_policy_conditions() -> None:
+    """moto's ``FakeBucket.get_permission`` ignores a statement's ``Condition`` (moto.iam.access_control: "TODO add
+    support for the Resource and Condition parts"). Every request to :class:`Server` comes over TLS, so a statement
+    that applies only when ``aws:SecureTransport`` is false never applies: it is left out of the evaluation."""
+    from moto.iam.access_control import IAMPolicy, PermissionResult
+    from moto.s3.models import FakeBucket
+
+    def insecure_only(statement: dict) -> bool:
+        return statement.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+
+    def get_permission(self: Any, action: str, resource: str) -> Any:
+        if self.policy is None:
+            return PermissionResult.NEUTRAL
+        doc = json.loads(self.policy.decode())
+        doc["Statement"] = [st for st in doc["Statement"] if not insecure_only(st)]
+        return IAMPolicy(json.dumps(doc)).is_action_permitted(action, resource)
+
+    FakeBucket.get_permission = get_permission
+
+
+def emr_serverless_created() -> None:
+    """moto's new applications start ``STARTED`` (its module constant ``APPLICATION_STATUS``); EMR's are
+    ``CREATED`` until a job or StartApplication starts them. The constant is read at creation time."""
+    import moto.emrserverless.models as models
+
+    models.APPLICATION_STATUS = "CREATED"
+
+
+def s3_logging_policy_check() -> None:
+    """moto's ``FakeBucket._log_permissions_enabled_policy`` with IAM's forms: a principal may be ``"*"``,
+    ``Service``/``Action``/``Resource`` may be a string or a list (moto's own model hook, this process only)."""
+    from moto.s3.models import LOGGING_SERVICE_PRINCIPAL, FakeBucket
+
+    def listed(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _log_permissions_enabled_policy(target_bucket: Any, target_prefix: str | None) -> bool:
+        if not target_bucket.policy:
+            return False
+        base = f"arn:{target_bucket.partition}:s3:::{target_bucket.name}"
+        wanted = {f"{base}/{target_prefix or ''}*", f"{base}/*", base}
+        for stmt in json.loads(target_bucket.policy.decode())["Statement"]:
+            principal = stmt.get("Principal")
+            services = listed(principal.get("Service")) if isinstance(principal, dict) else []
+            if (LOGGING_SERVICE_PRINCIPAL in services and stmt.get("Effect") == "Allow"
+                    and "s3:PutObject" in listed(stmt.get("Action")) and wanted & set(listed(stmt.get("Resource")))):
+                return True
+        return False
+
+    FakeBucket._log_permissions_enabled_policy = staticmethod(_log_permissions_enabled_policy)
+
+
+def shimmed(app: WsgiApp) -> WsgiApp:
+    for shim in reversed(SHIMS):
+        app = shim(app)
+    return app
+
+
+def _tls_files(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (IP SAN, as Go's TLS wants) and its key, written to ``directory``."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "moto.pem", directory / "moto-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class Server:
+    """moto's application behind :data:`SHIMS` on a free 127.0.0.1 port, served from a thread, over HTTPS:
+    the stacks' bucket policies deny every request without TLS (``aws:SecureTransport``), and moto evaluates
+    them. Clients trust it through ``AWS_CA_BUNDLE`` (:meth:`client_env`)."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._tls_dir = tempfile.TemporaryDirectory(prefix="moto-tls-")
+        cert, key = _tls_files(Path(self._tls_dir.name))
+        self.ca_bundle = str(cert)
+        msk_cluster_arns()
+        s3_logging_policy_check()
+        emr_serverless_created()
+        s3_policy_conditions()
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import WSGIRequestHandler, make_server
+
+        class Quiet(WSGIRequestHandler):
+            def log_request(self, *args: Any, **kwargs: Any) -> None:
+                pass
+
+            def log_error(self, *args: Any) -> None:
+                pass
+
+        self._server = make_server("127.0.0.1", 0, shimmed(DomainDispatcherApplication(create_backend_app)), threaded=True,
+                                   request_handler=Quiet, ssl_context=(str(cert), str(key)))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.endpoint = f"https://127.0.0.1:{self._server.server_address[1]}"
+
+    def client_env(self) -> dict[str, str]:
+        """What an AWS client (boto3, the aws CLI, terraform's provider) needs to use this server."""
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_CA_BUNDLE": self.ca_bundle}
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join()
+        self._tls_dir.cleanup()
+
+
+def start() -> Server:
+    return Server()
