@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,17 +184,40 @@ def fence(session: AdminSession, topics: list[str]) -> FenceState:
             st.authorizer = False
             return st
         st.changed = [describe(t) for t in todo]
+        _await_visible(session, todo, present=True, what="the fence's ACLs")
         st.fenced = sorted(set(st.fenced) | set(todo))
     return st
+
+
+#: Seconds a written or deleted fence ACL may take to show in DescribeAcls (a KRaft broker applies the
+#: controller's ACL records asynchronously after CreateAcls/DeleteAcls answer).
+VISIBLE_WITHIN_S = 30.0
+
+
+def _await_visible(session: AdminSession, topics: list[str], present: bool, what: str) -> None:
+    """Wait until DescribeAcls shows the fence on every one of ``topics`` (``present``) or on none of them, so
+    a fence is reported only once the broker enforces it and an unfence only once it is gone."""
+    deadline = time.monotonic() + VISIBLE_WITHIN_S
+    while True:
+        _, fenced = _present(session, topics)
+        pending = [t for t in topics if (t in fenced) != present]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise session.error(f"{what} on {', '.join(pending)} {'not visible' if present else 'still visible'} "
+                                f"after {VISIBLE_WITHIN_S:.0f}s", None)
+        time.sleep(0.25)
 
 
 def unfence(session: AdminSession, topics: list[str]) -> FenceState:
     """Delete the fence's ACLs of ``topics`` (exactly those; idempotent)."""
     st = state(session, topics, ("ALTER", "DESCRIBE"), "remove the fence")
-    if not st.authorizer or not st.fenced:
+    if not st.authorizer:
         return st
     _require_alter(session, "remove the fence")
-    futs = session.admin.delete_acls([exact_filter(t) for t in st.fenced], request_timeout=session.timeout)
+    # Every topic's exact filter, not only the ones DescribeAcls showed: a fence written a moment ago may not
+    # show yet on the broker answering, and deleting an absent ACL deletes nothing.
+    futs = session.admin.delete_acls([exact_filter(t) for t in st.topics], request_timeout=session.timeout)
     deleted: list[str] = []
     for f, fut in futs.items():
         try:
@@ -203,6 +227,7 @@ def unfence(session: AdminSession, topics: list[str]) -> FenceState:
                 raise _missing_right(session, ("ALTER",), "remove the fence") from None
             raise session.error(f"deleting the fence ({f}) failed", exc) from None
         deleted += [describe(b.name) for b in gone]
-    st.changed = sorted(deleted)
+    _await_visible(session, st.topics, present=False, what="the fence's ACLs")
+    st.changed = sorted(set(deleted))
     st.fenced = []
     return st
