@@ -52,14 +52,29 @@ ENVIRONMENTS = REPO / "infra" / "environments"
 
 #: Resource attributes a second plan may still change, because moto does not store or return them.
 #: ``resource type -> {attribute: the moto limitation}``; anything else changing fails the rehearsal.
+_RULE_DESCRIPTION = "moto does not store the description of a rule made by the security-group-rule API"
+_RULE_MERGE = ("moto merges a group's rules of one port and direction into one rule: a rule reads back with the peer "
+               "(referenced group, prefix list, CIDR) of another rule of the same port")
 UNSTORED: dict[str, dict[str, str]] = {
     "aws_emrserverless_application": {"architecture": "moto's GetApplication does not return architecture (the provider's default X86_64)"},
     "aws_appautoscaling_target": {"tags_all": "moto's Application Auto Scaling does not store tags (the provider's default_tags)"},
-    "aws_vpc_security_group_ingress_rule": {
-        "referenced_security_group_id": "moto merges a group's ingress rules of one port into one rule: a CIDR rule on 9098 reads "
-                                        "back with the group that another rule of the same port references",
+    "aws_vpc_security_group_ingress_rule": {"description": _RULE_DESCRIPTION, "referenced_security_group_id": _RULE_MERGE,
+                                            "prefix_list_id": _RULE_MERGE, "cidr_ipv4": _RULE_MERGE},
+    "aws_vpc_security_group_egress_rule": {"description": _RULE_DESCRIPTION, "referenced_security_group_id": _RULE_MERGE,
+                                           "prefix_list_id": _RULE_MERGE, "cidr_ipv4": _RULE_MERGE},
+    "aws_s3_object": {
+        "content_encoding": "moto stores the SDK's upload transfer encoding (aws-chunked) as the object's Content-Encoding",
+        "version_id": "follows from content_encoding: the object would be written again, so a new version",
     },
+    "aws_ecs_service": {
+        "availability_zone_rebalancing": "moto's DescribeServices does not return availabilityZoneRebalancing",
+        "enable_ecs_managed_tags": "moto's DescribeServices does not return enableECSManagedTags",
+        "health_check_grace_period_seconds": "moto's DescribeServices does not return healthCheckGracePeriodSeconds",
+    },
+    "aws_s3_bucket_notification": {"eventbridge": "moto's GetBucketNotificationConfiguration does not return EventBridgeConfiguration"},
 }
+#: Attributes a replacement makes unknown by itself (new ids); they follow from the attributes that force it.
+_REPLACED_IDS = frozenset({"id", "arn", "security_group_rule_id"})
 
 
 @dataclass
@@ -187,7 +202,6 @@ class Rehearsal:
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_EC2_METADATA_DISABLED": "true",
-            "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path]),
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
 
@@ -234,12 +248,15 @@ class Rehearsal:
             actions = rc["change"]["actions"]
             if actions == ["no-op"] or actions == ["read"]:
                 continue
-            if actions != ["update"]:
+            if actions not in (["update"], ["delete", "create"], ["create", "delete"]):
                 unexpected.append(f"{rc['address']}: {'/'.join(actions)}")
                 continue
             before, after = rc["change"]["before"] or {}, rc["change"]["after"] or {}
             unknown = rc["change"].get("after_unknown") or {}
-            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k) or unknown.get(k) is True)
+            changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k) or unknown.get(k) is True}
+            if actions != ["update"]:  # a replacement: what forces it, and what it changes besides the new ids
+                changed = (changed - _REPLACED_IDS) | {path[0] for path in rc["change"].get("replace_paths") or []}
+            changed = sorted(changed)
             for attr in changed:
                 reason = UNSTORED.get(rc["type"], {}).get(attr)
                 (allowed if reason else unexpected).append(f"{rc['address']}: {attr}" + (f" ({reason})" if reason else ""))
@@ -327,6 +344,14 @@ def rehearse(work: Path, log=print) -> Timing:
         kept = r.state_resources("target-dev", ENVS["dev"])
         if not any(a.startswith("aws_msk_cluster.") for a in kept):
             raise RehearsalFailed(f"target-dev lost its cluster: {kept}")
+        import boto3
+
+        for name, account in ENVS.items():  # dev's created cluster and prod's existing one still serve
+            os.environ["MOTO_ACCOUNT_ID"] = account
+            clusters = boto3.client("kafka", region_name="eu-west-1", endpoint_url=server.endpoint).list_clusters()["ClusterInfoList"]
+            if len(clusters) != 1:
+                raise RehearsalFailed(f"{name}: expected its one MSK cluster after the teardown, found {len(clusters)}")
+            log(f"{name}: MSK cluster {clusters[0]['ClusterName']} still there")
         return r.timing
     finally:
         server.stop()

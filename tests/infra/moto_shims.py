@@ -1,7 +1,8 @@
 """moto's server with the smallest shims the deploy rehearsal needs, each naming the moto limitation it covers.
 
-Test code only (never the product). Each shim is a WSGI middleware in front of moto's own application
-that answers or corrects exactly one kind of request and passes everything else through untouched:
+Test code only (never the product). The classes are WSGI middlewares in front of moto's own application,
+each answering or correcting exactly one kind of request and passing everything else through untouched;
+the functions replace one method or constant of moto's models (its own extension points), in this process:
 
 ==============================  =================================================================
 shim                            moto 5.0 limitation
@@ -28,7 +29,7 @@ shim                            moto 5.0 limitation
 ==============================  =================================================================
 
 :func:`start` serves moto's application behind them on a free 127.0.0.1 port (a thread of this process,
-like moto's ThreadedMotoServer; ``MOTO_ACCOUNT_ID`` is read per request).
+like moto's ThreadedMotoServer; ``MOTO_ACCOUNT_ID`` is read per request), over HTTPS.
 """
 
 from __future__ import annotations
