@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 ENV ?= dev
 
-.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults bench-validation-full
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults bench-validation-full deploy-rehearse
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -65,3 +65,6 @@ faults: setup     ## fault suite at full size (kill -9, SIGSTOP, task failure; 3
 
 bench-validation-full: setup   ## validation benchmark at 1 M, 3 M and 10 M records (long; make bench runs 1 M and 3 M)
 	$(VENV)/python bench/validation_bench.py --records 1000000,3000000,10000000
+
+deploy-rehearse: setup   ## apply, re-plan and tear down target-dev, migration-dev and migration-prod against moto (docs/runbooks/deploy.md)
+	$(VENV)/python tests/infra/deploy_rehearsal.py
