@@ -37,6 +37,7 @@ from .iam_policy import (  # the policy documents, as plain data
     TARGET_CLUSTER_ACTIONS,
     TARGET_GROUP_ACTIONS,
     TARGET_TOPIC_ACTIONS,
+    ledger_statements,
     msk_statements,
     operator_statements,
     operator_user_statements,
@@ -171,6 +172,7 @@ class Roles(Construct):
                 SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, [*SOURCE_GROUP_ACTIONS, "kafka-cluster:AlterGroup"],
                 source_topic_patterns(cfg), [*source_group_patterns(cfg), "msk-migrate-*"],
             )
+        op += ledger_statements(cfg, bucket_arn, stack_key_arn)
         if operator_secrets:
             op.append({"Sid": "ReadOperatorSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
                        "Resource": sorted(set(operator_secrets))})

@@ -7,10 +7,11 @@ topic names from :mod:`msk_migrate.kafka.names`; :mod:`.iam` turns these documen
 from __future__ import annotations
 
 from msk_migrate.config.environment import EnvironmentConfig
+from msk_migrate.config.flow import ledger_key_prefix
 from msk_migrate.kafka.names import HEARTBEATS_TOPIC, flow_internal_topics
 
 from .scope import name_patterns
-from .util import arn, policy_json
+from .util import arn, dns_suffix, policy_json
 
 TARGET_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"]
 TARGET_TOPIC_ACTIONS = [
@@ -129,6 +130,21 @@ def operator_statements(cfg: EnvironmentConfig, cluster_arn: str, topic_prefix: 
     statements.append({"Sid": "OperatorCleanupInternalTopics", "Effect": "Allow", "Action": OPERATOR_INTERNAL_TOPIC_ACTIONS,
                        "Resource": [f"{topic_prefix}/{t}" for t in internal_topics(cfg)]})
     return statements
+
+
+def ledger_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str) -> list[dict]:
+    """The operator task's access to the migration's ledger in the config bucket: ``lag`` and the gates read
+    it, the commands that change state append to it (a new object per event, created only if absent: PutObject
+    with If-None-Match), so read, write and list on that one prefix, with the stack key through S3 only."""
+    prefix = ledger_key_prefix(cfg.migration.name)
+    return [
+        {"Sid": "ReadAndAppendTheLedger", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+         "Resource": [f"{bucket_arn}/{prefix}*"]},
+        {"Sid": "ListTheLedger", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": [bucket_arn],
+         "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}},
+        {"Sid": "LedgerEncryption", "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"], "Resource": [key_arn],
+         "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}}},
+    ]
 
 
 #: What ``msk-migrate … --in-vpc`` itself calls (python/msk_migrate/aws): RunTask, DescribeTasks, StopTask

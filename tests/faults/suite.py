@@ -107,8 +107,8 @@ class FaultRig:
     # ---- lifecycle ------------------------------------------------------------------------
     def up(self, exactly_once: bool = False) -> None:
         self.mode = "exactly-once" if exactly_once else "at-least-once"
-        state = self.env._load()
-        if state.get("procs") and bool(state.get("exactly_once")) != exactly_once:
+        state = self.env.state()
+        if state.procs and state.exactly_once != exactly_once:
             self.say(f"restarting the worker group for {self.mode}")
             self._delete_connectors()
             self.env.stop_workers()

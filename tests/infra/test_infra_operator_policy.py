@@ -44,3 +44,19 @@ def test_the_operator_policy_is_the_in_vpc_calls_on_this_stack_only_and_is_an_ou
                        "iam:PassRole", "logs:GetLogEvents"]
     assert [s for s in statements.values() if s["Resource"] == "*"] == [statements["ReadTaskDefinitions"]]
     assert "operator_policy_arn" in synth.stacks[env]["output"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_the_operator_task_reads_and_appends_its_migrations_ledger_and_no_other_key(synth: Synth, env: str) -> None:
+    """`lag` and the gates read the ledger (msk_migrate.ledger) inside the VPC and the state-changing commands
+    append to it: the operator task role may get, put and list under ``ledger/<migration>/`` of the config bucket only."""
+    cfg = synth.configs[env]
+    (policy,) = [v for v in synth.resources(env, "aws_iam_role_policy").values() if v["name"] == "operator"]
+    statements = {s["Sid"]: s for s in json.loads(policy["policy"])["Statement"]}
+    prefix = f"ledger/{cfg.migration.name}/"
+    rw, listing = statements["ReadAndAppendTheLedger"], statements["ListTheLedger"]
+    assert rw["Action"] == ["s3:GetObject", "s3:PutObject"]
+    assert len(rw["Resource"]) == 1 and rw["Resource"][0].endswith(f"/{prefix}*")
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
+    assert [s["Sid"] for s in statements.values() if any(str(a).startswith("s3:") for a in
+            ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))] == ["ReadAndAppendTheLedger", "ListTheLedger"]

@@ -29,7 +29,7 @@ SECRET_LOOKING = [
     re.compile(r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----"),
     re.compile(r"\bA(KIA|SIA)[0-9A-Z]{16}\b"),
     re.compile(r"(?i)aws_secret_access_key"),
-    re.compile(r'(?i)(username|password)="(?!\$\{env:MM2_[A-Z_]+\})'),
+    re.compile(r'(?i)(username|password)="(?!\$[{[]env:MM2_[A-Z_]+[}\]])'),
     # KEY=value lines (.env/.properties) whose key says secret: the value must be a reference
     re.compile(r"(?im)^\s*[a-z0-9_.]*(password|secret|token|private_key|keystore\.key)[a-z0-9_.]*\s*=\s*(?!\$\{env:)\S"),
 ]

@@ -16,7 +16,7 @@ import time
 from confluent_kafka.admin import AdminClient
 
 from msk_migrate.cliutil import json_shape_problems
-from tests.kafka_helpers import consume_all, create_topic, produce, wait_until
+from tests.kafka_helpers import commit_group, consume_all, create_topic, produce, wait_until
 
 from .test_cli import _migration_file, run
 
@@ -53,7 +53,7 @@ def _refused_naming(r, topic: str) -> None:
     assert f"msk-migrate connectors reset-topic --topic {topic}" in lines[0]
 
 
-def test_a_recreated_source_topic_is_refused_by_apply_and_lag_until_its_offsets_are_reset(tmp_path, local_env, connect, unique):
+def test_a_recreated_source_topic_is_refused_by_apply_lag_and_the_gate_until_its_offsets_are_reset(tmp_path, local_env, connect, unique):
     src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
     topic, name = f"idt-{unique}", f"id{unique}"
     create_topic(src, topic, partitions=3)
@@ -79,6 +79,10 @@ def test_a_recreated_source_topic_is_refused_by_apply_and_lag_until_its_offsets_
 
         _refused_naming(run("connectors", "apply", "--config", str(mf), "--connect-url", connect.url), topic)
         _refused_naming(_lag(mf, connect, topic), topic)
+        # the consumer gate measures the group's topics through the same check: a group committed on the new topic
+        group = f"idg-{unique}"
+        commit_group(src, group, topic, {0: 10})
+        _refused_naming(run("cutover", "check", "--config", str(mf), "--connect-url", connect.url, "--group", group), topic)
         # what the refusal guards against: resumed without the reset, MM2 starts each partition at offset 50 and
         # never copies the first 50 records of each (new0..new149)
         connect.resume(source)

@@ -163,6 +163,7 @@ BASE: dict[str, list[str]] = {
     "connectors pause": [*FLOW, "mm2-source"],
     "connectors resume": [*FLOW, "mm2-source"],
     "connectors delete": [*FLOW, "mm2-source"],
+    "connectors reset-topic": [*FLOW, "--topic", "orders"],
     "preflight": [*FLOW],
     "offsets verify": [*FLOW],
     "offsets sync": [*FLOW, "--group", "g1", "--dry-run"],

@@ -15,11 +15,12 @@ from ..cliutil import human, output_option
 from ..outcome import Outcome
 from ..render import render
 from .flow import announce, flow_from_kwargs, flow_options
+from .options import TOPIC
 
 
 @click.command("reset-topic")
 @flow_options
-@click.option("--topic", "topics", multiple=True, required=True, help="Source topic recreated since its replication started (repeat).")
+@click.option("--topic", "topics", multiple=True, required=True, type=TOPIC, help="Source topic recreated since its replication started (repeat).")
 @click.option("--timeout", default=180.0, show_default=True, type=click.FloatRange(min=1), help="Seconds to wait for STOPPED and RUNNING.")
 @output_option
 def reset_topic(topics: tuple[str, ...], timeout: float, output: str, **kw) -> None:

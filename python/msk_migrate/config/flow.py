@@ -136,6 +136,12 @@ def check_one_source(env: str | None, config: Path | None) -> None:
         raise UsageError("/".join(chosen), "give one source of the flow", "use --env NAME for an environment")
 
 
+def ledger_key_prefix(migration_name: str) -> str:
+    """The config bucket's key prefix of a migration's ledger (msk_migrate.ledger): ``--env`` flows read and
+    append there, and the stack grants the operator task exactly this prefix (infra/mskinfra/iam_policy.py)."""
+    return f"ledger/{migration_name}/"
+
+
 def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None = None,
               connect_url: str | None = None, from_variables: set[str] | None = None) -> Flow | None:
     """The flow of ``--env`` (an environment; ``target_bootstrap`` the created target's servers) or of
@@ -157,7 +163,7 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         arns = {"source": cfg.source.msk_cluster_arn, "target": cfg.target.existing_cluster_arn}
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
                     env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v},
-                    ledger_location=f"s3://{cfg.config_bucket_name}/ledger/{cfg.migration.name}/")
+                    ledger_location=f"s3://{cfg.config_bucket_name}/{ledger_key_prefix(cfg.migration.name)}")
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
         return flow
