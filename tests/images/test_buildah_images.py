@@ -126,7 +126,8 @@ def test_pushed_images_run_as_the_dockerfiles_non_root_users_with_their_entrypoi
     assert local_build["skopeo"]["kafka-connect"]["entrypoint"] == ["/opt/kafka-connect/entrypoint.sh"]
     assert local_build["skopeo"]["prometheus"]["entrypoint"] == ["/usr/local/bin/prometheus-entrypoint.sh"]
     assert local_build["skopeo"]["grafana"]["entrypoint"] == ["/usr/local/bin/require-admin-password.sh", "/run.sh"]
-    assert not local_build["skopeo"]["operator"]["entrypoint"]  # the operator task names the command it runs
+    # the operator runs only the runbook command its task sends (msk_migrate.aws.operator_entry): no command override
+    assert local_build["skopeo"]["operator"]["entrypoint"] == ["/opt/msk-migrate/bin/python", "-m", "msk_migrate.aws.operator_entry"]
     for name in IMAGES:
         labels = local_build["skopeo"][name]["labels"]
         assert labels["org.opencontainers.image.revision"] == local_build["build"]["git_commit"]
