@@ -24,12 +24,13 @@ import hashlib
 import html
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, last_stable_offsets, partitions
 from ...kafka.selection import topic_selection
+from ..cutover import Condition  # one gate condition, the consumer gate's and this one's
 from ..lag import measure_lag
 from ..session import MigrationSession
 from . import fence as fence_mod
@@ -39,16 +40,6 @@ KIND = "msk-migrate producer certificate"
 VERSION = 1
 NAMES = ("groups moved or abandoned", "no consumer on the source", "writes stopped", "replicated exactly",
          "snapshot validated")
-
-
-@dataclass
-class Condition:
-    name: str
-    ok: bool
-    evidence: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
