@@ -50,6 +50,7 @@ def scale(local_env, connect: ConnectClient, tmp_path_factory):
     m = sb.migration()
     sb.stop_source_connector_with_offsets(local_env, m, TOPICS, PARTITIONS, RECORDS, BEHIND_TOPICS, BEHIND)
     flow = sb.flow_file(local_env, tmp_path_factory.mktemp("scale"))
+    _producers_moved(flow, [sb.topic_name(1), sb.topic_name(2)])  # rollback plan acts on topics whose producers moved
     yield flow
     for name in m.connector_names().values():
         with contextlib.suppress(Exception):
@@ -62,6 +63,15 @@ def scale(local_env, connect: ConnectClient, tmp_path_factory):
         with contextlib.suppress(Exception):
             for f in admin.delete_topics([sb.topic_name(t) for t in range(TOPICS)], operation_timeout=60).values():
                 f.result()
+
+
+def _producers_moved(flow_file, topics: list[str]) -> None:
+    """What `cutover confirm` records before a rollback is possible: the topics' producers moved (the ledger)."""
+    from msk_migrate.config.flow import read_flow
+    from msk_migrate.ledger import Change, ledger_for
+
+    ledger = ledger_for(read_flow(None, flow_file))
+    ledger.append(ledger.read(), [Change("topic", t, "producers-moved", detail="producers write to the target") for t in topics], "test")
 
 
 def _json(r) -> dict:
