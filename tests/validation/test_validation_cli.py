@@ -109,18 +109,18 @@ def test_mismatch_exits_1_and_prints_the_table(clusters, spark, cli_topics, tmp_
     "case,args,expect",
     [
         ("no source", ["--target-bootstrap-servers", "127.0.0.1:9", "--topics", "t"], "--source-bootstrap-servers: required"),
-        ("bad regex", ["--topic-regex", "("], "--topic-regex: not a valid regex"),
+        ("bad regex", ["--topic-regex", "("], "--topic-regex: '(' is not a regular expression"),
         ("unknown topic", ["--topics", "no-such-topic-anywhere"], "--topics: topic 'no-such-topic-anywhere' does not exist"),
         ("window", ["--topics", "x", "--from-timestamp", "2025-01-02T00:00:00Z", "--until-timestamp", "2025-01-01T00:00:00Z"],
          "--from-timestamp/--until-timestamp: the window [2025-01-02T00:00:00Z, 2025-01-01T00:00:00Z) is empty"),
         ("window after default until", ["--topics", "x", "--from-timestamp", "2999-01-01T00:00:00Z"],
          "--from-timestamp: 2999-01-01T00:00:00"),
         ("seconds", ["--topics", "x", "--from-timestamp", "1700000000"], "--from-timestamp: 1700000000 looks like epoch seconds"),
-        ("snapshot", ["--offsets-snapshot", "/nonexistent/snap.json"], "--offsets-snapshot: /nonexistent/snap.json not found"),
-        ("security option", ["--topics", "x", "--kafka-option", "security.protocol=SSL"], "--kafka-option: security.protocol cannot be overridden"),
+        ("snapshot", ["--offsets-snapshot", "/nonexistent/snap.json"], "--offsets-snapshot: /nonexistent/snap.json is not a file"),
+        ("security option", ["--topics", "x", "--kafka-option", "security.protocol=SSL"], "--kafka-option: security.protocol is a security setting"),
         ("scram secret", ["--topics", "x", "--source-auth", "scram"], "MM2_SOURCE_SASL_USERNAME is not set"),
-        ("bad arn", ["--topics", "x", "--source-auth", "scram", "--source-secret-arn", "nope"], "secret_arn must be a Secrets Manager ARN"),
-        ("no bucket", ["--topics", "x", "--report-dir", "s3://"], "--report-dir: 's3://' has no bucket"),
+        ("bad arn", ["--topics", "x", "--source-auth", "scram", "--source-secret-arn", "nope"], "--source-secret-arn: secret 'nope' is not a Secrets"),
+        ("no bucket", ["--topics", "x", "--report-dir", "s3://"], "--validation-report: 's3://' has no bucket"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(clusters, tmp_path, capsys, monkeypatch, case, args, expect):
