@@ -202,7 +202,9 @@ class Rehearsal:
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_EC2_METADATA_DISABLED": "true",
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            # the runbook's `aws` from scripts/setup-deploy-tools.sh's venv (make setup), then the project's own
+            "PATH": os.pathsep.join([str(REPO / ".local" / "awscli-venv" / "bin"), str(Path(sys.executable).parent),
+                                     os.environ.get("PATH", "")]),
         }
 
     def run(self, args: list[str], *, account: str, region: str = "eu-west-1", timeout: int = 1800,
