@@ -1,0 +1,158 @@
+"""The in-order comparison of the records past a partition's mark, with the batch validator's rules.
+
+Each record is identified by :func:`msk_migrate.kafka.fingerprint.fingerprint` (the same ``fp`` as the
+batch checksum and diff; ``ts_used`` 0 for a LogAppendTime topic). Records are paired in offset order:
+the n-th source record past the mark with the n-th target record past it. A pair with equal fingerprints
+is proven and the mark moves past both. The first pair that differs stops the partition and is named
+with the batch report's categories (:mod:`msk_migrate.validation.diff`):
+
+- ``duplicates``: the target record is a copy of one already proven (MM2 re-delivery); with
+  ``allow_duplicates`` it is passed over and counted, as the batch verdict lets duplicates alone pass;
+- ``reordered``: the source record comes later on the target (and the target record later on the source);
+- ``missing``: the source record does not come next on the target;
+- ``unexpected``: the target record comes from nowhere in the source's pending records;
+- ``changed``: the same position holds a different record: what differs (value, headers, header_order,
+  timestamp, as :func:`msk_migrate.validation.explain` names them), or ``key``.
+
+Aborted transactional records and transaction markers are never seen (read_committed consumers skip
+them, as the batch reader does); compaction gaps in the source's offsets do not matter (pairing is by
+position in the record sequence, not by offset).
+
+Memory: per partition the pending records of the side that is ahead (bounded by the follower, which
+pauses a side past :data:`PENDING_LIMIT`) and a ring of the last :data:`RECENT` proven fingerprints.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...kafka.fingerprint import field_hashes, fingerprint
+from .mark import PartitionMark
+
+#: Proven fingerprints remembered per partition, to recognise a re-delivered copy.
+RECENT = 256
+#: Pending records of one side past which the follower pauses that side's partition.
+PENDING_LIMIT = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Rec:
+    offset: int
+    fp: int
+    ts: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] | None
+    ts_used: int
+
+
+def record(offset: int, key: bytes | None, value: bytes | None, headers: Any, ts: int, no_ts: bool) -> Rec:
+    ts_used = 0 if no_ts else ts
+    return Rec(offset, fingerprint(key, value, headers, ts_used), ts, key, value, headers, ts_used)
+
+
+def key_repr(key: bytes | None) -> dict[str, Any]:
+    """A key as the batch report shows it (utf8 text when printable, else base64)."""
+    if key is None:
+        return {"key": None, "key_encoding": None}
+    try:
+        text = key.decode("utf-8")
+        if text.isprintable():
+            return {"key": text, "key_encoding": "utf8"}
+    except UnicodeDecodeError:
+        pass
+    return {"key": base64.b64encode(key).decode(), "key_encoding": "base64"}
+
+
+def changed_kinds(s: Rec, t: Rec) -> list[str]:
+    """What differs between two records, in the batch report's words."""
+    hs, ht = field_hashes(s.key, s.value, s.headers, s.ts_used), field_hashes(t.key, t.value, t.headers, t.ts_used)
+    kinds = []
+    if hs["h_key"] != ht["h_key"]:
+        kinds.append("key")
+    if hs["h_value"] != ht["h_value"]:
+        kinds.append("value")
+    if hs["h_headers_sorted"] != ht["h_headers_sorted"]:
+        kinds.append("headers")
+    elif hs["h_headers"] != ht["h_headers"]:
+        kinds.append("header_order")
+    if hs["h_ts"] != ht["h_ts"]:
+        kinds.append("timestamp")
+    return kinds
+
+
+@dataclass
+class PartitionCompare:
+    """The comparison state of one partition: records read past the mark and not yet paired."""
+
+    mark: PartitionMark
+    allow_duplicates: bool = False
+    src: deque[Rec] = field(default_factory=deque)
+    tgt: deque[Rec] = field(default_factory=deque)
+    recent: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT))
+    proven_now: int = 0  #: records proven by this process (metrics)
+
+    @property
+    def stopped(self) -> bool:
+        return self.mark.state != "following"
+
+    def step(self) -> int:
+        """Pair what both sides hold; returns the records proven. Stops at the first difference."""
+        if self.stopped:
+            return 0
+        src, tgt, mark = self.src, self.tgt, self.mark
+        n = 0
+        while src and tgt:
+            s, t = src[0], tgt[0]
+            if s.fp == t.fp:
+                src.popleft()
+                tgt.popleft()
+                self.recent.append(s.fp)
+                mark.source_next, mark.target_next = s.offset + 1, t.offset + 1
+                mark.proven_ts_ms = s.ts
+                n += 1
+                continue
+            if t.fp in self.recent and self.allow_duplicates:
+                tgt.popleft()
+                mark.target_next = t.offset + 1
+                mark.duplicates += 1
+                continue
+            self._stop(s, t)
+            break
+        mark.compared += n
+        self.proven_now += n
+        return n
+
+    def _stop(self, s: Rec, t: Rec) -> None:
+        src_fps = {r.fp for r in self.src}
+        tgt_fps = {r.fp for r in self.tgt}
+        if t.fp in self.recent:
+            category, shown, kinds = "duplicates", t, None
+        elif s.fp in tgt_fps and t.fp in src_fps:
+            category, shown, kinds = "reordered", s, None
+        elif t.fp in src_fps:
+            category, shown, kinds = "missing", s, None
+        elif s.fp in tgt_fps:
+            category, shown, kinds = "unexpected", t, None
+        else:
+            category, shown, kinds = "changed", s, changed_kinds(s, t)
+        detail: dict[str, Any] = {"category": category, **key_repr(shown.key), "source_offset": s.offset,
+                                  "target_offset": t.offset, "timestamp": s.ts, "target_timestamp": t.ts}
+        if kinds is not None:
+            detail["changed"] = kinds
+        self.mark.state = "mismatch"
+        self.mark.mismatch = detail
+        self.mark.source_next, self.mark.target_next = s.offset, t.offset
+
+    def caught_up(self, side: str, position: int) -> None:
+        """A side read to ``position`` with nothing pending: every record of it below ``position`` was
+        proven (transaction markers and aborted records are not records), so its mark may move there."""
+        if self.stopped:
+            return
+        if side == "source" and not self.src and position > self.mark.source_next:
+            self.mark.source_next = position
+        elif side == "target" and not self.tgt and position > self.mark.target_next:
+            self.mark.target_next = position

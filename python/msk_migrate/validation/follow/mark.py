@@ -1,0 +1,217 @@
+"""The verified-up-to mark: per partition, the source offset and the target offset below which every
+record was compared and matched in order (``source_next`` / ``target_next``: the next offset to read).
+
+Invariants:
+
+- A mark belongs to one migration and one pair of clusters (cluster ids) and to the topics' partition
+  counts (and topic ids when the clusters give them) at the time it was started; :func:`check_against`
+  refuses any other cluster, a changed partition count, a recreated topic (new topic id, or a mark ahead
+  of the cluster's end offset) with one line (:class:`~msk_migrate.errors.UsageError`, exit 2) before
+  anything is read or written.
+- A partition whose source log start passed ``source_next`` (retention deleted records never compared)
+  is ``truncated``: never a match, its mark never advances again.
+- A ``mismatch`` names the first differing record (topic, partition, source offset, target offset, what
+  differed) and the mark stays at it.
+- ``compared`` counts the records compared and matched, persisted together with the offsets, so across
+  restarts ``compared`` equals the number of source records below ``source_next`` that were read (none
+  twice, none skipped: the tests count them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import UsageError
+
+FORMAT = 1
+STATES = ("following", "mismatch", "truncated")
+
+
+@dataclass
+class PartitionMark:
+    """One partition's verified-up-to mark."""
+
+    source_next: int
+    target_next: int
+    compared: int = 0  #: records compared and matched below the mark (all runs)
+    duplicates: int = 0  #: target re-deliveries passed over (``--allow-duplicates``)
+    state: str = "following"
+    #: the first differing record when ``state == "mismatch"``: category, source/target offsets, what differed
+    mismatch: dict[str, Any] | None = None
+    #: timestamp (ms) of the last source record proven; proof lag in seconds is measured from it
+    proven_ts_ms: int | None = None
+    #: the source log start when it passed the mark (``state == "truncated"``)
+    source_log_start: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"source_next": self.source_next, "target_next": self.target_next, "compared": self.compared,
+                             "duplicates": self.duplicates, "state": self.state, "proven_ts_ms": self.proven_ts_ms}
+        if self.mismatch is not None:
+            d["mismatch"] = self.mismatch
+        if self.source_log_start is not None:
+            d["source_log_start"] = self.source_log_start
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str) -> PartitionMark:
+        try:
+            pm = cls(int(d["source_next"]), int(d["target_next"]), int(d.get("compared", 0)), int(d.get("duplicates", 0)),
+                     str(d.get("state", "following")), d.get("mismatch"), d.get("proven_ts_ms"), d.get("source_log_start"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if pm.state not in STATES or pm.source_next < 0 or pm.target_next < 0 or pm.compared < 0:
+            raise ValueError(f"{where}: state {pm.state!r} / offsets {pm.source_next},{pm.target_next}")
+        return pm
+
+
+@dataclass
+class TopicMark:
+    """One topic's marks, with what identifies the topic on each cluster."""
+
+    target_name: str
+    source_partitions: int
+    target_partitions: int
+    source_topic_id: str | None = None
+    target_topic_id: str | None = None
+    partitions: dict[int, PartitionMark] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target_name": self.target_name, "source_partitions": self.source_partitions,
+                "target_partitions": self.target_partitions, "source_topic_id": self.source_topic_id,
+                "target_topic_id": self.target_topic_id,
+                "partitions": {str(p): m.to_dict() for p, m in sorted(self.partitions.items())}}
+
+    @classmethod
+    def from_dict(cls, topic: str, d: dict[str, Any]) -> TopicMark:
+        try:
+            parts = {int(p): PartitionMark.from_dict(m, f"{topic}[{p}]") for p, m in (d.get("partitions") or {}).items()}
+            return cls(str(d["target_name"]), int(d["source_partitions"]), int(d["target_partitions"]),
+                       d.get("source_topic_id"), d.get("target_topic_id"), parts)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{topic}: {exc}") from None
+
+
+@dataclass
+class Mark:
+    """The whole mark document of one follower."""
+
+    migration: str
+    source_cluster_id: str | None
+    target_cluster_id: str | None
+    topics: dict[str, TopicMark] = field(default_factory=dict)
+    updated_ms: int = 0
+
+    def partition(self, topic: str, partition: int) -> PartitionMark:
+        return self.topics[topic].partitions[partition]
+
+    def items(self) -> list[tuple[tuple[str, int], PartitionMark]]:
+        return [((t, p), m) for t, tm in sorted(self.topics.items()) for p, m in sorted(tm.partitions.items())]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "msk-migrate proof mark", "format": FORMAT, "migration": self.migration,
+                "source_cluster_id": self.source_cluster_id, "target_cluster_id": self.target_cluster_id,
+                "updated_ms": self.updated_ms, "topics": {t: tm.to_dict() for t, tm in sorted(self.topics.items())}}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Mark:
+        """Raises ValueError (the caller names the location) on anything that is not a mark document."""
+        if not isinstance(d, dict) or d.get("kind") != "msk-migrate proof mark":
+            raise ValueError("not a proof mark (written by `msk-migrate validate --follow`)")
+        if d.get("format") != FORMAT:
+            raise ValueError(f"mark format {d.get('format')!r}, this msk-migrate reads format {FORMAT}")
+        topics = {str(t): TopicMark.from_dict(str(t), tm) for t, tm in (d.get("topics") or {}).items()}
+        return cls(str(d.get("migration")), d.get("source_cluster_id"), d.get("target_cluster_id"), topics,
+                   int(d.get("updated_ms") or 0))
+
+
+@dataclass(frozen=True)
+class TopicFacts:
+    """What the clusters say about one topic now (what a mark is checked against)."""
+
+    target_name: str
+    source_partitions: int
+    target_partitions: int
+    source_topic_id: str | None
+    target_topic_id: str | None
+    source_start: dict[int, int]  #: log start offset per partition
+    source_end: dict[int, int]
+    target_end: dict[int, int]
+    target_start: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    migration: str
+    source_cluster_id: str | None
+    target_cluster_id: str | None
+    topics: dict[str, TopicFacts]
+
+
+def check_against(mark: Mark, facts: ClusterFacts, field_name: str = "--mark") -> None:
+    """Refuse a mark that is not this follower's: one line naming the mark, the difference and the fix
+    (UsageError, exit 2). Nothing is read past the mark nor written before this passes."""
+    fix_new = "give a new --mark location for this migration (or remove the old mark if the topic was recreated on purpose)"
+    if mark.migration != facts.migration:
+        raise UsageError(field_name, f"the mark belongs to migration {mark.migration!r}, not {facts.migration!r}", fix_new)
+    for role, have, now in (("source", mark.source_cluster_id, facts.source_cluster_id),
+                            ("target", mark.target_cluster_id, facts.target_cluster_id)):
+        if have is not None and now is not None and have != now:
+            raise UsageError(field_name, f"the mark was made on another {role} cluster (cluster id {have}, this one is {now})", fix_new)
+    for topic, tm in sorted(mark.topics.items()):
+        tf = facts.topics.get(topic)
+        if tf is None:
+            continue  # a topic no longer selected keeps its mark untouched
+        where = f"{field_name} {topic}"
+        if tm.target_name != tf.target_name:
+            raise UsageError(where, f"the mark compares it with target topic {tm.target_name!r}, now {tf.target_name!r}", fix_new)
+        for role, have_n, now_n in (("source", tm.source_partitions, tf.source_partitions),
+                                    ("target", tm.target_partitions, tf.target_partitions)):
+            if have_n != now_n:
+                raise UsageError(where, f"partition count changed on the {role}: the mark has {have_n}, the cluster {now_n}", fix_new)
+        for role, have_id, now_id in (("source", tm.source_topic_id, tf.source_topic_id),
+                                      ("target", tm.target_topic_id, tf.target_topic_id)):
+            if have_id and now_id and have_id != now_id:
+                raise UsageError(where, f"the topic was recreated on the {role} (topic id {have_id}, now {now_id})", fix_new)
+        for p, pm in sorted(tm.partitions.items()):
+            s_end, t_end = tf.source_end.get(p), tf.target_end.get(p)
+            if s_end is not None and pm.source_next > s_end:
+                raise UsageError(f"{where}[{p}]", f"the mark (source offset {pm.source_next}) is ahead of the source's end "
+                                 f"offset {s_end}: the topic was recreated", fix_new)
+            if t_end is not None and pm.target_next > t_end:
+                raise UsageError(f"{where}[{p}]", f"the mark (target offset {pm.target_next}) is ahead of the target's end "
+                                 f"offset {t_end}: the topic was recreated", fix_new)
+
+
+def truncate_passed(mark: Mark, facts: ClusterFacts) -> list[tuple[str, int]]:
+    """Mark ``truncated`` every following partition whose source log start passed its mark (records deleted
+    by retention were never compared); returns those partitions. They are never reported as a match."""
+    out = []
+    for (topic, p), pm in mark.items():
+        tf = facts.topics.get(topic)
+        start = tf.source_start.get(p) if tf else None
+        if pm.state == "following" and start is not None and start > pm.source_next:
+            pm.state = "truncated"
+            pm.source_log_start = start
+            out.append((topic, p))
+    return out
+
+
+def new_mark(facts: ClusterFacts) -> Mark:
+    """A mark at the start of both logs (nothing proven yet)."""
+    return Mark(facts.migration, facts.source_cluster_id, facts.target_cluster_id, {})
+
+
+def add_missing(mark: Mark, facts: ClusterFacts) -> list[tuple[str, int]]:
+    """Topics (and their partitions) selected now but not in the mark start at both logs' start offsets."""
+    added = []
+    for topic, tf in sorted(facts.topics.items()):
+        tm = mark.topics.get(topic)
+        if tm is None:
+            tm = mark.topics[topic] = TopicMark(tf.target_name, tf.source_partitions, tf.target_partitions,
+                                                tf.source_topic_id, tf.target_topic_id)
+        for p in range(min(tf.source_partitions, tf.target_partitions)):
+            if p not in tm.partitions:
+                tm.partitions[p] = PartitionMark(tf.source_start.get(p, 0), tf.target_start.get(p, 0))
+                added.append((topic, p))
+    return added

@@ -1,0 +1,91 @@
+"""The follower's in-order comparison: the batch validator's fingerprint and its categories, the mark
+stopping at the first differing record (no server)."""
+
+from __future__ import annotations
+
+from msk_migrate.kafka.fingerprint import fingerprint
+from msk_migrate.validation.follow.compare import PartitionCompare, record
+from msk_migrate.validation.follow.mark import PartitionMark
+
+
+def recs(values, start=0, ts=1000, headers=None, no_ts=False):
+    return [record(start + i, b"k%d" % i if v is not None else None, v, headers, ts + i, no_ts) for i, v in enumerate(values)]
+
+
+def cmp(src, tgt, allow_duplicates=False, s0=0, t0=0):
+    c = PartitionCompare(PartitionMark(s0, t0), allow_duplicates)
+    c.src.extend(src)
+    c.tgt.extend(tgt)
+    c.step()
+    return c
+
+
+def test_the_record_identity_is_the_batch_validators_fingerprint():
+    r = record(5, b"k", b"v", [("h", b"1")], 1234, no_ts=False)
+    assert r.fp == fingerprint(b"k", b"v", [("h", b"1")], 1234)
+    assert record(5, b"k", b"v", None, 1234, no_ts=True).fp == fingerprint(b"k", b"v", None, 0)
+
+
+def test_equal_records_in_order_advance_both_marks_past_them_and_count_them():
+    c = cmp(recs([b"a", b"b", b"c"], start=10), recs([b"a", b"b", b"c"], start=0))
+    assert (c.mark.source_next, c.mark.target_next, c.mark.compared, c.mark.state) == (13, 3, 3, "following")
+
+
+def test_a_side_ahead_keeps_its_records_pending_and_the_mark_stops_at_the_last_pair():
+    c = cmp(recs([b"a", b"b", b"c"]), recs([b"a"]))
+    assert (c.mark.source_next, c.mark.target_next, c.mark.compared, len(c.src)) == (1, 1, 1, 2)
+
+
+def test_a_changed_value_stops_the_mark_at_that_record_and_names_what_differed():
+    src = recs([b"a", b"b", b"c"])
+    tgt = recs([b"a", b"B", b"c"])
+    c = cmp(src, tgt)
+    assert c.mark.state == "mismatch" and (c.mark.source_next, c.mark.target_next, c.mark.compared) == (1, 1, 1)
+    assert c.mark.mismatch == {"category": "changed", "key": "k1", "key_encoding": "utf8", "source_offset": 1,
+                               "target_offset": 1, "timestamp": 1001, "target_timestamp": 1001, "changed": ["value"]}
+    assert c.step() == 0  # stopped: nothing more is proven
+
+
+def test_header_order_and_timestamps_are_compared_like_the_batch():
+    s = [record(0, b"k", b"v", [("a", b"1"), ("b", b"2")], 5, False)]
+    t = [record(0, b"k", b"v", [("b", b"2"), ("a", b"1")], 6, False)]
+    assert cmp(s, t).mark.mismatch["changed"] == ["header_order", "timestamp"]  # type: ignore[index]
+
+
+def test_a_redelivered_copy_is_a_duplicate_and_passes_only_with_allow_duplicates():
+    src = recs([b"a", b"b", b"c"])
+    tgt = [*recs([b"a", b"b"]), record(2, b"k1", b"b", None, 1001, False),
+           record(3, b"k2", b"c", None, 1002, False)]
+    strict = cmp(src, tgt)
+    assert strict.mark.mismatch["category"] == "duplicates" and strict.mark.target_next == 2  # type: ignore[index]
+    lenient = cmp(src, tgt, allow_duplicates=True)
+    assert (lenient.mark.state, lenient.mark.compared, lenient.mark.duplicates, lenient.mark.target_next) == ("following", 3, 1, 4)
+
+
+def test_a_record_missing_on_the_target_is_missing():
+    c = cmp(recs([b"a", b"b", b"c"]), [record(0, b"k0", b"a", None, 1000, False), record(1, b"k2", b"c", None, 1002, False)])
+    assert c.mark.mismatch["category"] == "missing" and c.mark.mismatch["source_offset"] == 1  # type: ignore[index]
+
+
+def test_an_extra_record_on_the_target_is_unexpected():
+    src = recs([b"a", b"b"])
+    tgt = [src[0], record(1, b"zz", b"x", None, 1, False), record(2, b"k1", b"b", None, 1001, False)]
+    c = cmp(src, tgt)
+    assert c.mark.mismatch["category"] == "unexpected" and c.mark.mismatch["target_offset"] == 1  # type: ignore[index]
+
+
+def test_swapped_records_are_reordered():
+    src = recs([b"a", b"b", b"c"])
+    tgt = [record(0, b"k0", b"a", None, 1000, False), record(1, b"k2", b"c", None, 1002, False),
+           record(2, b"k1", b"b", None, 1001, False)]
+    assert cmp(src, tgt).mark.mismatch["category"] == "reordered"  # type: ignore[index]
+
+
+def test_a_caught_up_side_moves_its_mark_over_transaction_markers_only_with_nothing_pending():
+    c = cmp(recs([b"a"]), recs([b"a"]))
+    c.caught_up("source", 3)  # offsets 1, 2: a commit marker, an aborted record
+    c.caught_up("target", 2)
+    assert (c.mark.source_next, c.mark.target_next) == (3, 2)
+    c.src.extend(recs([b"b"], start=3))
+    c.caught_up("source", 9)
+    assert c.mark.source_next == 3
