@@ -123,3 +123,8 @@ def pinned_requirement(name: str, extra: str | None = None) -> str | None:
         if req_name == wanted and in_extra:
             return m.group(2)
     return None
+
+
+def apicurio_version() -> str:
+    """Apicurio Registry, the schema registry the harness runs per side (jvm/classpaths/schema-registry)."""
+    return _pom("apicurio.version")
