@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .report import NO_EVIDENCE, OK_STATUSES, Report
+from .report import NO_EVIDENCE, OK_STATUSES, SCHEMAS_NOT_CHECKED, Report
 
 
 @contextmanager
@@ -65,7 +65,9 @@ def _fmt(v: Any) -> str:
 
 
 def _style(status: str) -> str:
-    return "green" if status == "match" else ("yellow" if status in OK_STATUSES | {NO_EVIDENCE} else "red")
+    if status == "match":
+        return "green"
+    return "yellow" if status in OK_STATUSES | {NO_EVIDENCE, SCHEMAS_NOT_CHECKED, "not-schemad", "skipped"} else "red"
 
 
 def print_report(report: Report, console: Console) -> None:
@@ -83,6 +85,7 @@ def print_report(report: Report, console: Console) -> None:
             _fmt(c["missing"]), _fmt(c["unexpected"]), _fmt(c["duplicates"]), _fmt(c["changed"]), _fmt(c["reordered"]),
         )
     console.print(table)
+    _schema_table(report, console)
     for t in report.topics:
         for prob in t.problems:
             console.print(f"  [red]{t.topic}[/]: {prob}")
@@ -95,8 +98,9 @@ def print_report(report: Report, console: Console) -> None:
         c = report.clusters[side]
         arn = f", MSK {c['msk_cluster_arn']}" if c.get("msk_cluster_arn") else ""
         console.print(f"  {side}: {c['bootstrap_servers']} (cluster id {c.get('cluster_id') or 'unknown'}{arn})", highlight=False)
-    if report.verdict == NO_EVIDENCE:
-        console.print(f"[bold yellow]NO EVIDENCE[/]: {report.verdict_reason()}", highlight=False)
+    if report.verdict in (NO_EVIDENCE, SCHEMAS_NOT_CHECKED):
+        label = report.verdict.upper().replace("-", " ")
+        console.print(f"[bold yellow]{label}[/]: {report.verdict_reason()}", highlight=False)
         return _locations(report, console)
     colour = "green" if report.verdict == "match" else "red"
     console.print(
@@ -109,3 +113,25 @@ def print_report(report: Report, console: Console) -> None:
 def _locations(report: Report, console: Console) -> None:
     for loc in report.locations:
         console.print(f"report: {loc}")
+
+
+def _schema_table(report: Report, console: Console) -> None:
+    """One schema row per topic whose values carry schema ids (proof per record)."""
+    rows = [t for t in report.topics if t.schemas is not None and t.schemas.status != "not-schemad"]
+    if not rows:
+        return
+    reg = report.schema_registry
+    title = f"Schemas ({reg['source']} -> {reg['target']})" if reg else "Schemas (no registries given)"
+    table = Table(title=title)
+    for col in ("Topic", "Status", "Ids seen", "Identical", "Differing", "Missing on target", "Missing on source",
+                "Missing on both"):
+        table.add_column(col, justify="left" if col in ("Topic", "Status") else "right")
+    for t in rows:
+        d = t.schemas.to_dict() if t.schemas is not None else {}
+
+        def ids(key: str, d: dict[str, Any] = d) -> str:
+            return ", ".join(map(str, d[key][:10])) + (" ..." if len(d[key]) > 10 else "") if d[key] else "0"
+
+        table.add_row(t.topic, f"[{_style(d['status'])}]{d['status']}[/]", _fmt(d["ids_seen"]), _fmt(d["resolved_identical"]),
+                      ids("differing"), ids("missing_on_target"), ids("missing_on_source"), ids("missing_on_both"))
+    console.print(table)

@@ -43,7 +43,8 @@ def _n(v: Any) -> str:
 
 
 def _status(s: str) -> str:
-    cls = "s-match" if s == "match" else ("s-warn" if s in ("duplicates", "no-evidence") else "s-bad")
+    cls = "s-match" if s in ("match", "identical") else (
+        "s-warn" if s in ("duplicates", "no-evidence", "not-schemad", "skipped") else "s-bad")
     return f'<span class="{cls}">{_e(s)}</span>'
 
 
@@ -72,6 +73,7 @@ def render_html(r: dict[str, Any]) -> str:
     text = {
         "match": "MATCH — the target holds the same records",
         "mismatch": f"MISMATCH — {s['topics_mismatched']} of {s['topics']} topic(s) differ",
+        "schemas-not-checked": f"SCHEMAS NOT CHECKED — {r.get('verdict_reason', '')}",
     }.get(verdict, f"NO EVIDENCE — {r.get('verdict_reason', '')}")
     add(f"<div id='verdict' class='verdict {verdict}' data-verdict='{verdict}'>{_e(text)}</div>")
     add(f"<p class='muted' id='topics-covered'>Topics covered: {_e(', '.join(r.get('topics_covered') or []) or 'none')}</p>")
@@ -117,6 +119,7 @@ def render_html(r: dict[str, Any]) -> str:
             f"{_n(t['duplicates'])}{_n(t['changed'])}{_n(t['reordered'])}<td>{'<ul>' + probs + '</ul>' if probs else ''}</td></tr>"
         )
     add("</tbody></table>")
+    _schemas(r, add)
 
     for t in r["topics"]:
         add(f"<h2 id='t-{_e(t['topic'])}'>{_e(t['topic'])} {_status(t['status'])}</h2>")
@@ -151,6 +154,7 @@ def render_html(r: dict[str, Any]) -> str:
         add("</tbody></table>")
         if large:
             add("</details>")
+        _schema_ids(t, add)
         for p in t["partitions"]:
             for cat, items in p["samples"].items():
                 if not items:
@@ -184,3 +188,43 @@ def render_html(r: dict[str, Any]) -> str:
         f"report schema v{r['schema_version']} · {_e(r['run']['duration_seconds'])} s</p>")
     add("</body></html>")
     return "\n".join(out)
+
+
+def _schemas(r: dict[str, Any], add: Any) -> None:
+    """The schema row per topic (proof per record): ids seen, resolved identically, differing, missing."""
+    rows = [t for t in r["topics"] if t.get("schemas")]
+    if not rows:
+        return
+    reg = r.get("schema_registry")
+    where = (f"registries <code>{_e(reg['source'])}</code> → <code>{_e(reg['target'])}</code>" if reg
+             else "no schema registries given")
+    add(f"<h2>Schemas</h2><p class='muted'>Every schema id the compared values carry, resolved on both registries "
+        f"({where}).</p>")
+    add("<table id='schemas'><thead><tr><th>Topic</th><th>Status</th><th>Values in wire format (src/tgt)</th>"
+        "<th>Ids seen</th><th>Resolved identical</th><th>Differing</th><th>Missing on target</th>"
+        "<th>Missing on source</th><th>Missing on both</th><th>Note</th></tr></thead><tbody>")
+    for t in rows:
+        sc = t["schemas"]
+
+        def ids(key: str, sc: dict[str, Any] = sc) -> str:
+            return f"<td class='n'>{_e(', '.join(map(str, sc[key])) or '0')}</td>"
+
+        add(f"<tr data-topic='{_e(t['topic'])}' data-schema-status='{_e(sc['status'])}'><td>{_e(t['topic'])}</td>"
+            f"<td>{_status(sc['status'])}</td><td class='n'>{sc['source']['wire_format']:,}/{sc['target']['wire_format']:,}"
+            f"</td>{_n(sc['ids_seen'])}{_n(sc['resolved_identical'])}{ids('differing')}{ids('missing_on_target')}"
+            f"{ids('missing_on_source')}{ids('missing_on_both')}<td>{_e(sc['reason'] or '')}</td></tr>")
+    add("</tbody></table>")
+
+
+def _schema_ids(t: dict[str, Any], add: Any) -> None:
+    sc = t.get("schemas")
+    if not sc or not sc["ids"]:
+        return
+    add("<table class='schema-ids'><thead><tr><th>Schema id</th><th>Status</th><th>Type</th><th>Records (src/tgt)</th>"
+        "<th>Differences</th></tr></thead><tbody>")
+    for i in sc["ids"]:
+        add(f"<tr data-schema-id='{i['id']}' data-status='{_e(i['status'])}'><td class='n'>{i['id']}</td>"
+            f"<td>{_status(i['status'])}</td><td>{_e(i['schema_type'] or '')}</td>"
+            f"<td class='n'>{i['records']['source']:,}/{i['records']['target']:,}</td>"
+            f"<td>{_e('; '.join(i['differences']))}</td></tr>")
+    add("</tbody></table>")

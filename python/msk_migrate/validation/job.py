@@ -25,6 +25,8 @@ from .plan import ValidationPlan, make_plan
 from .reading import TP, ReadPlan
 from .report import Report, check_destination, report_clusters
 from .request import ValidationRequest, iso
+from .schema_ids import TopicIds, tally
+from .schema_proof import not_read, schema_rows
 from .verdicts import needs_diff, topic_results
 
 Progress = Callable[[str], None]
@@ -56,6 +58,8 @@ class Outcome:
     source: dict[TP, Digest]
     target: dict[TP, Digest]
     diffs: dict[TP, DiffResult]
+    #: Schema ids per topic, read in the checksum pass; None when the engine does not read them (Spark).
+    schema_ids: dict[str, TopicIds] | None = None
 
 
 class _Spark:
@@ -83,7 +87,8 @@ def engine_for(req: ValidationRequest, spark: Any) -> str:
 
 
 def _checksums(plan: ValidationPlan, spark: _Spark, engine: str, plans: dict[str, ReadPlan], say: Progress,
-               detail: bool = False, tps: list[TP] | None = None) -> dict[str, dict[TP, Digest]]:
+               detail: bool = False, tps: list[TP] | None = None,
+               id_rows: list[Any] | None = None) -> dict[str, dict[TP, Digest]]:
     role = "/".join(plans)
     if engine == "native":
         from .kafka_meta import verbose_client_logs
@@ -91,7 +96,7 @@ def _checksums(plan: ValidationPlan, spark: _Spark, engine: str, plans: dict[str
 
         try:
             return native_checksum(plans, plan.client_confs, plan.req.isolation_level, detail=detail, tps=tps,
-                                   verbose=verbose_client_logs(), say=say)
+                                   verbose=verbose_client_logs(), say=say, id_rows=id_rows)
         except NativeReadError as exc:
             raise UnreachableError(f"{exc} (native checksum pass)") from None
     if tps is not None:
@@ -107,17 +112,18 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
     req = plan.req
     lazy = spark if isinstance(spark, _Spark) else _Spark(spark, say)
     how = " (native)" if engine == "native" else ""
+    id_rows: list[Any] = []
     assert plan.source is not None, "a plan always reads the source"
     if plan.target is None:  # offset snapshot: the target window comes from the source's records
         say(f"checksum{how}: source ({len(plan.src_tps)} partitions)")
-        src_dig = _checksums(plan, lazy, engine, {"source": plan.source}, say)["source"]
+        src_dig = _checksums(plan, lazy, engine, {"source": plan.source}, say, id_rows=id_rows)["source"]
         tgt_plan = plan.snapshot_target(src_dig)
         say(f"checksum{how}: target ({len(plan.tgt_tps)} partitions)")
-        tgt_dig = _checksums(plan, lazy, engine, {"target": tgt_plan}, say)["target"]
+        tgt_dig = _checksums(plan, lazy, engine, {"target": tgt_plan}, say, id_rows=id_rows)["target"]
     else:
         say(f"checksum{how}: source and target ({len(plan.src_tps)} + {len(plan.tgt_tps)} partitions)")
         tgt_plan = plan.target
-        digests = _checksums(plan, lazy, engine, {"source": plan.source, "target": plan.target}, say)
+        digests = _checksums(plan, lazy, engine, {"source": plan.source, "target": plan.target}, say, id_rows=id_rows)
         src_dig, tgt_dig = digests["source"], digests["target"]
 
     differing = needs_diff(plan, src_dig, tgt_dig)
@@ -140,7 +146,21 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
             session, plan.source, tgt_plan, to_diff, req.sample_size, on_phase=say,
             order_tps=order_tps, explain_limit=explain_limit,
         ))
-    return Outcome(src_dig, tgt_dig, diffs)
+    return Outcome(src_dig, tgt_dig, diffs, tally(id_rows) if engine == "native" else None)
+
+
+def registries(req: ValidationRequest) -> dict[str, str] | None:
+    """The registries' Confluent-API URLs of the request (the report records them), or None."""
+    if req.schema_registry is None:
+        return None
+    return {"source": req.schema_registry.source, "target": req.schema_registry.target}
+
+
+def _schema_warnings(engine: str, rows: Any, req: ValidationRequest) -> list[str]:
+    if rows is None and req.schema_registry is None and not req.ignore_schemas:
+        return [f"schema ids not read: the {engine} engine does not collect them; records carrying schema ids "
+                "are compared as bytes only (the native engine proves every id, docs/schemas.md)"]
+    return []
 
 
 def run_validation(
@@ -166,6 +186,15 @@ def run_validation(
     engine = engine_for(req, spark)
     outcome = execute(plan, _Spark(spark, say), say, explain_limit, engine)
 
+    rows = None
+    if outcome.schema_ids is not None:
+        if req.schema_registry is not None and not req.ignore_schemas:
+            say(f"schemas: resolving {len({i for t in outcome.schema_ids.values() for i in t.ids})} schema id(s) "
+                "on both registries")
+        rows = schema_rows(outcome.schema_ids, plan.topics, registries(req), req.ignore_schemas)
+    elif req.schema_registry is not None and not req.ignore_schemas:  # asked for and not done: not a pass
+        rows = {t: not_read(f"schemas not checked: the {engine} engine does not read schema ids (use --engine native)")
+                for t in plan.topics}
     say("writing the report")
     from pyspark import __version__ as spark_version
 
@@ -189,8 +218,9 @@ def run_validation(
                 "grace_seconds": None if req.offsets_snapshot or req.until_timestamp_ms is not None else req.grace_seconds},
         clusters=report_clusters(req, plan.cluster_ids),
         environment=req.environment,
-        topics=topic_results(plan, outcome.source, outcome.target, outcome.diffs),
-        warnings=plan.warnings,
+        topics=topic_results(plan, outcome.source, outcome.target, outcome.diffs, rows),
+        warnings=plan.warnings + _schema_warnings(engine, rows, req),
+        schema_registry=registries(req),
     )
     if req.report_dir:
         report.locations = report.write(req.report_dir)

@@ -33,11 +33,14 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
+from .schema_ids import HEADER_BYTES, count_ids, ids_of
 
 if TYPE_CHECKING:
     from .reading import ReadPlan
 
 TP = tuple[str, int]
+#: One read range's schema ids (:mod:`.schema_ids`): ``(side, topic, non-null values, {id: records})``.
+IdRow = tuple[str, str, int, dict[int, int]]
 #: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
@@ -94,8 +97,8 @@ class Task:
 class _Acc:
     """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
 
-    __slots__ = ("done", "fast", "fp", "fps", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task", "tombstones",
-                 "tss", "units")
+    __slots__ = ("done", "fast", "fp", "fps", "ids", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task",
+                 "tombstones", "tss", "units")
 
     def __init__(self, task: Task, detail: bool):
         self.task = task
@@ -110,6 +113,8 @@ class _Acc:
         self.fast = not detail and not task.latest
         self.fps: list[int] = []
         self.tss: list[int] = []
+        #: Schema ids of the compared values (raw id bytes -> records; :func:`.schema_ids.count_ids`).
+        self.ids: dict[bytes, int] = {}
 
     def fold(self) -> None:
         """Add the pending fast-path records: ``order += Σ fp_i · (n + i)`` in offset order."""
@@ -148,6 +153,7 @@ class _Acc:
             self.max_ts = ts
         self.null_keys += key_null
         self.tombstones += value_null
+        count_ids(self.ids, value)
         if self.sums is not None:
             for name, h in field_hashes(key, value, headers, ts_used).items():
                 self.sums[name] += h
@@ -207,8 +213,9 @@ def portable(conf: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_level: str,
-              verbose: bool = False, stall_seconds: float = STALL_SECONDS) -> list[tuple[Task, Digest]]:
-    """Read ``tasks`` (all of one cluster) with one consumer; a Digest per task."""
+              verbose: bool = False, stall_seconds: float = STALL_SECONDS) -> list[tuple[Task, Digest, dict[bytes, int]]]:
+    """Read ``tasks`` (all of one cluster) with one consumer; per task a Digest and the schema ids of the
+    compared values (raw id bytes -> records)."""
     if not tasks:
         return []
     side = tasks[0].side
@@ -226,6 +233,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
     fast: bool
     add_fp: Callable[[int], None]
     add_ts: Callable[[int], None]
+    ids: dict[bytes, int]
 
     def finish(acc: _Acc) -> None:
         nonlocal live
@@ -274,7 +282,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                         else:
                             t = acc.task
                             end, last_off, lo, hi, no_ts, fast = t.end, t.end - 1, t.lo, t.hi, t.no_ts, acc.fast
-                            add_fp, add_ts = acc.fps.append, acc.tss.append
+                            add_fp, add_ts, ids = acc.fps.append, acc.tss.append, acc.ids
                 if acc is None:
                     continue
                 off = m.offset()
@@ -290,6 +298,9 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                             acc.null_keys += 1
                         if value is None:
                             acc.tombstones += 1
+                        elif len(value) >= HEADER_BYTES and value[0] == 0:  # count_ids, inlined
+                            k = value[1:HEADER_BYTES]
+                            ids[k] = ids.get(k, 0) + 1
                         add_fp(fingerprint(key, value, m.headers(), 0 if no_ts else ts))
                         add_ts(ts)
                     else:
@@ -306,7 +317,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                 reported = now
     finally:
         consumer.close()
-    return [(a.task, a.digest()) for a in accs.values()]
+    return [(a.task, a.digest(), a.ids) for a in accs.values()]
 
 
 #: In a worker process: the parent's shared count of offsets read (progress), set by :func:`_init_worker`.
@@ -336,8 +347,8 @@ def _init_worker(counter: Any) -> None:
 
 
 def _run_bin(confs: dict[str, dict[str, Any]], tasks: list[Task], detail: bool, isolation_level: str,
-             verbose: bool) -> list[tuple[Task, Digest]]:
-    out: list[tuple[Task, Digest]] = []
+             verbose: bool) -> list[tuple[Task, Digest, dict[bytes, int]]]:
+    out: list[tuple[Task, Digest, dict[bytes, int]]] = []
     for side in sorted({t.side for t in tasks}):
         out += read_side(confs[side], [t for t in tasks if t.side == side], detail, isolation_level, verbose)
     return out
@@ -394,10 +405,13 @@ def native_checksum(
     workers: int | None = None,
     verbose: bool = False,
     say: Callable[[str], None] = lambda _m: None,
+    id_rows: list[IdRow] | None = None,
 ) -> dict[str, dict[TP, Digest]]:
     """Per-partition digests of each plan ("source", "target"), like :func:`.checksum.checksum`.
     ``confs``: librdkafka settings per side (:func:`portable` is applied here). ``tps``: only these
-    partitions. Raises :class:`NativeReadError` when a cluster cannot be read."""
+    partitions. ``id_rows``: when given, one :data:`IdRow` per range read is appended (the schema ids of
+    its compared values, read in the same pass). Raises :class:`NativeReadError` when a cluster cannot be
+    read."""
     out = {side: {tp: Digest() for tp in plan.ranges if tps is None or tp in tps} for side, plan in plans.items()}
     tasks = [t for side, plan in plans.items() for t in tasks_of(side, plan, tps)]
     if not tasks:
@@ -428,6 +442,8 @@ def native_checksum(
                     shown = read
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    for task, digest in results:
+    for task, digest, raw_ids in results:
         out[task.side][(task.topic, task.partition)] = digest
+        if id_rows is not None:
+            id_rows.append((task.side, task.topic, digest.count - digest.tombstones, ids_of(raw_ids)))
     return out

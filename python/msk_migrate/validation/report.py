@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import store
 from .request import iso
+
+if TYPE_CHECKING:
+    from .schema_proof import SchemaRow
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
@@ -23,8 +26,13 @@ DEST_FIELD = "--report-dir"
 OK_STATUSES = {"match", "duplicates"}
 #: A topic, partition or run that holds records but compared none: not a pass (exit 1), not a mismatch.
 NO_EVIDENCE = "no-evidence"
-#: Verdicts and their exit codes: a verdict never passes on nothing compared.
-VERDICT_EXIT = {"match": 0, "mismatch": 1, NO_EVIDENCE: 1}
+#: A topic whose records carry schema ids that were not proven (no registries given, no opt-out): not a
+#: pass (exit 1), not a mismatch of the records (docs/schemas.md, Proof per record).
+SCHEMAS_NOT_CHECKED = "schemas-not-checked"
+#: Topic statuses and verdicts that are not a mismatch (but only "match" passes).
+NOT_MISMATCH = ("match", NO_EVIDENCE, SCHEMAS_NOT_CHECKED)
+#: Verdicts and their exit codes: a verdict never passes on nothing compared, nor on ids not proven.
+VERDICT_EXIT = {"match": 0, "mismatch": 1, NO_EVIDENCE: 1, SCHEMAS_NOT_CHECKED: 1}
 
 
 @dataclass
@@ -134,15 +142,21 @@ class TopicResult:
     problems: list[str] = field(default_factory=list)
     partitions: list[PartitionResult] = field(default_factory=list)
     status: str = "match"
+    #: The proof of the schema ids its records carry (None: not read, e.g. by the Spark engine).
+    schemas: SchemaRow | None = None
 
     def finish(self) -> None:
-        """missing_on_target > mismatch > no-evidence (a partition with records compared none) > match."""
+        """missing_on_target > mismatch (records, metadata or a schema id) > no-evidence (a partition with
+        records compared none) > schemas-not-checked > match."""
+        if self.schemas is not None:
+            self.problems.extend(self.schemas.problems())
         if self.target_partitions is None:
             self.status = "missing_on_target"
         elif (
             self.target_partitions != self.source_partitions
             or self.config_differences
             or any(p.status not in OK_STATUSES | {NO_EVIDENCE} for p in self.partitions)
+            or (self.schemas is not None and self.schemas.status == "mismatch")
         ):
             self.status = "mismatch"
         elif any(p.status == NO_EVIDENCE for p in self.partitions):
@@ -150,6 +164,8 @@ class TopicResult:
             n = sum(1 for p in self.partitions if p.status == NO_EVIDENCE)
             self.problems.append(f"{n} partition(s) hold records but none was compared: "
                                  + next(p.differences[0] for p in self.partitions if p.status == NO_EVIDENCE))
+        elif self.schemas is not None and self.schemas.status == "not-checked":
+            self.status = SCHEMAS_NOT_CHECKED
         else:
             self.status = "match"
 
@@ -186,6 +202,7 @@ class TopicResult:
                 "cleanup_policy": self.cleanup_policy,
                 "config_differences": self.config_differences,
             },
+            "schemas": self.schemas.to_dict() if self.schemas is not None else None,
             "partitions": [p.to_dict() for p in self.partitions],
         }
 
@@ -202,15 +219,20 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     locations: list[str] = field(default_factory=list)
     environment: str | None = None
+    #: The schema registries the ids were resolved on (source, target: Confluent-API URLs), or None.
+    schema_registry: dict[str, str] | None = None
 
     @property
     def verdict(self) -> str:
-        """"mismatch" when a topic differs (records or metadata); else "no-evidence" when a topic or
-        partition holds records but compared none, or the run compared no record at all; else "match"."""
-        if any(t.status not in ("match", NO_EVIDENCE) for t in self.topics):
+        """"mismatch" when a topic differs (records, metadata or a schema id); else "no-evidence" when a
+        topic or partition holds records but compared none, or the run compared no record at all; else
+        "schemas-not-checked" when a topic's records carry schema ids no registry proved; else "match"."""
+        if any(t.status not in NOT_MISMATCH for t in self.topics):
             return "mismatch"
         if any(t.status == NO_EVIDENCE for t in self.topics) or self.records_compared() == 0:
             return NO_EVIDENCE
+        if any(t.status == SCHEMAS_NOT_CHECKED for t in self.topics):
+            return SCHEMAS_NOT_CHECKED
         return "match"
 
     @property
@@ -224,7 +246,16 @@ class Report:
         """One sentence: why the verdict is what it is (the evidence, or the lack of it)."""
         s = self.summary()
         if self.verdict == "mismatch":
-            return f"{s['topics_mismatched']} topic(s) differ, {s['partitions_mismatched']} partition(s)"
+            why = f"{s['topics_mismatched']} topic(s) differ, {s['partitions_mismatched']} partition(s)"
+            bad = [f"{t.topic}: " + ", ".join(str(p.schema_id) for p in t.schemas.failing[:5])
+                   for t in self.topics if t.schemas is not None and t.schemas.status == "mismatch"]
+            if bad:
+                why += "; schema id(s) not resolving identically on both registries: " + "; ".join(bad)
+            return why
+        if self.verdict == SCHEMAS_NOT_CHECKED:
+            unproven = next(t for t in self.topics if t.status == SCHEMAS_NOT_CHECKED)
+            why = unproven.schemas.reason if unproven.schemas is not None and unproven.schemas.reason else "schemas not checked"
+            return f"{s['topics_schemas_not_checked']} topic(s) with schema ids not proven; {unproven.topic}: {why}"
         if self.verdict == NO_EVIDENCE:
             if not self.topics:
                 return "no topic was selected"
@@ -250,8 +281,11 @@ class Report:
         return {
             "topics": len(self.topics),
             "topics_matching": sum(1 for t in self.topics if t.status == "match"),
-            "topics_mismatched": sum(1 for t in self.topics if t.status not in ("match", NO_EVIDENCE)),
+            "topics_mismatched": sum(1 for t in self.topics if t.status not in NOT_MISMATCH),
             "topics_without_evidence": sum(1 for t in self.topics if t.status == NO_EVIDENCE),
+            "topics_schemas_not_checked": sum(1 for t in self.topics if t.status == SCHEMAS_NOT_CHECKED),
+            "topics_schema_mismatched": sum(1 for t in self.topics if t.schemas is not None and t.schemas.status == "mismatch"),
+            "schema_ids_seen": len({i for t in self.topics if t.schemas is not None for i in t.schemas.tally.ids}),
             "partitions": len(parts),
             "partitions_mismatched": sum(1 for p in parts if p.status not in OK_STATUSES | {NO_EVIDENCE}),
             "partitions_without_evidence": sum(1 for p in parts if p.status == NO_EVIDENCE),
@@ -278,6 +312,7 @@ class Report:
             "environment": self.environment,
             "source": {"cluster_id": None, "msk_cluster_arn": None, **self.clusters["source"]},
             "target": {"cluster_id": None, "msk_cluster_arn": None, **self.clusters["target"]},
+            "schema_registry": self.schema_registry,
             "topics_covered": [t.topic for t in self.topics],
             "warnings": self.warnings,
             "topics": [t.to_dict() for t in self.topics],
@@ -286,9 +321,12 @@ class Report:
     def talked_to(self) -> dict[str, Any]:
         """The clusters this run read (bootstrap servers and cluster ids), as every command's JSON says it."""
         d = self.to_dict()
-        return {"environment": self.environment,
-                **{role: d[role]["bootstrap_servers"] for role in ("source", "target")},
-                **{f"{role}_cluster_id": d[role]["cluster_id"] for role in ("source", "target")}}
+        out = {"environment": self.environment,
+               **{role: d[role]["bootstrap_servers"] for role in ("source", "target")},
+               **{f"{role}_cluster_id": d[role]["cluster_id"] for role in ("source", "target")}}
+        if self.schema_registry:
+            out.update({f"{role}_schema_registry": self.schema_registry[role] for role in ("source", "target")})
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"

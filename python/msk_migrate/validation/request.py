@@ -93,6 +93,21 @@ def load_snapshot(path: str | Path) -> dict[str, dict[int, PartitionRange]]:
     return out
 
 
+class SchemaRegistries(BaseModel):
+    """Confluent-API base URLs of the two registries (Apicurio: ``http://host:port/apis/ccompat/v7``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    target: str
+
+    @field_validator("source", "target")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"https?://[^/\s]+", v):
+            raise ValueError(f"{v!r} is not an http(s) URL (give e.g. http://registry:8081)")
+        return v.rstrip("/")
+
+
 class ValidationRequest(BaseModel):
     """Inputs of :func:`msk_migrate.validation.run_validation`.
 
@@ -138,6 +153,12 @@ class ValidationRequest(BaseModel):
     )
     metadata_timeout_seconds: float = Field(15.0, gt=0)
     report_dir: str | None = Field(None, description="Directory or s3://bucket/prefix for report.json/.html.")
+    schema_registry: SchemaRegistries | None = Field(
+        None, description="The registries whose ids the records carry: every id seen in the window is proven to "
+        "resolve identically on both (docs/schemas.md, Proof per record).")
+    ignore_schemas: bool = Field(
+        False, description="Opt out of the schema proof: schema'd topics without registries are 'skipped', not "
+        "'schemas-not-checked' (which fails the run).")
 
     @field_validator("topic_regex")
     @classmethod

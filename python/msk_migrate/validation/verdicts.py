@@ -10,6 +10,7 @@ from .plan import ValidationPlan
 from .reading import TP
 from .report import NO_EVIDENCE, PartitionResult, SideDigest, TopicResult
 from .request import iso
+from .schema_proof import SchemaRow
 
 
 def explain_diff(dr: DiffResult) -> list[str]:
@@ -127,7 +128,8 @@ def _compare(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
 
 
 def topic_results(plan: ValidationPlan, src_dig: dict[TP, Digest], tgt_dig: dict[TP, Digest],
-                  diffs: dict[TP, DiffResult]) -> list[TopicResult]:
+                  diffs: dict[TP, DiffResult], schema_rows: dict[str, SchemaRow] | None = None) -> list[TopicResult]:
+    """Per topic its partitions' results, metadata parity and ``schema_rows`` (None: the ids were not read)."""
     req = plan.req
     out = []
     for t in plan.topics:
@@ -161,6 +163,7 @@ def topic_results(plan: ValidationPlan, src_dig: dict[TP, Digest], tgt_dig: dict
             sd = src_dig.get(tp) if tp in plan.source.ranges else None
             td = tgt_dig.get(tp) if plan.target is not None and tp in plan.target.ranges else None
             tr.partitions.append(partition_result(plan, tp, sd, td, diffs.get(tp)))
+        tr.schemas = (schema_rows or {}).get(t)
         tr.finish()
         if tr.status != "match" and s_m is not None and s_m.compacted and t not in plan.latest_topics:
             tr.problems.append("compacted topic: the clusters compact independently; consider --compacted latest-per-key")
