@@ -31,6 +31,8 @@ def _table(status: dict) -> Table:
         ("connect (REST)", status.get("connect", {}), "url"),
         ("connect (metrics)", status.get("connect", {}), "metrics_url"),
         ("prometheus", status.get("prometheus", {}), "url"),
+        ("source schema registry", status.get("source_registry", {}), "url"),
+        ("target schema registry", status.get("target_registry", {}), "url"),
     ]
     for label, part, key in rows:
         if part:
@@ -67,7 +69,8 @@ def shape_options(f):
 def _document(status: dict, base_dir: Path) -> dict:
     """The JSON shape's keys for a status: what runs (one row per process), exit 0 when running."""
     talked = {"dir": str(base_dir), **{k: v["bootstrap_servers"] for k, v in status.items()
-                                       if isinstance(v, dict) and "bootstrap_servers" in v}}
+                                       if isinstance(v, dict) and "bootstrap_servers" in v},
+              **{k: v["url"] for k, v in status.items() if k.endswith("_registry") and isinstance(v, dict)}}
     rows = [{"name": k, **v} for k, v in status.items() if isinstance(v, dict)]
     running = bool(status.get("running"))
     return json_document(talked, rows, "running" if running else "not-running", 0 if running else 1)
@@ -82,9 +85,11 @@ def local() -> None:
 @click.option("--dir", "base_dir", type=WRITE_DIR, default=DEFAULT_DIR, show_default=True,
               help="Where cluster data, logs and the process records live (created when missing).")
 @click.option("--with-monitoring", is_flag=True, help="Also start Prometheus scraping the Connect worker.")
+@click.option("--schema-registry", "schema_registry", is_flag=True,
+              help="Also start one schema registry per side (Apicurio Registry, in memory; Confluent API at /apis/ccompat/v7).")
 @shape_options
 @output_option
-def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
+def up(base_dir: Path, with_monitoring: bool, schema_registry: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
        source_security: str, broker_heap: str, output: str) -> None:
     """Start (or keep) the local environment. Idempotent. Without shape options an existing environment keeps
     its shape; with them it is brought to the shape asked for (a side whose cluster changes starts over, its
@@ -97,7 +102,7 @@ def up(base_dir: Path, with_monitoring: bool, source_kafka: str | None, source_b
     con = human(output)
     with con.status("starting local environment") as spinner:
         env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=lambda m: spinner.update(m),
-                               shape=shape if chosen else None)
+                               shape=shape if chosen else None, with_schema_registry=schema_registry)
         status = env.up()
     if output == "json":
         emit_json({**status, **_document(status, base_dir)})

@@ -30,7 +30,7 @@ from ..threads import run_all
 from .classpath import classpath
 from .cluster import ClusterOps
 from .endpoints import cluster_endpoint, read_secrets, worker_secret_env, write_secrets
-from .layout import broker_name, plan_layout
+from .layout import RegistryPorts, broker_name, plan_layout, registry_name
 from .procs import ProcRecord, stop
 from .reshape import apply_shape
 from .scram import ADMIN_USER
@@ -58,6 +58,7 @@ class LocalEnvironment:
         shape: EnvironmentShape | None = None,
         broker_heap: str | None = None,
         worker_from_image: bool | None = None,
+        with_schema_registry: bool = False,
     ):
         """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
         ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
@@ -69,7 +70,9 @@ class LocalEnvironment:
         :data:`.shape.DEFAULT_HEAP` (the environment variable MSK_MIGRATE_LOCAL_BROKER_HEAP, else 384m).
         Workers: ``heap`` in ``worker_settings``, else MSK_MIGRATE_LOCAL_WORKER_HEAP, else the local
         worker's default. ``worker_from_image``: the workers run from the built kafka-connect image (None: as
-        MSK_MIGRATE_WORKER=image in the operator's shell says)."""
+        MSK_MIGRATE_WORKER=image in the operator's shell says). ``with_schema_registry``: also one Apicurio
+        Registry per side (:mod:`.schema_registry`); without it, registries already running are kept and
+        dead ones forgotten."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.requested_shape = shape
@@ -81,6 +84,7 @@ class LocalEnvironment:
         self.broker_heap = broker_heap or os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or None
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
+        self.with_schema_registry = with_schema_registry
         self.progress = progress or (lambda msg: None)
         self.store = StateFile(self.base_dir)
         self.state_file = self.store.path
@@ -185,6 +189,9 @@ class LocalEnvironment:
         calls: list[Callable[[], Any]] = [lambda: ensure_cluster("source"), lambda: ensure_cluster("target")]
         if self.with_connect:  # resolve the Connect classpath while brokers boot
             calls.append(lambda: classpath("connect"))
+        self._forget_dead_registries(state)
+        if self.with_schema_registry:  # the registries start while the brokers boot
+            calls += [lambda: self._ensure_registry(state, "source"), lambda: self._ensure_registry(state, "target")]
         run_all(calls)
 
         secrets = self._ops(state, "source").mm2_secrets()
@@ -213,6 +220,40 @@ class LocalEnvironment:
                                         data_dir=self.base_dir / "prometheus", port=state.prometheus_port)
         state.prometheus_port = started.port
         self._record(state)("prometheus", started.record)
+
+    # ---- schema registries -------------------------------------------------------------------
+    def _ensure_registry(self, state: LocalState, role: str) -> None:
+        """Start ``role``'s registry unless it runs; a dead one comes back on its recorded ports (empty:
+        in-memory storage)."""
+        from .schema_registry import start_registry
+
+        name = registry_name(role)
+        rec = state.proc(name)
+        if rec is not None and rec.alive() and role in state.registries:
+            return
+        self.progress(f"starting the {role} schema registry (Apicurio)")
+        ports = state.registries.get(role)  # type: ignore[call-overload]
+        started = start_registry(self.base_dir / "registries", name, port=ports.port if ports else None)
+        assert started.record is not None
+        with self.store.lock:
+            state.registries[role] = RegistryPorts(port=started.port,  # type: ignore[index]
+                                                   management_port=started.management_port)
+        self._record(state)(name, started.record)
+
+    def _forget_dead_registries(self, state: LocalState) -> None:
+        """Registry records whose process is gone are dropped (status never shows a registry that is not
+        there); a dead one is started again only when registries are asked for."""
+        with self.store.lock:
+            for role in list(state.registries):
+                rec = state.proc(registry_name(role))
+                if rec is None or not rec.alive():
+                    state.registries.pop(role, None)
+                    state.procs.pop(registry_name(role), None)
+            self.store.save(state)
+
+    def registry_urls(self, state: LocalState | None = None) -> dict[str, str]:
+        """role -> the Confluent API URL of that side's registry (empty when none was started)."""
+        return {role: ports.url for role, ports in (state or self.state()).registries.items()}
 
     @staticmethod
     def worker_name(index: int) -> str:
@@ -303,7 +344,16 @@ class LocalEnvironment:
         return rec
 
     def status(self) -> dict[str, Any]:
-        return describe_status(self.state(), self.base_dir)
+        """:func:`.status.describe_status` plus ``<role>_registry`` rows for the schema registries."""
+        state = self.state()
+        out = describe_status(state, self.base_dir)
+        for role, ports in state.registries.items():
+            rec = state.proc(registry_name(role))
+            if rec is None:
+                continue
+            out[f"{role}_registry"] = {"url": ports.url, "pid": rec.pid, "running": rec.alive(), "log": rec.log}
+            out["running"] = bool(out["running"]) and rec.alive()
+        return out
 
     def down(self, wipe: bool = False) -> list[str]:
         """Stop what ``up`` started: workers, then brokers, Prometheus, ZooKeepers. ``wipe`` also deletes
@@ -319,6 +369,7 @@ class LocalEnvironment:
             if rec.alive():
                 stop(rec)
                 stopped.append(name)
+        state.registries = {}  # in-memory registries: nothing of them outlives their process
         if self.store.exists():
             self.store.save(state)
         if wipe and self.base_dir.exists():

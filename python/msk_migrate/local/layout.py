@@ -96,3 +96,23 @@ def plan_layout(shape: ClusterShape) -> ClusterLayout:
 def bootstrap(shape: ClusterShape, layout: ClusterLayout) -> str:
     """The client listener's bootstrap servers of one side."""
     return layout.bootstrap(client_listener(shape))
+
+
+def registry_name(role: str) -> str:
+    """Process name of ``role``'s schema registry (``local up --schema-registry``)."""
+    return f"{role}-registry"
+
+
+class RegistryPorts(BaseModel):
+    """Where one side's schema registry listens: its HTTP port (the Confluent API under /apis/ccompat/v7)
+    and its management port, both on 127.0.0.1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    port: int
+    management_port: int
+
+    @property
+    def url(self) -> str:
+        """The Confluent-compatible API the ``schemas`` commands talk to."""
+        return f"http://127.0.0.1:{self.port}/apis/ccompat/v7"

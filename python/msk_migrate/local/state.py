@@ -2,7 +2,8 @@
 (:class:`LocalState`) and its file (:class:`StateFile`).
 
 What is recorded is what cannot be derived again: the shape the clusters were started with, each side's
-ports (:mod:`.layout`), the Connect workers' specs, the processes started (pid + kernel start time, so
+ports (:mod:`.layout`) and schema registry ports (when started), the Connect workers' specs, the processes
+started (pid + kernel start time, so
 ``down`` never signals a stranger), Prometheus's port and where the MM2 user's secrets file is. Endpoints
 are derived from these (:mod:`.endpoints`), status from these and the live processes (:mod:`.status`);
 neither is stored, so neither can disagree with the shape.
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..config.migration import WorkerSpec
 from ..errors import UsageError
-from .layout import ClusterLayout
+from .layout import ClusterLayout, RegistryPorts
 from .procs import ProcRecord
 from .shape import ClusterShape, EnvironmentShape
 
@@ -43,6 +44,8 @@ class LocalState(BaseModel):
     procs: dict[str, ProcRecord] = Field(default_factory=dict)  #: process name -> record
     prometheus_port: int | None = None
     secrets_file: str | None = None  #: the MM2 user's secrets of a secured source (0600 JSON by purpose)
+    #: schema registries started by ``up --schema-registry``; recorded only while their process is recorded
+    registries: dict[Role, RegistryPorts] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,49 @@
+"""`local up --schema-registry`: one registry per side recorded in the local state, shown by status, stopped
+by down, and no record outliving its process across up/down sequences."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from msk_migrate.commands.local import local
+from msk_migrate.local.harness import LocalEnvironment
+
+
+def _subjects(url: str) -> list[str]:
+    with urllib.request.urlopen(url + "/subjects", timeout=5) as resp:
+        return json.load(resp)
+
+
+def test_up_with_schema_registry_records_both_registries_and_down_forgets_them(tmp_path: Path) -> None:
+    base = tmp_path / "env"
+    env = LocalEnvironment(base, with_connect=False, with_schema_registry=True)
+    try:
+        status = env.up()
+        urls = env.registry_urls()
+        assert set(urls) == {"source", "target"} and urls["source"] != urls["target"]
+        for role in ("source", "target"):
+            assert status[f"{role}_registry"]["running"] and status[f"{role}_registry"]["url"] == urls[role]
+            assert _subjects(urls[role]) == []
+        assert status["running"]
+
+        shown = CliRunner().invoke(local, ["status", "--dir", str(base), "--output", "json"])
+        assert shown.exit_code == 0, shown.output
+        doc = json.loads(shown.output)
+        assert doc["source_registry"]["url"] == urls["source"] and doc["target_registry"]["url"] == urls["target"]
+
+        stopped = env.down()
+        assert {"source-registry", "target-registry"} <= set(stopped)
+        assert env.state().registries == {} and env.registry_urls() == {}
+
+        # up without the option: clusters only, no stale registry row, the environment counts as running
+        plain = LocalEnvironment(base, with_connect=False).up()
+        assert "source_registry" not in plain and "target_registry" not in plain and plain["running"]
+        # asked again: both registries start again and are recorded
+        again = LocalEnvironment(base, with_connect=False, with_schema_registry=True).up()
+        assert again["source_registry"]["running"] and again["target_registry"]["running"]
+    finally:
+        LocalEnvironment(base).down(wipe=True)
