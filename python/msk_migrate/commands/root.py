@@ -31,12 +31,13 @@ def _register() -> None:
     from .local import local
     from .producers import register as register_producers
     from .runbook import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
+    from .schemas import schemas
     from .status import status
 
     connectors.add_command(reset_topic)  # beside apply: the fix for a recreated source topic
 
     for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, status, rehearse, validate,
-                build_images_cmd):
+                build_images_cmd, schemas):
         cli.add_command(cmd)
     register_producers(cutover)  # cutover fence|unfence|run|confirm|abort|abandon-group
 

@@ -1,0 +1,48 @@
+"""The ``schema_registry`` section of an environment YAML or a flow file: where the source and target
+registries' Confluent-compatible APIs are.
+
+    schema_registry:
+      source: https://registry.corp.example:8081
+      target: https://registry.msk.example/apis/ccompat/v7
+
+Read from the file as it is (the section is optional and other models ignore it); credentials never live
+here (MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import UsageError
+
+
+class SchemaRegistrySection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    target: str
+
+
+def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
+    """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``."""
+    from .flow import environment_path
+
+    option = "--env" if env else "--config"
+    path = environment_path(env) if env else Path(str(config))
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(option, f"cannot read {path} ({type(exc).__name__})", "give a readable YAML file") from None
+    section = raw.get("schema_registry") if isinstance(raw, dict) else None
+    if not section:
+        raise UsageError(option, f"{path} has no schema_registry section",
+                         "add schema_registry: {source: URL, target: URL}, or pass --source-registry/--target-registry")
+    try:
+        return SchemaRegistrySection.model_validate(section)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UsageError(f"{option} (schema_registry.{'.'.join(map(str, first['loc']))})", first["msg"],
+                         "give schema_registry: {source: URL, target: URL}") from None

@@ -1,0 +1,119 @@
+"""How the target keeps ids, chosen by probing it, and the writing itself.
+
+- **Apicurio** (its ``/apis/registry/v3/system/info`` names Apicurio): the import archive
+  (:mod:`.apicurio_import`) posted to ``/apis/registry/v3/admin/import?requireEmptyRegistry=false``. Its
+  Confluent API would ignore a requested id, so it is never used to write schemas there.
+- **Confluent IMPORT mode** (Confluent Schema Registry, Karapace, Redpanda: ``GET /mode`` answers): each
+  subject put in IMPORT mode, each version registered with its id and version, the subject's mode put back.
+- Neither: refused before anything is written (:class:`~msk_migrate.errors.UsageError`, exit 2).
+
+Whatever the route says, the result is read back (:func:`check_written`): Apicurio's import answers 204 even
+when an entry was refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import quote
+
+from ..errors import UsageError
+from .apicurio_import import build_archive
+from .client import NotFound, RegistryClient
+from .model import SchemaVersion
+from .planner import Plan
+from .reader import subject_path
+
+
+class Writer(Protocol):
+    route: str
+
+    def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None: ...
+
+
+@dataclass
+class ApicurioImport:
+    client: RegistryClient
+    system_version: str
+    route: str = "apicurio-import"
+
+    def _next_global_id(self) -> int:
+        found = self.client.get(self.client.root + "/apis/registry/v3/search/versions", absolute=True,
+                                params={"limit": 1, "orderby": "globalId", "order": "desc"})
+        versions = (found or {}).get("versions") or []
+        return int(versions[0]["globalId"]) + 1 if versions else 1
+
+    def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None:
+        if not versions:
+            return
+        new = [v for v in versions if v.subject not in existing]
+        appended = [v for v in versions if v.subject in existing]
+        archive = build_archive(new, self._next_global_id(), int(time.time() * 1000), appended, self.system_version)
+        self.client.request("POST", self.client.root + "/apis/registry/v3/admin/import", absolute=True, raw=archive,
+                            content_type="application/zip", params={"requireEmptyRegistry": "false"})
+        for v in appended:  # the contents (with their ids) are in place: registering finds them
+            register_keeping_id(self.client, v)
+
+
+@dataclass
+class ConfluentImportMode:
+    client: RegistryClient
+    route: str = "confluent-import-mode"
+
+    def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None:
+        by_subject: dict[str, list[SchemaVersion]] = {}
+        for v in versions:
+            by_subject.setdefault(v.subject, []).append(v)
+        # one subject at a time in IMPORT mode, in the references-first order of the first version of each
+        for subject in dict.fromkeys(v.subject for v in versions):
+            mode_path = "/mode/" + quote(subject, safe="")
+            self.client.request("PUT", mode_path, {"mode": "IMPORT"}, params={"force": "true"})
+            try:
+                for v in by_subject[subject]:
+                    register_keeping_id(self.client, v, {"id": v.id, "version": v.version})
+            finally:
+                with contextlib.suppress(NotFound):
+                    self.client.request("DELETE", mode_path)
+
+
+def register_keeping_id(client: RegistryClient, v: SchemaVersion, extra: dict[str, int] | None = None) -> None:
+    """Register ``v`` through the Confluent API (``extra``: the id and version of IMPORT mode) and soft-delete
+    it again when it is soft-deleted on the origin. An id other than ``v.id`` stops the copy (the read-back
+    names every version not kept)."""
+    body = {"schema": v.schema, "schemaType": v.schema_type, "references": [r.to_api() for r in v.references], **(extra or {})}
+    got = client.request("POST", subject_path(v.subject) + "/versions", body)
+    if int((got or {}).get("id", -1)) != v.id:
+        raise RuntimeError(f"the {client.role} registry registered {v.subject} version {v.version} under id "
+                           f"{(got or {}).get('id')} instead of {v.id}")
+    if v.deleted:
+        client.request("DELETE", f"{subject_path(v.subject)}/versions/{v.version}")
+
+
+def choose_writer(client: RegistryClient) -> Writer:
+    """The route by which ``client``'s registry keeps ids; UsageError when it offers none."""
+    try:
+        info = client.get(client.root + "/apis/registry/v3/system/info", absolute=True)
+    except (NotFound, RuntimeError, UsageError):
+        info = None
+    if isinstance(info, dict) and "apicurio" in str(info.get("name", "")).lower():
+        return ApicurioImport(client, str(info.get("version") or "3"))
+    try:
+        mode = client.get("/mode")
+    except (NotFound, RuntimeError):
+        mode = None
+    if isinstance(mode, dict) and "mode" in mode:
+        return ConfluentImportMode(client)
+    raise UsageError(client.option, f"the {client.role} registry {client.url} offers no way to keep schema ids "
+                     "(neither Confluent IMPORT mode nor Apicurio's import API)",
+                     "migrate to a registry that keeps ids (Confluent Schema Registry, Karapace, Redpanda, Apicurio); "
+                     "AWS Glue Schema Registry cannot keep them")
+
+
+def write_settings(client: RegistryClient, plan: Plan) -> None:
+    """Compatibility per subject and global, as the plan says (through the Confluent API on every route)."""
+    for subject, level in sorted(plan.compatibility.items()):
+        client.request("PUT", "/config/" + quote(subject, safe=""), {"compatibility": level})
+    if plan.global_compatibility:
+        client.request("PUT", "/config", {"compatibility": plan.global_compatibility})
