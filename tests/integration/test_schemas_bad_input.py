@@ -1,0 +1,94 @@
+"""`msk-migrate schemas` bad input: one line naming the option, exit 2, nothing written — an unreachable
+registry, a URL without scheme, a server answering 401 (refused credentials), a server that offers no way to
+keep ids, and --local without registries."""
+
+from __future__ import annotations
+
+import http.server
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from msk_migrate.local.procs import free_port
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "msk_migrate.commands", "schemas", *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def one_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr)
+    return lines[0]
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """An HTTP endpoint that refuses every request's credentials, as an authenticating registry does."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="registry"')
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1: a static file server (no registry API) or, with param "401", one
+    refusing credentials."""
+    if getattr(request, "param", None) == "401":
+        handler: type = _Refusing
+    else:
+        (tmp_path / "subjects").write_text("[]")
+
+        class Static(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *a: object, **kw: object) -> None:
+                super().__init__(*a, directory=str(tmp_path), **kw)  # type: ignore[arg-type]
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        handler = Static
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_an_unreachable_registry_is_one_line_naming_its_option() -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    line = one_line(cli("plan", "--source-registry", dead, "--target-registry", dead))
+    assert line.startswith("error: --source-registry:") and "unreachable" in line
+
+
+def test_a_registry_url_without_scheme_is_refused_before_any_call() -> None:
+    line = one_line(cli("copy", "--source-registry", "http://127.0.0.1:1", "--target-registry", "registry.example:8081"))
+    assert "--target-registry" in line and "scheme" in line
+
+
+@pytest.mark.parametrize("server", ["401"], indirect=True)
+def test_refused_credentials_name_the_registry_and_the_variables_to_set(server: str) -> None:
+    line = one_line(cli("verify", "--source-registry", server, "--target-registry", server))
+    assert "--source-registry" in line and "HTTP 401" in line and "MSK_MIGRATE_SOURCE_REGISTRY_USER" in line
+
+
+def test_a_target_that_cannot_keep_ids_is_refused_before_anything_is_read_or_written(server: str) -> None:
+    line = one_line(cli("copy", "--source-registry", server, "--target-registry", server))
+    assert "--target-registry" in line and "no way to keep schema ids" in line
+
+
+def test_local_without_registries_says_how_to_start_them(tmp_path: Path) -> None:
+    (tmp_path / "state.json").write_text("{}")
+    line = one_line(cli("plan", "--local", "--local-dir", str(tmp_path)))
+    assert "--local" in line and "--schema-registry" in line
