@@ -123,3 +123,16 @@ def test_ids_unknown_to_both_registries_fail_a_schemad_topic_but_are_raw_bytes_e
     assert row.status == "not-schemad" and row.to_dict()["unresolved_as_raw"] == 2
     # an id the source knows but the target does not still fails, schema'd or not
     assert schema_row(raw, _proofs({3: "missing_on_target", 5: "missing_on_both"}), False).status == "mismatch"
+
+
+def test_registry_urls_need_a_scheme_and_carry_no_credentials():
+    import pytest
+    from pydantic import ValidationError
+
+    from msk_migrate.validation.request import SchemaRegistries
+
+    assert SchemaRegistries(source="http://r:8081/", target="https://t/apis/ccompat/v7").source == "http://r:8081"
+    with pytest.raises(ValidationError, match="is not an http"):
+        SchemaRegistries(source="r:8081", target="http://t")
+    with pytest.raises(ValidationError, match="carries credentials"):
+        SchemaRegistries(source="http://t", target="https://user:secret@t")

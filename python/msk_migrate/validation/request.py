@@ -105,6 +105,9 @@ class SchemaRegistries(BaseModel):
     def _url(cls, v: str) -> str:
         if not re.match(r"https?://[^/\s]+", v):
             raise ValueError(f"{v!r} is not an http(s) URL (give e.g. http://registry:8081)")
+        if re.match(r"https?://[^/]*@", v):
+            raise ValueError("the URL carries credentials: drop user:password@ and set "
+                             "MSK_MIGRATE_<ROLE>_REGISTRY_USER/_PASSWORD")
         return v.rstrip("/")
 
 

@@ -23,7 +23,9 @@ An id is ``identical``, ``differing``, ``missing_on_target``, ``missing_on_sourc
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -59,16 +61,26 @@ class RegistryClient:
         self.side, self.url, self.timeout = side, url.rstrip("/"), timeout
         self._cache: dict[str, dict[str, Any] | None] = {}
         self.requests = 0
+        self._headers = {"Accept": "application/vnd.schemaregistry.v1+json, application/json"}
+        # basic auth from the same variables as `msk-migrate schemas` (never from the URL, never logged)
+        user = os.environ.get(f"MSK_MIGRATE_{side.upper()}_REGISTRY_USER")
+        password = os.environ.get(f"MSK_MIGRATE_{side.upper()}_REGISTRY_PASSWORD")
+        if user and password is not None:
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            self._headers["Authorization"] = f"Basic {token}"
 
     def _get(self, path: str) -> dict[str, Any] | None:
         if path in self._cache:
             return self._cache[path]
-        req = urllib.request.Request(self.url + path, headers={"Accept": "application/vnd.schemaregistry.v1+json, application/json"})
+        req = urllib.request.Request(self.url + path, headers=self._headers)
         self.requests += 1
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 body: dict[str, Any] | None = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise UnreachableError(f"{self.side} schema registry {self.url}: credentials refused (HTTP {exc.code}); set "
+                                       f"MSK_MIGRATE_{self.side.upper()}_REGISTRY_USER and _PASSWORD") from None
             if exc.code != 404:
                 raise UnreachableError(f"{self.side} schema registry {self.url}: GET {path} answered HTTP {exc.code} "
                                        f"{_error_message(exc)}") from None
