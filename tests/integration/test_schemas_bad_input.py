@@ -30,7 +30,7 @@ def one_line(proc: subprocess.CompletedProcess) -> str:
 class _Refusing(http.server.BaseHTTPRequestHandler):
     """An HTTP endpoint that refuses every request's credentials, as an authenticating registry does."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self.send_response(401)
         self.send_header("WWW-Authenticate", 'Basic realm="registry"')
         self.end_headers()
