@@ -92,3 +92,12 @@ def test_local_without_registries_says_how_to_start_them(tmp_path: Path) -> None
     (tmp_path / "state.json").write_text("{}")
     line = one_line(cli("plan", "--local", "--local-dir", str(tmp_path)))
     assert "--local" in line and "--schema-registry" in line
+
+
+def test_the_registries_of_a_flow_file_are_named_by_its_section_when_unreachable(tmp_path: Path) -> None:
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("source: {alias: source, bootstrap_servers: '127.0.0.1:9092'}\n"
+                    "target: {alias: target, bootstrap_servers: '127.0.0.1:9093'}\n"
+                    f"schema_registry: {{source: 'http://127.0.0.1:{free_port()}', target: 'http://127.0.0.1:{free_port()}'}}\n")
+    line = one_line(cli("verify", "--config", str(flow)))
+    assert "--config (schema_registry.source)" in line and "unreachable" in line

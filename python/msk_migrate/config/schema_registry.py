@@ -5,8 +5,9 @@ registries' Confluent-compatible APIs are.
       source: https://registry.corp.example:8081
       target: https://registry.msk.example/apis/ccompat/v7
 
-Read from the file as it is (the section is optional and other models ignore it); credentials never live
-here (MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD).
+Optional. A flow file's model (:class:`~.migration_file.MigrationFile`) declares it; the environment model
+does not yet, so the section is read here from the file as it is. Credentials never live here
+(MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD).
 """
 
 from __future__ import annotations
