@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cdktf_cdktf_provider_aws.lb import Lb
+from cdktf_cdktf_provider_aws.lb import Lb, LbAccessLogs
 from cdktf_cdktf_provider_aws.lb_listener import LbListener, LbListenerDefaultAction
 from cdktf_cdktf_provider_aws.lb_target_group import LbTargetGroup, LbTargetGroupHealthCheck
 from cdktf_cdktf_provider_aws.route53_record import Route53Record, Route53RecordAlias
@@ -44,6 +44,7 @@ from constructs import Construct
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 
 from .checkov import skip
+from .config_bucket import ALB_LOG_PREFIX, AccessLogBucket
 from .util import cidr_args, construct_id
 
 #: Listener port operators use for Grafana (HTTPS default port).
@@ -71,7 +72,8 @@ def endpoints(cfg: EnvironmentConfig) -> list[Endpoint]:
 class OperatorLoadBalancer(Construct):
     """Internal ALB + HTTPS listeners + IP target groups; :attr:`target_groups` feed the ECS services."""
 
-    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, task_security_groups: dict[str, SecurityGroup]) -> None:
+    def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, task_security_groups: dict[str, SecurityGroup],
+                 access_logs: AccessLogBucket) -> None:
         super().__init__(scope, id_)
         p = cfg.resource_prefix
         self.security_group = SecurityGroup(
@@ -95,9 +97,10 @@ class OperatorLoadBalancer(Construct):
             desync_mitigation_mode="strictest",
             enable_deletion_protection=False,
             idle_timeout=120,
+            # Who called which endpoint, when and from where, beside the services' own authenticated logs.
+            access_logs=LbAccessLogs(bucket=access_logs.bucket.id, prefix=ALB_LOG_PREFIX, enabled=True),
+            depends_on=access_logs.ready,
         )
-        skip(self.lb, "CKV_AWS_91", "access logs need a second bucket writable by the regional ELB account; every "
-             "request is authenticated by the service behind the listener and logged there (Grafana, Connect)")
         skip(self.lb, "CKV_AWS_150", "deletion protection would block `cdktf destroy` of a migration stack; the load "
              "balancer holds no data and is recreated identically")
         self.target_groups: dict[str, LbTargetGroup] = {}

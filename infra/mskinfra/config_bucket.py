@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cdktf_cdktf_provider_aws.data_aws_elb_service_account import DataAwsElbServiceAccount
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -200,12 +201,19 @@ class ConfigBucket(Construct):
         )
 
 
-class AccessLogBucket(Construct):
-    """Target of the config bucket's S3 server access logs: private, versioned, SSE-S3, expiring;
-    emptied by ``destroy`` itself (``force_destroy``, see below).
+#: Where the operator load balancer's access logs land in the access-log bucket (ELB appends AWSLogs/<account>/).
+ALB_LOG_PREFIX = "operator-alb"
 
-    S3 log delivery writes only to SSE-S3 buckets (not SSE-KMS with a customer key), hence AES256 here.
-    The bucket policy admits exactly the S3 logging service for the config bucket of this account.
+
+class AccessLogBucket(Construct):
+    """Target of the config bucket's S3 server access logs and of the operator load balancer's access logs:
+    private, versioned, SSE-S3, expiring; emptied by ``destroy`` itself (``force_destroy``, see below).
+
+    S3 and ELB log delivery write only to SSE-S3 buckets (not SSE-KMS with a customer key), hence AES256 here.
+    The bucket policy admits exactly the S3 logging service for the config bucket of this account under
+    ``configs/``, and ELB log delivery (the service principal of newer regions and the regional ELB account
+    of older ones, both as AWS documents them) under ``operator-alb/AWSLogs/<account>/``: the access log
+    names the client address, the authenticated path and the time of every operator request (docs/infra.md).
     """
 
     def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, source_bucket_arn: str) -> None:
@@ -239,6 +247,7 @@ class AccessLogBucket(Construct):
                         "StringEquals": {"aws:SourceAccount": cfg.account_id},
                     },
                 },
+                *alb_log_statements(self, cfg, bucket_arn),
                 deny_insecure_transport(bucket_arn),
             ]),
             depends_on=[settings.public_access],
@@ -246,3 +255,16 @@ class AccessLogBucket(Construct):
         #: What a bucket logging into this one must wait for: the policy admitting the logging service,
         #: on a bucket whose encryption and ownership S3 log delivery accepts.
         self.ready = [policy, settings.encryption, settings.ownership]
+
+
+def alb_log_statements(scope: Construct, cfg: EnvironmentConfig, bucket_arn: str) -> list[dict]:
+    """ELB access-log delivery into ``<bucket>/operator-alb/AWSLogs/<account>/``: the delivery service (regions
+    launched since August 2022) and the region's ELB account (the provider's own table, no API call)."""
+    elb_account = DataAwsElbServiceAccount(scope, "elb_account")
+    resource = [f"{bucket_arn}/{ALB_LOG_PREFIX}/AWSLogs/{cfg.account_id}/*"]
+    return [
+        {"Sid": "OperatorAlbAccessLogsDelivery", "Effect": "Allow",
+         "Principal": {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}, "Action": "s3:PutObject", "Resource": resource},
+        {"Sid": "OperatorAlbAccessLogsRegionalElbAccount", "Effect": "Allow",
+         "Principal": {"AWS": elb_account.arn}, "Action": "s3:PutObject", "Resource": resource},
+    ]

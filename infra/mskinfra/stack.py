@@ -93,6 +93,7 @@ class MigrationStack(TerraformStack):
         alb = OperatorLoadBalancer(
             self, "operator_alb", cfg,
             task_security_groups={"kafka-connect": network.connect, "prometheus": network.prometheus, "grafana": network.grafana},
+            access_logs=bucket.access_logs,
         )
 
         roles = Roles(

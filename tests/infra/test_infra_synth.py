@@ -302,6 +302,25 @@ def test_connect_task_role_reads_the_config_bucket(synth: Synth, env: str) -> No
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)
+def test_operator_load_balancer_logs_every_request_to_the_access_log_bucket_only_under_its_prefix(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    lb = synth.one(env, "aws_lb")
+    (logs,) = [k for k in synth.resources(env, "aws_s3_bucket") if k.startswith("configs_access_logs_")]
+    assert lb["access_logs"] == {"bucket": "${aws_s3_bucket." + logs + ".id}", "prefix": "operator-alb", "enabled": True}
+    # The load balancer waits for the policy admitting ELB delivery (AWS checks it when logging is turned on).
+    assert any(d.startswith("aws_s3_bucket_policy.configs_access_logs_") for d in lb["depends_on"])
+    (policy,) = [v for k, v in synth.resources(env, "aws_s3_bucket_policy").items() if k.startswith("configs_access_logs_")]
+    st = {s["Sid"]: s for s in json.loads(policy["policy"])["Statement"]}
+    where = ["${aws_s3_bucket." + logs + ".arn}/operator-alb/AWSLogs/" + cfg.account_id + "/*"]
+    assert st["OperatorAlbAccessLogsDelivery"]["Principal"] == {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}
+    assert st["OperatorAlbAccessLogsRegionalElbAccount"]["Principal"]["AWS"].startswith("${data.aws_elb_service_account.")
+    for sid in ("OperatorAlbAccessLogsDelivery", "OperatorAlbAccessLogsRegionalElbAccount"):
+        assert st[sid]["Action"] == "s3:PutObject" and st[sid]["Resource"] == where
+    # The load balancer's checkov skip for access logging is gone with the reason for it.
+    assert "checkov:skip=CKV_AWS_91" not in json.dumps(lb)
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
 def test_kms_key_policy_delegates_to_the_account_and_this_environments_logs(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
     key = synth.one(env, "aws_kms_key")
