@@ -87,6 +87,8 @@ _TIMESTAMP = Checked("timestamp", lambda v: parse_timestamp(v, "timestamp"), "us
 _KAFKA_OPTION = Checked("kafka-option", _kafka_option, "write KEY=VALUE of consumer tuning; security comes from the cluster options")
 _CONFIG_NAME = Checked("config", _config_name, "name a topic config such as retention.ms")
 _WRITE_LOCATION = Checked("location", check_write_location, "give a writable directory or s3://BUCKET/PREFIX")
+_DEFAULT_MARK = "reports/proof-mark.json"
+_MARK_LOCATION = Checked("mark", check_write_location, "give a writable path (.json or a directory) or s3://BUCKET/PREFIX")
 
 
 def _side_options(role: str):
@@ -344,6 +346,16 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                    "`cutover check --validation-report` reads them there.")
 @click.option("--no-report", is_flag=True, help="Write no report files (console/JSON output only).")
 @click.option("--verbose", is_flag=True, help="Show Kafka client (librdkafka) and Spark log lines on stderr.")
+@click.option("--follow", "follow", is_flag=True,
+              help="Follow replication: compare only the records past a persisted verified-up-to mark per partition, "
+                   "advance it, repeat every --interval (docs/follow.md).")
+@click.option("--mark", "mark", metavar="PATH|s3://BUCKET/PREFIX", type=_MARK_LOCATION, default=None,
+              help=f"--follow: where the mark is kept (default: {_DEFAULT_MARK}); a restart resumes from it.")
+@click.option("--interval", "interval", type=click.FloatRange(min=0.1), default=None,
+              help="--follow: seconds between passes (default: 10).")
+@click.option("--metrics-port", "metrics_port", type=click.IntRange(0, 65535), default=None,
+              help="--follow: serve proof-lag metrics for Prometheus on 127.0.0.1:PORT/metrics (0: any free port).")
+@click.option("--once", "once", is_flag=True, help="--follow: one pass, persist the mark and exit (0 proven, 1 not).")
 @output_option
 @click.pass_context
 def validate(ctx: click.Context, output: str, **kw: Any) -> None:
@@ -353,6 +365,10 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     """
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
     verbose = kw.pop("verbose", False)
+    follow_opts = {k: kw.pop(k) for k in ("follow", "mark", "interval", "metrics_port", "once")}
+    if follow_opts["follow"] or any(v not in (None, False) for v in follow_opts.values()):
+        _follow(kw, follow_opts, output, verbose)
+        return
     on = kw.pop("on", "local")
     if on == "emr-serverless":
         from .emr_run import environment, validate_on_emr_serverless
@@ -379,6 +395,48 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         print_report(report, con)
     if report.exit_code:
         sys.exit(report.exit_code)
+
+
+#: Options of a batch window that mean nothing to the follower (it compares every record past its mark).
+_BATCH_ONLY = (("from_timestamp", "--from-timestamp"), ("until_timestamp", "--until-timestamp"),
+               ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"))
+
+
+def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool) -> None:
+    """``validate --follow``: the follower's options checked before any network call, then its run
+    (:func:`.follow.run.follow`), printed by the one renderer."""
+    given = [flag for key, flag in (("mark", "--mark"), ("interval", "--interval"), ("metrics_port", "--metrics-port"),
+                                    ("once", "--once")) if opts[key] not in (None, False)]
+    if not opts["follow"]:
+        raise UsageError(given[0], "applies to --follow only", f"add --follow, or drop {given[0]}")
+    if kw.get("on", "local") != "local":
+        raise UsageError("--on", "the follower runs here (or as a service), not as an EMR Serverless job run", "drop --on")
+    for key, flag in _BATCH_ONLY:
+        if kw.get(key) not in (None, False, ()):
+            raise UsageError(flag, "is a batch option: the follower compares every record past its mark",
+                             f"drop {flag}, or drop --follow")
+    if kw.get("compacted") == "latest-per-key":
+        raise UsageError("--compacted", "latest-per-key is compared by the batch validator only",
+                         "drop --follow, or follow with --compacted records")
+    kw["no_report"] = True
+    request = build_request(kw)
+    migration = "validate"
+    if kw.get("env") or kw.get("config") or kw.get("local"):
+        migration = _flow_clusters(kw)[2].migration.name
+    from ..render import render
+    from .follow.follower import FollowOptions
+    from .follow.progress import follow_progress
+    from .follow.run import follow
+
+    fo = FollowOptions(mark=opts["mark"] or _DEFAULT_MARK, migration=migration,
+                       interval=opts["interval"] if opts["interval"] is not None else 10.0, once=bool(opts["once"]),
+                       metrics_port=opts["metrics_port"], verbose=verbose)
+    con = human(output)
+    show = con.is_terminal or output == "text"
+    with (_client_logs_to_stderr(None) if verbose else nullcontext()), \
+            (follow_progress(con) if show else nullcontext(lambda _m: None)) as say:
+        outcome = follow(request, fo, say)
+    render(outcome, output)
 
 
 @contextmanager

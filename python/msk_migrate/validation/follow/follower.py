@@ -1,0 +1,278 @@
+"""The follower: read both clusters past the mark, compare in order, advance and persist the mark.
+
+One pass (:meth:`Follower.run_pass`) reads every following partition on both sides from its mark until
+each side reached the end offset it had when the pass began (or ``deadline``), pairs the records
+(:class:`~.compare.PartitionCompare`) and persists the mark. ``--once`` is one pass; ``--follow`` repeats
+passes every ``--interval`` seconds with the same consumers. A restart reads the persisted mark and
+resumes there: records proven and persisted are never read again; records read after the last persisted
+mark (a killed follower) are read again, and only the persisted count ``compared`` counts them, so it
+stays exact.
+
+Before anything is read the mark is checked against the clusters (:func:`.mark.check_against`: cluster
+ids, partition counts, topic ids, end offsets; exit 2, nothing written), and partitions whose source log
+start passed the mark become ``truncated``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, TopicCollection, TopicPartition
+
+from ...access.client_security import admin_config
+from ...access.secrets import SecretResolver
+from ...errors import UsageError
+from .. import kafka_meta as km
+from ..native import _FATAL, NativeReadError, consumer_config
+from ..plan import select_topics
+from ..request import ValidationRequest
+from .compare import PENDING_LIMIT, PartitionCompare, record
+from .mark import ClusterFacts, Mark, TopicFacts, add_missing, check_against, new_mark, truncate_passed
+from .metrics import Metrics, PartitionSample
+from .store import MarkStore
+
+TP = tuple[str, int]
+BATCH = 5_000
+POLL_SECONDS = 0.05
+STALL_SECONDS = 60.0
+
+
+@dataclass
+class FollowOptions:
+    mark: str
+    migration: str
+    interval: float = 10.0
+    once: bool = False
+    metrics_port: int | None = None
+    verbose: bool = False
+    #: a pass ends at the latest this long after it began (``--follow``: the mark is persisted at least this often)
+    pass_seconds: float = 30.0
+
+
+def _topic_ids(meta: km.ClusterMeta, names: list[str]) -> dict[str, str | None]:
+    """Topic ids (Kafka >= 2.8 answers them), None where the cluster or client does not."""
+    if not names:
+        return {}
+    try:
+        futs = meta.admin.describe_topics(TopicCollection(names), request_timeout=meta.timeout)
+        return {n: str(f.result(timeout=meta.timeout + 5).topic_id) for n, f in futs.items()}
+    except Exception:  # an older broker or ACLs without Describe: the mark relies on cluster ids and offsets
+        return dict.fromkeys(names)
+
+
+@dataclass
+class Clusters:
+    """Both clusters' admin sessions and consumer settings for one follower."""
+
+    req: ValidationRequest
+    migration: str
+    confs: dict[str, dict[str, Any]]
+    src: km.ClusterMeta
+    tgt: km.ClusterMeta
+    no_ts: set[str] = field(default_factory=set)
+
+    @classmethod
+    def open(cls, req: ValidationRequest, migration: str, resolver: SecretResolver | None = None) -> Clusters:
+        resolver = resolver or SecretResolver()
+        confs = {role: admin_config(role, getattr(req, role), resolver) for role in ("source", "target")}
+        return cls(req, migration, confs, km.ClusterMeta("source", confs["source"], req.metadata_timeout_seconds),
+                   km.ClusterMeta("target", confs["target"], req.metadata_timeout_seconds))
+
+    def facts(self) -> ClusterFacts:
+        """What the clusters say now: ids, selected topics, partition counts, topic ids, log bounds."""
+        req, iso = self.req, self.req.isolation_level
+        src_topics, tgt_topics = self.src.topics(refresh=True), self.tgt.topics(refresh=True)
+        topics = select_topics(req, src_topics)
+        missing = [t for t in topics if req.target_topic(t) not in tgt_topics]
+        if missing:
+            raise UsageError("--topics", f"{', '.join(missing[:3])} not on the target (yet)",
+                             "start the follower once MM2 created the target topics, or map them with --topic-map")
+        names = {t: req.target_topic(t) for t in topics}
+        src_tps = [(t, p) for t in topics for p in range(src_topics[t])]
+        tgt_tps = [(names[t], p) for t in topics for p in range(tgt_topics[names[t]])]
+        s_lo, s_hi = self.src.offsets(src_tps, km.earliest(), iso), self.src.offsets(src_tps, km.latest(), iso)
+        t_lo, t_hi = self.tgt.offsets(tgt_tps, km.earliest(), iso), self.tgt.offsets(tgt_tps, km.latest(), iso)
+        s_ids, t_ids = _topic_ids(self.src, topics), _topic_ids(self.tgt, list(names.values()))
+        s_meta, t_meta = self.src.describe(topics), self.tgt.describe(list(names.values()))
+        self.no_ts = {t for t in topics if (s_meta.get(t) and s_meta[t].log_append_time)
+                      or (t_meta.get(names[t]) and t_meta[names[t]].log_append_time)}
+        if req.compacted == "latest-per-key":
+            raise UsageError("--compacted", "latest-per-key is compared by the batch validator only",
+                             "drop --follow, or follow with --compacted records")
+        out = {}
+        for t in topics:
+            n = names[t]
+            out[t] = TopicFacts(
+                n, src_topics[t], tgt_topics[n], s_ids.get(t), t_ids.get(n),
+                {p: s_lo[(t, p)] for p in range(src_topics[t])}, {p: s_hi[(t, p)] for p in range(src_topics[t])},
+                {p: t_hi[(n, p)] for p in range(tgt_topics[n])}, {p: t_lo[(n, p)] for p in range(tgt_topics[n])})
+        return ClusterFacts(self.migration, self.src.cluster_id(), self.tgt.cluster_id(), out)
+
+
+def prepare(store: MarkStore, facts: ClusterFacts) -> tuple[Mark, list[TP]]:
+    """The mark to follow from: the stored one checked against ``facts`` (refusal: exit 2, nothing
+    written), or a new one; partitions truncated by retention marked so. Returns the truncated ones."""
+    mark = store.load()
+    if mark is None:
+        mark = new_mark(facts)
+    else:
+        check_against(mark, facts)
+    truncated = truncate_passed(mark, facts)
+    add_missing(mark, facts)
+    return mark, truncated
+
+
+class Follower:
+    """Reads both clusters past ``mark`` and advances it (one consumer per cluster, kept across passes)."""
+
+    def __init__(self, clusters: Clusters, store: MarkStore, mark: Mark, opts: FollowOptions,
+                 metrics: Metrics | None = None, say: Callable[[str], None] = lambda _m: None):
+        self.clusters, self.store, self.mark, self.opts, self.metrics, self.say = clusters, store, mark, opts, metrics, say
+        self.cmp: dict[TP, PartitionCompare] = {}
+        self.consumers: dict[str, Consumer] = {}
+        self.names = {t: tm.target_name for t, tm in mark.topics.items()}
+        self.back = {v: k for k, v in self.names.items()}
+        self.ends: dict[str, dict[TP, int]] = {"source": {}, "target": {}}  #: newest end offset seen per side
+        self.paused: set[tuple[str, TP]] = set()
+        #: where this process began on each partition (source, target): the persisted mark it resumed from
+        self.resumed_from: dict[TP, tuple[int, int]] = {tp: (pm.source_next, pm.target_next) for tp, pm in mark.items()}
+
+    # ---- consumers ----------------------------------------------------------------------------
+    def _consumer(self, side: str) -> Consumer:
+        if side not in self.consumers:
+            conf = consumer_config(dict(self.clusters.confs[side]), side, self.clusters.req.isolation_level, self.opts.verbose)
+            conf["group.id"] = f"msk-migrate-follow-{side}"
+            self.consumers[side] = Consumer(conf)
+        return self.consumers[side]
+
+    def assign(self) -> None:
+        """Assign every following partition at its mark (both sides)."""
+        for (t, p), pm in self.mark.items():
+            self.resumed_from.setdefault((t, p), (pm.source_next, pm.target_next))
+            if pm.state == "following" and (t, p) not in self.cmp:
+                self.cmp[(t, p)] = PartitionCompare(pm, self.clusters.req.allow_duplicates)
+        live = [tp for tp, c in self.cmp.items() if not c.stopped]
+        self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live])
+        self._consumer("target").assign([TopicPartition(self.names[t], p, self.cmp[(t, p)].mark.target_next) for t, p in live])
+
+    def close(self) -> None:
+        for c in self.consumers.values():
+            c.close()
+        self.consumers.clear()
+
+    # ---- one pass -----------------------------------------------------------------------------
+    def run_pass(self, facts: ClusterFacts, deadline: float) -> int:
+        """Read until both sides reached ``facts``' end offsets (or ``deadline``); returns records proven."""
+        for t, tf in facts.topics.items():
+            for p, e in tf.source_end.items():
+                self.ends["source"][(t, p)] = max(e, self.ends["source"].get((t, p), 0))
+            for p, e in tf.target_end.items():
+                self.ends["target"][(t, p)] = max(e, self.ends["target"].get((t, p), 0))
+        want = {side: {tp: self.ends[side].get(tp, 0) for tp, c in self.cmp.items() if not c.stopped}
+                for side in ("source", "target")}
+        reached: dict[str, set[TP]] = {"source": set(), "target": set()}
+        for side in ("source", "target"):  # a partition already at its end needs no read
+            for tp, end in want[side].items():
+                m = self.cmp[tp].mark
+                if (m.source_next if side == "source" else m.target_next) >= end:
+                    reached[side].add(tp)
+        proven = 0
+        last = time.monotonic()
+        while time.monotonic() < deadline:
+            todo = [s for s in ("source", "target") if len(reached[s]) < len(want[s])]
+            if not todo:
+                break
+            got = 0
+            for side in todo:
+                n, done = self._read(side, want[side])
+                got += n
+                reached[side] |= done
+            for c in self.cmp.values():
+                proven += c.step()
+            self._flow_control()
+            if got:
+                last = time.monotonic()
+            elif time.monotonic() - last > STALL_SECONDS:
+                left = sorted(f"{t}[{p}]" for s in todo for (t, p) in set(want[s]) - reached[s])
+                raise NativeReadError(f"no record for {STALL_SECONDS:.0f} s from {', '.join(left[:5])}")
+            if all(c.stopped for c in self.cmp.values()):
+                break
+        return proven
+
+    def _read(self, side: str, want: dict[TP, int]) -> tuple[int, set[TP]]:
+        """One consume() of ``side``: records into the comparers; the partitions that reached ``want``."""
+        consumer = self._consumer(side)
+        done: set[TP] = set()
+        msgs = consumer.consume(BATCH, timeout=POLL_SECONDS)
+        no_ts = self.clusters.no_ts
+        n = 0
+        for m in msgs:
+            topic = m.topic()
+            if side == "target" and topic is not None:
+                topic = self.back.get(topic, topic)
+            tp = (topic, m.partition())
+            err = m.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    c = self.cmp.get(tp)
+                    if c is not None:
+                        c.step()
+                        c.caught_up(side, m.offset())
+                        self.ends[side][tp] = max(self.ends[side].get(tp, 0), m.offset())
+                        if m.offset() >= want.get(tp, 0):
+                            done.add(tp)
+                    continue
+                if err.fatal() or err.code() in _FATAL:
+                    raise NativeReadError(f"{side} {m.topic()}[{m.partition()}]: {err.str()}")
+                continue
+            c = self.cmp.get(tp)
+            if c is None or c.stopped:
+                continue
+            ts = m.timestamp()[1]
+            (c.src if side == "source" else c.tgt).append(record(m.offset(), m.key(), m.value(), m.headers(), ts, topic in no_ts))
+            n += 1
+            if m.offset() + 1 >= want.get(tp, 0):
+                done.add(tp)
+        return n, done
+
+    def _flow_control(self) -> None:
+        """Pause a side's partition whose pending records pile up (the other side is behind); resume it
+        once they were paired. Bounds memory to PENDING_LIMIT records per partition."""
+        for tp, c in self.cmp.items():
+            for side, queue in (("source", c.src), ("target", c.tgt)):
+                key = (side, tp)
+                name = tp[0] if side == "source" else self.names[tp[0]]
+                if len(queue) >= PENDING_LIMIT and key not in self.paused and not c.stopped:
+                    self._consumer(side).pause([TopicPartition(name, tp[1])])
+                    self.paused.add(key)
+                elif key in self.paused and (len(queue) < PENDING_LIMIT // 2 or c.stopped):
+                    self._consumer(side).resume([TopicPartition(name, tp[1])])
+                    self.paused.discard(key)
+
+    # ---- persistence and metrics --------------------------------------------------------------
+    def persist(self) -> None:
+        self.mark.updated_ms = int(time.time() * 1000)
+        self.store.save(self.mark)
+
+    def samples(self, now_ms: int | None = None) -> list[PartitionSample]:
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        out = []
+        for (t, p), pm in self.mark.items():
+            end = self.ends["source"].get((t, p), pm.source_next)
+            lag = max(0, end - pm.source_next)
+            c = self.cmp.get((t, p))
+            if lag == 0:
+                secs = 0.0
+            elif c is not None and c.src:
+                secs = max(0.0, (now_ms - c.src[0].ts) / 1000)
+            else:
+                secs = max(0.0, (now_ms - (pm.proven_ts_ms or self.mark.updated_ms or now_ms)) / 1000)
+            out.append(PartitionSample(t, p, lag, secs, pm.compared, pm.state == "mismatch", pm.state == "truncated"))
+        return out
+
+    def publish(self) -> None:
+        if self.metrics is not None:
+            self.metrics.publish(self.samples(), time.time())

@@ -1,0 +1,135 @@
+"""``msk-migrate validate --follow``: the follower's run, as data (an :class:`~msk_migrate.outcome.Outcome`).
+
+``--once``: check the mark, one pass, persist, return the partitions' marks (exit 0 proven, 1 a mismatch,
+a truncated partition, or nothing proven at all: a verdict on nothing is never a pass). Without it: passes
+every ``--interval`` seconds until SIGTERM/SIGINT, the mark persisted after every pass and on the way out.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ...outcome import Outcome, View, col
+from ..request import ValidationRequest
+from .follower import Clusters, Follower, FollowOptions, prepare
+from .mark import Mark
+from .metrics import Metrics
+from .store import MarkStore
+
+
+def _verdict(mark: Mark) -> tuple[str, int]:
+    states = [pm.state for _, pm in mark.items()]
+    if "mismatch" in states:
+        return "mismatch", 1
+    if "truncated" in states:
+        return "truncated", 1
+    if not any(pm.compared for _, pm in mark.items()):
+        return "nothing proven", 1
+    return "proven", 0
+
+
+def rows_of(follower: Follower) -> list[dict[str, Any]]:
+    lags = {(s.topic, s.partition): s for s in follower.samples()}
+    out = []
+    for (t, p), pm in follower.mark.items():
+        s = lags[(t, p)]
+        row: dict[str, Any] = {"topic": t, "partition": p, "state": pm.state, "source_verified_up_to": pm.source_next,
+                               "target_verified_up_to": pm.target_next, "compared": pm.compared,
+                               "lag_records": s.lag_records, "lag_seconds": round(s.lag_seconds, 1),
+                               "resumed_from": list(follower.resumed_from.get((t, p), (pm.source_next, pm.target_next))),
+                               "proven_this_run": c.proven_now if (c := follower.cmp.get((t, p))) is not None else 0}
+        if pm.duplicates:
+            row["duplicates"] = pm.duplicates
+        if pm.mismatch is not None:
+            row["mismatch"] = pm.mismatch
+        if pm.source_log_start is not None:
+            row["source_log_start"] = pm.source_log_start
+        out.append(row)
+    return out
+
+
+def _mismatch_text(r: dict[str, Any]) -> str:
+    m = r.get("mismatch")
+    if not m:
+        return f"retention passed the mark (log start {r['source_log_start']})" if r["state"] == "truncated" else ""
+    what = m["category"] + (f" ({', '.join(m['changed'])})" if m.get("changed") else "")
+    return f"{what} at source offset {m['source_offset']}, target offset {m['target_offset']}"
+
+
+def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Run the follower (see the module doc); UsageError/UnreachableError (exit 2) before anything is written."""
+    store = MarkStore(opts.mark)
+    store.check_writable()
+    clusters = Clusters.open(req, opts.migration)
+    talked = {"source": req.source.bootstrap_servers, "target": req.target.bootstrap_servers, "mark": str(store)}
+    say("reading both clusters' metadata and the mark")
+    facts = clusters.facts()
+    mark, truncated = prepare(store, facts)
+    metrics = Metrics() if opts.metrics_port is not None else None
+    if metrics is not None:
+        port = metrics.serve(opts.metrics_port or 0)
+        talked["metrics"] = f"http://127.0.0.1:{port}/metrics"
+    follower = Follower(clusters, store, mark, opts, metrics, say)
+    follower.persist()  # the checked mark (truncations, new partitions) before the first read
+    stop = {"now": False}
+    if not opts.once:
+        def _stop(_sig: int, _frame: Any) -> None:
+            stop["now"] = True
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+    try:
+        follower.assign()
+        while True:
+            began = time.monotonic()
+            proven = follower.run_pass(facts, began + (opts.pass_seconds if not opts.once else 3600.0))
+            follower.persist()
+            follower.publish()
+            total = sum(pm.compared for _, pm in mark.items())
+            lag = sum(s.lag_records for s in follower.samples())
+            say(f"proof: {proven:,} record(s) proven this pass, {total:,} in all, {lag:,} offset(s) behind the source")
+            if opts.once or stop["now"]:
+                break
+            while not stop["now"] and time.monotonic() - began < opts.interval:
+                time.sleep(0.2)
+            if stop["now"]:
+                break
+            facts = clusters.facts()
+            truncated += prepare_again(follower, facts)
+    finally:
+        follower.persist()
+        follower.close()
+        if metrics is not None:
+            metrics.close()
+    verdict, code = _verdict(mark)
+    rows = rows_of(follower)
+    notes = [f"mark: {store}"]
+    if truncated:
+        notes.append(f"[red]truncated: retention deleted source records past the mark of {len(truncated)} partition(s)[/]")
+    return Outcome("validate --follow", verdict, code, rows, talked,
+                   extra={"mark": str(store), "migration": mark.migration, "verdict_reason": verdict},
+                   views=[View("proof: verified-up-to marks", [
+                       col("topic", "topic"), col("partition", "partition", numeric=True),
+                       col("state", "state", ok=lambda r: r["state"] == "following"),
+                       col("source mark", "source_verified_up_to", numeric=True),
+                       col("target mark", "target_verified_up_to", numeric=True),
+                       col("compared", "compared", numeric=True), col("lag", "lag_records", numeric=True),
+                       col("first difference", _mismatch_text)])],
+                   notes=notes)
+
+
+def prepare_again(follower: Follower, facts: Any) -> list[tuple[str, int]]:
+    """Between passes: the clusters re-checked (a recreated topic or a changed partition count stops the
+    follower with exit 2); retention past a mark makes that partition truncated."""
+    from .mark import check_against, truncate_passed
+
+    check_against(follower.mark, facts)
+    hit = truncate_passed(follower.mark, facts)
+    for tp in hit:
+        follower.cmp.pop(tp, None)
+    if hit:
+        follower.assign()
+    return hit
