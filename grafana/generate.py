@@ -298,6 +298,22 @@ def replication_dashboard() -> dict:
         timeseries("MM2 consumer lag, top 10 partitions",
                    [(f"topk(10, kafka_connect_mirror_source_consumer_records_lag{{{T}, {C}}})", "{{topic}}-{{partition}}")],
                    "short", "The ten partitions furthest behind.", w=12),
+        # beside replication lag: how far the proof (`validate --follow`, docs/follow.md) trails the source
+        timeseries("Proof lag by topic",
+                   [(f"sum by (topic) (msk_migrate_proof_lag_records{{{T}}})", "{{topic}}")],
+                   "short", "Source records past the verified-up-to mark of `msk-migrate validate --follow` (compared and "
+                            "matched on the target in order): replication lag plus the follower's own. Zero when every "
+                            "replicated record is proven.", w=8),
+        timeseries("Proof lag age by topic",
+                   [(f"max by (topic) (msk_migrate_proof_lag_seconds{{{T}}})", "{{topic}}")],
+                   "s", "Age of the oldest source record not yet proven, worst partition per topic. Alert ProofLagHigh "
+                        "above 10 minutes for 5 minutes.", w=8),
+        timeseries("Proof mismatches and truncations",
+                   [(f"sum(msk_migrate_proof_mismatch{{{T}}}) or vector(0)", "mismatch"),
+                    (f"sum(msk_migrate_proof_truncated{{{T}}}) or vector(0)", "truncated")],
+                   "none", "Partitions whose mark stopped at a differing record (alert ProofMismatch) or whose source "
+                           "retention passed the mark (alert ProofTruncated). The mark file names the first difference.",
+                   w=8),
 
         row("Checkpoints (consumer group offsets)"),
         timeseries("Checkpoint latency by group (last checkpoint)",
