@@ -22,6 +22,7 @@ from confluent_kafka.admin import NewPartitions
 from tests.integration.mm2_flows import apply_source, flow, source_config
 from tests.kafka_helpers import admin, create_topic, end_offsets, produce, records, wait_until
 
+from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.validation.cli import run_cli
 
@@ -151,6 +152,7 @@ def test_a_record_changed_on_the_target_is_caught_and_the_mark_stops_at_its_offs
     wait_until(lambda: end_offsets(tgt, topic)[0] >= t_end + 2, 120, what="MM2 copied the source's record")
     code, doc = _once(capfd, src, tgt, topic, mark)
     assert code == 1 and doc["verdict"] == "mismatch", doc
+    assert json_shape_problems(doc) == []
     row = next(r for r in doc["rows"] if r["partition"] == 0)
     assert row["state"] == "mismatch"
     assert (row["source_verified_up_to"], row["target_verified_up_to"]) == (s_end, t_end)
