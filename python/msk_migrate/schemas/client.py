@@ -71,17 +71,21 @@ class RegistryClient:
         return self.url[: -len(CCOMPAT_SUFFIX)] if self.url.endswith(CCOMPAT_SUFFIX) else self.url
 
     def request(self, method: str, path: str, body: Any = None, *, absolute: bool = False, raw: bytes | None = None,
-                content_type: str = CONTENT_TYPE, params: dict[str, Any] | None = None) -> Any:
+                content_type: str = CONTENT_TYPE, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """JSON of ``method path`` (None when empty). 404 -> :class:`NotFound`; other 4xx/5xx -> RuntimeError
-        with the server's message; unreachable or 401/403 -> UsageError naming :attr:`option`."""
+        with the server's message; unreachable or 401/403 -> UsageError naming :attr:`option`; no answer in
+        time -> RuntimeError (the request may have been applied: the caller reads back)."""
         url = path if absolute else self.url + path
         data = raw if raw is not None else (None if body is None else json.dumps(body))
         try:
-            resp = self.session.request(method, url, data=data, params=params, timeout=self.timeout,
+            resp = self.session.request(method, url, data=data, params=params, timeout=timeout or self.timeout,
                                         headers={"Content-Type": content_type, "Accept": "application/json"})
         except requests.exceptions.SSLError as exc:
             raise UsageError(self.option, f"TLS to the {self.role} registry {self.url} failed ({type(exc).__name__})",
                              "give its CA bundle or the right https URL") from None
+        except requests.exceptions.ReadTimeout:
+            raise RuntimeError(f"the {self.role} registry {self.url} did not answer {method} {path} within "
+                               f"{timeout or self.timeout:.0f} s") from None
         except requests.exceptions.RequestException as exc:
             reason = type(exc).__name__
             raise UsageError(self.option, f"the {self.role} registry {self.url} is unreachable ({reason})",

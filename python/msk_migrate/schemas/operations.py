@@ -136,7 +136,7 @@ def check_written(dest: RegistryClient, written: list[SchemaVersion]) -> list[di
 
 
 def copy_outcome(d: Direction, patterns: tuple[str, ...], progress: Progress) -> Outcome:
-    writer = choose_writer(d.destination)  # refused before anything is read or written
+    writer = choose_writer(d.destination, progress)  # refused before anything is read or written
     plan, _, dest_inv = make_plan(d, patterns, progress)
     if plan.conflicts:
         raise UsageError("", conflict_line(d, plan))

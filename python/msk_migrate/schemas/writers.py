@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import quote
 
@@ -33,11 +34,18 @@ class Writer(Protocol):
     def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None: ...
 
 
+#: Versions per import archive: an archive is imported in one transaction; batches keep each request well
+#: inside :data:`IMPORT_TIMEOUT_S` and show progress (references-first order holds across batches).
+BATCH = 250
+IMPORT_TIMEOUT_S = 300.0
+
+
 @dataclass
 class ApicurioImport:
     client: RegistryClient
     system_version: str
     route: str = "apicurio-import"
+    progress: Callable[[str], None] = field(default=lambda _m: None)
 
     def _next_global_id(self) -> int:
         found = self.client.get(self.client.root + "/apis/registry/v3/search/versions", absolute=True,
@@ -50,9 +58,25 @@ class ApicurioImport:
             return
         new = [v for v in versions if v.subject not in existing]
         appended = [v for v in versions if v.subject in existing]
-        archive = build_archive(new, self._next_global_id(), int(time.time() * 1000), appended, self.system_version)
-        self.client.request("POST", self.client.root + "/apis/registry/v3/admin/import", absolute=True, raw=archive,
-                            content_type="application/zip", params={"requireEmptyRegistry": "false"})
+        # all of a subject's versions go in one archive (its artifact and latest branch are written once),
+        # subjects in the order their first version comes (references first)
+        by_subject: dict[str, list[SchemaVersion]] = {}
+        for v in new:
+            by_subject.setdefault(v.subject, []).append(v)
+        batches: list[list[SchemaVersion]] = [[]]
+        for subject_versions in by_subject.values():
+            if batches[-1] and len(batches[-1]) + len(subject_versions) > BATCH:
+                batches.append([])
+            batches[-1].extend(subject_versions)
+        done = 0
+        for i, batch in enumerate(batches):
+            contents = appended if i == len(batches) - 1 else []
+            archive = build_archive(batch, self._next_global_id(), int(time.time() * 1000), contents, self.system_version)
+            self.client.request("POST", self.client.root + "/apis/registry/v3/admin/import", absolute=True, raw=archive,
+                                content_type="application/zip", params={"requireEmptyRegistry": "false"},
+                                timeout=IMPORT_TIMEOUT_S)
+            done += len(batch)
+            self.progress(f"imported {done}/{len(new)} version(s) into the {self.client.role} registry")
         for v in appended:  # the contents (with their ids) are in place: registering finds them
             register_keeping_id(self.client, v)
 
@@ -91,14 +115,14 @@ def register_keeping_id(client: RegistryClient, v: SchemaVersion, extra: dict[st
         client.request("DELETE", f"{subject_path(v.subject)}/versions/{v.version}")
 
 
-def choose_writer(client: RegistryClient) -> Writer:
+def choose_writer(client: RegistryClient, progress: Callable[[str], None] = lambda _m: None) -> Writer:
     """The route by which ``client``'s registry keeps ids; UsageError when it offers none."""
     try:
         info = client.get(client.root + "/apis/registry/v3/system/info", absolute=True)
     except (NotFound, RuntimeError, UsageError):
         info = None
     if isinstance(info, dict) and "apicurio" in str(info.get("name", "")).lower():
-        return ApicurioImport(client, str(info.get("version") or "3"))
+        return ApicurioImport(client, str(info.get("version") or "3"), progress=progress)
     try:
         mode = client.get("/mode")
     except (NotFound, RuntimeError):
