@@ -7,7 +7,7 @@ it, and its mark's memory and update cost at 10,000 partitions.
 * **Lag and overhead** (brokers-only local harness, no MM2: the records are written to both clusters, as
   replication would, so the figures are the follower's own): a producer writes the rehearsal's volume (the
   demo topics: 120,000 records, 13 partitions) and 10x it to both clusters at a fixed rate while the follower
-  runs ``--follow`` passes every 0.5 s in this process. Reported: records proven per second, the CPU seconds
+  runs ``--follow`` (``--interval 0.5``) in this process. Reported: records proven per second, the CPU seconds
   the follower used per 100,000 records (its overhead beside the brokers', which serve each record once per
   side to it), the follower's proof lag when the producer stops (records not yet proven) and the time until
   the mark reaches the end offsets.
@@ -42,6 +42,7 @@ from msk_migrate.validation import ValidationRequest
 from msk_migrate.validation.follow.compare import PartitionCompare
 from msk_migrate.validation.follow.follower import Clusters, Follower, FollowOptions, prepare
 from msk_migrate.validation.follow.mark import Mark, PartitionMark, TopicMark
+from msk_migrate.validation.follow.run import follow_loop
 from msk_migrate.validation.follow.store import MarkStore
 from perfdoc import write_section
 
@@ -126,13 +127,8 @@ def lag_run(src: str, tgt: str, n: int, partitions: int, rate: float, work: Path
     cpu = {"s": 0.0}
 
     def loop() -> None:
-        nonlocal facts
         t_cpu = time.thread_time()
-        while not stop.is_set():
-            follower.run_pass(facts, time.monotonic() + 5)
-            follower.persist()
-            stop.wait(0.5)
-            facts = clusters.facts()
+        follow_loop(follower, clusters, facts, opts, stop.is_set)
         cpu["s"] = time.thread_time() - t_cpu
 
     th = threading.Thread(target=loop)
@@ -186,7 +182,7 @@ def main() -> int:
         lines.append(f"| {r['partitions']:,} | {r['bytes'] / 1e6:.1f} MB | {r['per_partition']:.0f} B | "
                      f"{r['save_s'] * 1000:.0f} ms | {r['file'] / 1e6:.2f} MB |")
     lines += ["", f"Lag and overhead: identical records written to both local clusters ({args.partitions} partitions, 200-byte "
-              "values, a header) while the follower ran passes every 0.5 s in the bench process:", "",
+              "values, a header) while the follower ran (`--interval 0.5`) in the bench process:", "",
               "| records | write rate | proven | proof lag when writes stopped | mark at the end after | follower CPU "
               "| CPU per 100k records | states |", "|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in runs:

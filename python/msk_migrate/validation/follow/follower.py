@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicCollection, TopicPartition
@@ -29,7 +29,7 @@ from .. import kafka_meta as km
 from ..native import _FATAL, NativeReadError, consumer_config
 from ..plan import select_topics
 from ..request import ValidationRequest
-from .compare import PENDING_LIMIT, PartitionCompare, record
+from .compare import PENDING_LIMIT, RECENT, PartitionCompare, record
 from .mark import ClusterFacts, Mark, TopicFacts, add_missing, check_against, new_mark, truncate_passed
 from .metrics import Metrics, PartitionSample
 from .store import MarkStore
@@ -112,6 +112,19 @@ class Clusters:
         return ClusterFacts(self.migration, self.src.cluster_id(), self.tgt.cluster_id(), out)
 
 
+    def latest(self, facts: ClusterFacts) -> ClusterFacts:
+        """``facts`` with both sides' end offsets read again (one ListOffsets round per cluster): what a
+        pass between two full checks needs."""
+        iso = self.req.isolation_level
+        src_tps = [(t, p) for t, tf in facts.topics.items() for p in tf.source_end]
+        tgt_tps = [(tf.target_name, p) for tf in facts.topics.values() for p in tf.target_end]
+        s_hi, t_hi = self.src.offsets(src_tps, km.latest(), iso), self.tgt.offsets(tgt_tps, km.latest(), iso)
+        topics = {t: replace(tf, source_end={p: s_hi[(t, p)] for p in tf.source_end},
+                             target_end={p: t_hi[(tf.target_name, p)] for p in tf.target_end})
+                  for t, tf in facts.topics.items()}
+        return replace(facts, topics=topics)
+
+
 def prepare(store: MarkStore, facts: ClusterFacts) -> tuple[Mark, list[TP]]:
     """The mark to follow from: the stored one checked against ``facts`` (refusal: exit 2, nothing
     written), or a new one; partitions truncated by retention marked so. Returns the truncated ones."""
@@ -157,6 +170,40 @@ class Follower:
         live = [tp for tp, c in self.cmp.items() if not c.stopped]
         self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live])
         self._consumer("target").assign([TopicPartition(self.names[t], p, self.cmp[(t, p)].mark.target_next) for t, p in live])
+
+    def seed_recent(self, facts: ClusterFacts, timeout: float = STALL_SECONDS) -> int:
+        """Before the first pass of a restarted follower: read the last :data:`~.compare.RECENT` source
+        records below each mark into the duplicate window, so a re-delivered copy of a record proven before
+        the restart is recognised as one. Read only, nothing is compared or counted; returns records read."""
+        todo: dict[TP, int] = {}
+        for tp, c in self.cmp.items():
+            tf = facts.topics.get(tp[0])
+            start = tf.source_start.get(tp[1], 0) if tf else 0
+            if not c.stopped and c.mark.source_next > start:
+                todo[tp] = max(start, c.mark.source_next - RECENT)
+        if not todo:
+            return 0
+        consumer = self._consumer("source")
+        consumer.assign([TopicPartition(t, p, o) for (t, p), o in todo.items()])
+        left, n, deadline = set(todo), 0, time.monotonic() + timeout
+        no_ts = self.clusters.no_ts
+        while left and time.monotonic() < deadline:
+            for m in consumer.consume(BATCH, timeout=POLL_SECONDS):
+                tp = (m.topic(), m.partition())
+                if tp not in left:
+                    continue
+                c, end = self.cmp[tp], self.cmp[tp].mark.source_next
+                if m.error() is not None:
+                    if m.error().code() == KafkaError._PARTITION_EOF or m.error().fatal() or m.error().code() in _FATAL:
+                        left.discard(tp)  # nothing more below the mark (or gone): the window stays as read
+                    continue
+                if m.offset() < end:
+                    c.recent.append(record(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1], tp[0] in no_ts).fp)
+                    n += 1
+                if m.offset() >= end - 1:
+                    left.discard(tp)
+        consumer.unassign()
+        return n
 
     def close(self) -> None:
         for c in self.consumers.values():

@@ -15,7 +15,7 @@ from typing import Any
 from ...outcome import Outcome, View, col
 from ..request import ValidationRequest
 from .follower import Clusters, Follower, FollowOptions, prepare
-from .mark import Mark
+from .mark import ClusterFacts, Mark
 from .metrics import Metrics
 from .store import MarkStore
 
@@ -83,22 +83,9 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
         signal.signal(signal.SIGINT, _stop)
     try:
         follower.assign()
-        while True:
-            began = time.monotonic()
-            proven = follower.run_pass(facts, began + (opts.pass_seconds if not opts.once else 3600.0))
-            follower.persist()
-            follower.publish()
-            total = sum(pm.compared for _, pm in mark.items())
-            lag = sum(s.lag_records for s in follower.samples())
-            say(f"proof: {proven:,} record(s) proven this pass, {total:,} in all, {lag:,} offset(s) behind the source")
-            if opts.once or stop["now"]:
-                break
-            while not stop["now"] and time.monotonic() - began < opts.interval:
-                time.sleep(0.2)
-            if stop["now"]:
-                break
-            facts = clusters.facts()
-            truncated += prepare_again(follower, facts)
+        follower.seed_recent(facts)
+        follower.assign()
+        truncated += follow_loop(follower, clusters, facts, opts, lambda: stop["now"], say)
     finally:
         follower.persist()
         follower.close()
@@ -119,6 +106,37 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
                        col("compared", "compared", numeric=True), col("lag", "lag_records", numeric=True),
                        col("first difference", _mismatch_text)])],
                    notes=notes)
+
+
+def follow_loop(follower: Follower, clusters: Clusters, facts: ClusterFacts, opts: FollowOptions,
+                stopped: Callable[[], bool], say: Callable[[str], None] = lambda _m: None) -> list[tuple[str, int]]:
+    """Passes until ``stopped()`` (``--once``: one). A pass that proved nothing waits ``--interval``; a busy
+    follower starts the next pass at once. End offsets are read again before every pass, the full check
+    of the clusters (ids, partition counts, topic ids, retention) every ``--interval``. The mark is
+    persisted after every pass. Returns the partitions found truncated on the way."""
+    truncated: list[tuple[str, int]] = []
+    last_full = time.monotonic()
+    while True:
+        began = time.monotonic()
+        proven = follower.run_pass(facts, began + (3600.0 if opts.once else opts.pass_seconds))
+        follower.persist()
+        follower.publish()
+        total = sum(pm.compared for _, pm in follower.mark.items())
+        lag = sum(s.lag_records for s in follower.samples())
+        say(f"proof: {proven:,} record(s) proven this pass, {total:,} in all, {lag:,} offset(s) behind the source")
+        if opts.once or stopped():
+            return truncated
+        if proven == 0:
+            while not stopped() and time.monotonic() - began < opts.interval:
+                time.sleep(0.1)
+            if stopped():
+                return truncated
+        if time.monotonic() - last_full >= opts.interval:
+            facts = clusters.facts()
+            truncated += prepare_again(follower, facts)
+            last_full = time.monotonic()
+        else:
+            facts = clusters.latest(facts)
 
 
 def prepare_again(follower: Follower, facts: Any) -> list[tuple[str, int]]:
