@@ -58,6 +58,17 @@ if [[ -n "${CONNECT_REST_USERNAME:-}" && -n "${CONNECT_REST_JAAS_CONFIG:-}" ]]; 
   [[ "$CONNECT_REST_USERNAME" =~ ^[A-Za-z0-9._-]+$ ]] || die "CONNECT_REST_USERNAME may hold only letters, digits and . _ -"
   [[ "${CONNECT_REST_PASSWORD:-}" != *[\\\"$'\n\r']* ]] || die "CONNECT_REST_PASSWORD must not contain a backslash, double quote or line break"
   printf '%s=%s\n' "$CONNECT_REST_USERNAME" "$CONNECT_REST_PASSWORD" > "$CONFIG_DIR/rest-credentials.properties"
+  # One line per person (connect.people; ECS injects CONNECT_REST_PERSON_<NAME>): the REST audit line then
+  # names who sent a change. The machine login stays first (the auto-restart extension uses the first entry).
+  for v in $(compgen -v CONNECT_REST_PERSON_ || true); do
+    person="${v#CONNECT_REST_PERSON_}"
+    person="${person//_/-}"
+    person="${person,,}"
+    [[ "$person" =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$ ]] || die "$v does not name a person (CONNECT_REST_PERSON_<NAME>, letters, digits and _)"
+    [[ "$person" != "$CONNECT_REST_USERNAME" ]] || die "$v names the machine login $CONNECT_REST_USERNAME: a person needs their own name"
+    [[ -n "${!v}" && "${!v}" != *[\\\"$'\n\r']* ]] || die "$v must be a non-empty password without a backslash, double quote or line break"
+    printf '%s=%s\n' "$person" "${!v}" >> "$CONFIG_DIR/rest-credentials.properties"
+  done
   printf '%s\n' "$CONNECT_REST_JAAS_CONFIG" > "$CONFIG_DIR/rest-jaas.conf"
   JVM_SECURITY_OPTS+=("-Djava.security.auth.login.config=$CONFIG_DIR/rest-jaas.conf")
 fi

@@ -4,6 +4,9 @@ Credentials (:class:`.credentials.GeneratedCredentials`, nothing in the Terrafor
   - ``<prefix>/connect-rest``: basic auth of the Connect REST API. ECS injects ``username``/``password``
     into the workers as ``CONNECT_REST_USERNAME``/``CONNECT_REST_PASSWORD``; the
     entrypoint turns them into the JAAS file of Kafka's BasicAuthSecurityRestExtension.
+  - ``<prefix>/connect-rest/<person>``: one login per name in ``connect.people``. ECS injects each password
+    as ``CONNECT_REST_PERSON_<NAME>`` (hyphens as underscores); the entrypoint adds one line per person to
+    the credentials file, and the worker's REST audit line (``user=<name>``) then names who sent a change.
   - ``<prefix>/prometheus-web``: basic auth of Prometheus (web config ``basic_auth_users`` takes the
     bcrypt hash); Grafana's datasource logs in with the plain password.
   - ``<prefix>/internal-ca``: the seed of the internal CA every task issues its own TLS certificate from
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
+from msk_migrate.config.environment.services import SERVICE_LOGIN
 from msk_migrate.connectors.worker_env import CA_SEED_KEY, ENV_REST_TLS_CA_SEED
 
 from .credentials import GeneratedCredentials, InternalCaSeed
@@ -37,7 +41,9 @@ MSK_NODE_EXPORTER_PORT = 11002
 SERVING_CERT_SEED_ENV = "MSK_MIGRATE_INTERNAL_CA_SEED"
 
 #: Usernames of the generated credentials.
-CONNECT_REST_USER = "mm2-operator"
+CONNECT_REST_USER = SERVICE_LOGIN
+#: The worker variable holding one person's REST password (images/kafka-connect/entrypoint.sh reads them).
+PERSON_PASSWORD_ENV = "CONNECT_REST_PERSON_"
 PROMETHEUS_WEB_USER = "mm2-operator"
 
 
@@ -46,11 +52,18 @@ class OperatorCredentials:
     connect_rest: GeneratedCredentials
     prometheus_web: GeneratedCredentials
     internal_ca: InternalCaSeed
+    #: person -> their own Connect REST login (``connect.people``)
+    people: dict[str, GeneratedCredentials]
 
     def connect_secret_env(self) -> dict[str, str]:
         c = self.connect_rest
         return {"CONNECT_REST_USERNAME": c.value_from("username"), "CONNECT_REST_PASSWORD": c.value_from("password"),
-                ENV_REST_TLS_CA_SEED: self.internal_ca.value_from()}
+                ENV_REST_TLS_CA_SEED: self.internal_ca.value_from(),
+                **{person_env(name): cred.value_from("password") for name, cred in self.people.items()}}
+
+    def connect_secret_arns(self) -> list[str]:
+        """What the Connect execution role reads: the machine login, the CA seed and every person's login."""
+        return [self.connect_rest.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
 
     def serving_cert_secret_env(self) -> dict[str, str]:
         """The seed, for the serving-certificate init container of Prometheus and Grafana (:mod:`.ecs`)."""
@@ -70,9 +83,24 @@ class OperatorCredentials:
         return {"PROMETHEUS_BASIC_AUTH_USER": p.value_from("username"), "PROMETHEUS_BASIC_AUTH_PASSWORD": p.value_from("password")}
 
 
+def person_env(name: str) -> str:
+    """``alice`` -> ``CONNECT_REST_PERSON_ALICE``; ``j-smith`` -> ``CONNECT_REST_PERSON_J_SMITH`` (names are
+    lower-case with single hyphens, so the mapping is one to one and the entrypoint inverts it)."""
+    return PERSON_PASSWORD_ENV + name.upper().replace("-", "_")
+
+
 def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:
     p = cfg.resource_prefix
+    people = {
+        name: GeneratedCredentials(
+            scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{p}/connect-rest/{name}",
+            description=f"{name}'s own login to the Kafka Connect REST API of {p} (generated; keys username, password)",
+            username=name, kms_key_arn=kms_key_arn,
+        )
+        for name in cfg.connect.people
+    }
     return OperatorCredentials(
+        people=people,
         connect_rest=GeneratedCredentials(
             scope, "connect_rest_auth", name=f"{p}/connect-rest",
             description=f"Basic auth of the Kafka Connect REST API of {p} (generated; keys username, password)",

@@ -17,6 +17,8 @@ def add_outputs(stack: TerraformStack, cfg: EnvironmentConfig, *, discovery, buc
     out("grafana_url", lb.url("grafana", cfg), "Grafana (HTTPS, admin password: grafana_admin_secret_arn)")
     out("operator_load_balancer_dns_name", lb.lb.dns_name, "Internal load balancer of the operator endpoints: point the certificate's DNS name at it")
     out("connect_rest_auth_secret_arn", credentials.connect_rest.arn, "Secret with the Connect REST basic-auth username/password (generated)")
+    out("connect_rest_person_secret_arns", {n: c.arn for n, c in credentials.people.items()},
+        "Each person's own Connect REST login (connect.people): grant each person GetSecretValue on their own only")
     out("prometheus_auth_secret_arn", credentials.prometheus_web.arn, "Secret with the Prometheus basic-auth username/password (generated)")
     out("grafana_admin_secret_arn", grafana_secret_arn, "Secrets Manager secret holding the Grafana admin password")
     out("config_bucket", bucket.bucket.bucket, "Connector-config bucket")

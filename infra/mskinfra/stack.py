@@ -103,7 +103,7 @@ class MigrationStack(TerraformStack):
             repository_arns={c: r.arn for c, r in repos.repos.items()},
             log_group_arns={c: g.arn for c, g in logs.groups.items()},
             service_secrets={
-                "kafka-connect": [*cfg.secret_arns(), creds.connect_rest.arn, creds.internal_ca.arn],
+                "kafka-connect": [*cfg.secret_arns(), *creds.connect_secret_arns()],
                 "prometheus": [creds.prometheus_web.arn, creds.internal_ca.arn],
                 "grafana": [grafana_secret_arn, creds.prometheus_web.arn, creds.internal_ca.arn],
             },

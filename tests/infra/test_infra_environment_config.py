@@ -124,6 +124,9 @@ BAD_PROD = [
     ("shared target with topics by default", {"migration.topics": _DELETE}, "migration.topics", "literal prefix"),
     ("shared target with a prefix-less group regex", {"migration.groups": ["[a-z]+-consumers"]}, "migration.groups", "literal prefix"),
     ("plaintext existing target without opt-in", {"target.auth": {"mode": "plaintext"}}, "target.auth.mode", "allow_plaintext"),
+    ("a person named like no login", {"connect.people": ["Alice"]}, "connect.people", "lower-case letters"),
+    ("the machine login listed as a person", {"connect.people": ["mm2-operator"]}, "connect.people", "name the person"),
+    ("a person listed twice", {"connect.people": ["alice", "alice"]}, "connect.people", "list each person once"),
 ]
 
 

@@ -237,8 +237,12 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
     prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
     ca_seed = INTERNAL_CA_SECRET
+    # Each person's own REST login (connect.people) is read by Connect's execution role only.
+    people = ["${aws_secretsmanager_secret." + k + ".arn}" for k, v in synth.resources(env, "aws_secretsmanager_secret").items()
+              if v["name"].startswith(f"{cfg.resource_prefix}/connect-rest/")]
+    assert len(people) == len(cfg.connect.people)
     expected_secrets = {
-        "kafka-connect": [*cfg.secret_arns(), rest_auth, ca_seed],
+        "kafka-connect": [*cfg.secret_arns(), rest_auth, ca_seed, *people],
         "prometheus": [prom_auth, ca_seed],
         "grafana": [grafana_secret, prom_auth, ca_seed],
     }
@@ -318,6 +322,29 @@ def test_operator_load_balancer_logs_every_request_to_the_access_log_bucket_only
         assert st[sid]["Action"] == "s3:PutObject" and st[sid]["Resource"] == where
     # The load balancer's checkov skip for access logging is gone with the reason for it.
     assert "checkov:skip=CKV_AWS_91" not in json.dumps(lb)
+
+
+def test_each_person_has_a_generated_rest_login_that_only_connect_receives(synth: Synth) -> None:
+    cfg = synth.configs["prod"]
+    assert cfg.connect.people == ["alice", "j-smith"]
+    secrets = {v["name"]: k for k, v in synth.resources("prod", "aws_secretsmanager_secret").items()}
+    for person, env_name in (("alice", "CONNECT_REST_PERSON_ALICE"), ("j-smith", "CONNECT_REST_PERSON_J_SMITH")):
+        key = secrets[f"{cfg.resource_prefix}/connect-rest/{person}"]
+        arn = "${aws_secretsmanager_secret." + key + ".arn}"
+        injected = {}
+        for td in synth.resources("prod", "aws_ecs_task_definition").values():
+            for c in json.loads(td["container_definitions"]):
+                for sec in c.get("secrets", []):
+                    if sec["valueFrom"].startswith(arn):
+                        injected[td["family"]] = (sec["name"], sec["valueFrom"])
+        # Only the Connect task receives it, as the one variable its entrypoint turns into the person's line.
+        assert list(injected.values()) == [(env_name, arn + ":password::")], injected
+        assert all("connect" in family for family in injected)
+        # Only an execution role may read it: the operator task's role never sees a person's password.
+        readers = [k for k, v in synth.resources("prod", "aws_iam_role_policy").items() if arn in v["policy"]]
+        assert readers and all("exec" in k for k in readers), readers
+    outputs = synth.stacks["prod"]["output"]["connect_rest_person_secret_arns"]["value"]
+    assert sorted(outputs) == ["alice", "j-smith"]
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)
@@ -439,6 +466,12 @@ def test_no_secret_values_anywhere_in_objects_or_task_environments(synth: Synth,
 # ---------------------------------------------------------------- ECS
 
 
+def person_secret(synth: Synth, env: str, person: str) -> str:
+    name = f"{synth.configs[env].resource_prefix}/connect-rest/{person}"
+    (key,) = [k for k, v in synth.resources(env, "aws_secretsmanager_secret").items() if v["name"] == name]
+    return "${aws_secretsmanager_secret." + key + ".arn}"
+
+
 @pytest.mark.parametrize("env", ALL_ENVS)
 def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, env: str) -> None:
     cfg = synth.configs[env]
@@ -455,6 +488,7 @@ def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, e
         "CONNECT_REST_USERNAME": f"{rest_auth}:username::",
         "CONNECT_REST_PASSWORD": f"{rest_auth}:password::",
         ENV_REST_TLS_CA_SEED: f"{INTERNAL_CA_SECRET}:{CA_SEED_KEY}::",
+        **{f"CONNECT_REST_PERSON_{p.upper().replace('-', '_')}": f"{person_secret(synth, env, p)}:password::" for p in cfg.connect.people},
     }
     env_values = {e["name"]: BOOTSTRAP_REF.sub(bootstrap, e["value"]) for e in connect["environment"]}
     assert env_values == worker_environment(target, cfg.worker, source, rest=ECS_REST, migration=cfg.migration)

@@ -15,13 +15,14 @@ import pytest
 
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
-from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError
+from msk_migrate.connect_api.rest import ConnectClient, ConnectRestError, RestCredentials
 from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
 from msk_migrate.local.connect_worker import local_rest_credentials, local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
 from msk_migrate.local.procs import stop
 
 RUN = uuid.uuid4().hex[:6]
 SECRET = f"pw{uuid.uuid4().hex}"  # distinctive: any occurrence in a log is this test's secret
+ALICE = f"alice{uuid.uuid4().hex}"  # alice's own REST password (connect.people; CONNECT_REST_PERSON_ALICE on ECS)
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 
 
@@ -32,7 +33,8 @@ def pinned_worker(local_env, tmp_path_factory):
                              auth=AuthConfig(mode="scram", secrets_from="env"))
     spec = local_worker_spec(group_id=f"pinned-{RUN}")
     rec = start_connect_worker(local_env.target(), base / "connect", spec, name=f"connect-pinned-{RUN}", source=source,
-                               secret_env={"MM2_SOURCE_SASL_USERNAME": "mm2", "MM2_SOURCE_SASL_PASSWORD": SECRET})
+                               secret_env={"MM2_SOURCE_SASL_USERNAME": "mm2", "MM2_SOURCE_SASL_PASSWORD": SECRET,
+                                           "CONNECT_REST_PERSON_ALICE": ALICE})
     try:
         url = rest_url(spec)
         wait_connect_ready(rec, url, timeout=240)
@@ -93,3 +95,18 @@ def test_the_rendered_forward_and_reverse_configs_still_pass(pinned_worker):
         for cfg in configs.values():
             assert client.validate(cfg) == [], cfg["name"]
     assert SECRET not in _files_text(base)
+
+
+def test_a_change_sent_with_a_persons_own_login_is_audited_under_their_name(pinned_worker):
+    client, source, target, base, user = pinned_worker
+    alice = ConnectClient(client.url, auth=RestCredentials("alice", ALICE))
+    probe = _source_config(source, target, **{"source.cluster.bootstrap.servers": "elsewhere.invalid:9092"})
+    name = f"alice-probe-{RUN}"
+    _refused(lambda: alice.put_config(name, probe))
+    # A wrong password is refused by the worker's authentication, before any filter writes an audit line for it.
+    with pytest.raises(ConnectRestError) as err:
+        ConnectClient(client.url, auth=RestCredentials("alice", "not-her-password")).put_config(name, probe)
+    assert err.value.status == 401
+    audit = [ln for ln in _files_text(base).splitlines() if "REST audit:" in ln and name in ln]
+    assert len(audit) == 1 and "user=alice PUT" in audit[0] and "refused" in audit[0], audit
+    assert user != "alice" and ALICE not in _files_text(base).replace(f"alice={ALICE}", "")

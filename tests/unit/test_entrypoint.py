@@ -89,6 +89,31 @@ def test_worker_properties_reference_secrets_instead_of_containing_them(tmp_path
     assert f'file="{creds}"' in (tmp_path / "rest-jaas.conf").read_text()
 
 
+def _rest_env(tmp_path, **people: str) -> dict[str, str]:
+    env = _env(tmp_path, _target("scram"))
+    return {**env, "MM2_TARGET_SASL_USERNAME": "mm2", "MM2_TARGET_SASL_PASSWORD": "x",
+            "CONNECT_REST_USERNAME": "mm2-operator", "CONNECT_REST_PASSWORD": "machine-pass", **people}
+
+
+def test_each_person_gets_their_own_rest_login_after_the_machine_login(tmp_path):
+    r = _run(tmp_path, _rest_env(tmp_path, CONNECT_REST_PERSON_ALICE="alice-pass", CONNECT_REST_PERSON_J_SMITH="js-pass"))
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "rest-credentials.properties").read_text().splitlines()
+    # The machine login stays first: the auto-restart extension calls the worker with the first entry.
+    assert lines[0] == "mm2-operator=machine-pass"
+    assert sorted(lines[1:]) == ["alice=alice-pass", "j-smith=js-pass"]
+    assert "alice-pass" not in r.stdout + r.stderr
+
+
+def test_a_person_variable_that_names_the_machine_login_or_no_person_is_refused(tmp_path):
+    r = _run(tmp_path, _rest_env(tmp_path, CONNECT_REST_PERSON_MM2_OPERATOR="p"))
+    assert r.returncode != 0 and "CONNECT_REST_PERSON_MM2_OPERATOR names the machine login" in r.stderr
+    r = _run(tmp_path, _rest_env(tmp_path, CONNECT_REST_PERSON_9LIVES="p"))
+    assert r.returncode != 0 and "CONNECT_REST_PERSON_9LIVES does not name a person" in r.stderr
+    r = _run(tmp_path, _rest_env(tmp_path, CONNECT_REST_PERSON_BOB='a"b'))
+    assert r.returncode != 0 and "CONNECT_REST_PERSON_BOB must be a non-empty password" in r.stderr and 'a"b' not in r.stderr
+
+
 def test_env_provider_reads_only_mm2_secret_variables_and_no_file_provider_exists():
     target = _target("scram")
     source = ClusterEndpoint(alias="source", bootstrap_servers="s:9094",

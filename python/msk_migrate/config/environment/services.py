@@ -7,6 +7,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..identifiers import check_secret_arn
 from ._fields import field_error
 
+#: A person's Connect REST login name: it also names an environment variable of the worker
+#: (``CONNECT_REST_PERSON_<NAME>``, hyphens as underscores), hence lower-case letters, digits and single hyphens.
+PERSON_NAME = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+#: The shared machine login of the stack (the worker's own calls, the operator task): never a person's name.
+SERVICE_LOGIN = "mm2-operator"
+
 #: Cloud Map answers a DNS query with at most 8 records (multivalue routing), and Prometheus finds the
 #: Connect workers through that DNS name: more workers than this would drop out of monitoring.
 MAX_DISCOVERABLE_WORKERS = 8
@@ -44,6 +50,28 @@ class ConnectService(BaseModel):
     cpu_target_percent: int = Field(60, ge=10, le=90, description="Target tracking on average service CPU.")
     scale_in_cooldown_seconds: int = Field(300, ge=0, description="Wait after scale-in (rebalances are costly).")
     scale_out_cooldown_seconds: int = Field(120, ge=0, description="Wait after scale-out.")
+    people: list[str] = Field(
+        default_factory=list,
+        description="One Connect REST login per person (e.g. [alice, bob]): the stack generates a secret "
+        "<prefix>/connect-rest/<name> for each, so the worker's REST audit log names who changed what. Lower-case "
+        f"letters, digits, single hyphens; never '{SERVICE_LOGIN}' (the machine login).",
+    )
+
+    @field_validator("people")
+    @classmethod
+    def _people(cls, v: list[str]) -> list[str]:
+        import re
+
+        for name in v:
+            if not re.fullmatch(PERSON_NAME, name) or len(name) > 32:
+                raise ValueError(f"person {name!r} is not a login name: use lower-case letters, digits and single hyphens "
+                                 "(at most 32 characters), e.g. alice or j-smith")
+            if name == SERVICE_LOGIN:
+                raise ValueError(f"{SERVICE_LOGIN!r} is the stack's machine login, not a person: name the person")
+        dupes = sorted({n for n in v if v.count(n) > 1})
+        if dupes:
+            raise ValueError(f"person {dupes[0]!r} is listed twice: list each person once")
+        return v
 
     @model_validator(mode="after")
     def _check(self) -> ConnectService:
