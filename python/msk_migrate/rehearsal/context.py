@@ -28,6 +28,7 @@ class RehearsalContext:
     source: ClusterEndpoint | None = None
     target: ClusterEndpoint | None = None
     client: ConnectClient | None = None
+    registries: dict[str, str] = field(default_factory=dict)  #: role -> the local registry's Confluent API URL
     # Filled by "produce demo data": the operator's view of the migration (the MM2 user on a secured source).
     session: MigrationSession | None = None
     # Filled on the way:
@@ -35,6 +36,7 @@ class RehearsalContext:
     unmet: list = field(default_factory=list)  #: the cutover conditions not met at the last look
     rollback_commit: dict[int, int] = field(default_factory=dict)  #: partition -> the rolled-back group's target commit
     rollback_wait: str | None = None  #: why the rollback's placement is still waiting
+    moved_schema_id: int | None = None  #: the schema the moved producers registered on the target registry
     straggler_records: int = 0  #: records the forgotten producer wrote to the source before the fence stopped it
 
     @property

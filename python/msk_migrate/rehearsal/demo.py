@@ -27,6 +27,10 @@ DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
     "shop.customers": (2, 12_000, {"cleanup.policy": "compact"}),
     "shop.payments": (2, 3_000, {}),  # transactional, with one aborted transaction
 }
+#: The schema'd demo topics (:mod:`.schema_demo`): topic -> (partitions, records); in the consumers-only wave,
+#: read to their end by MOVED_GROUP besides its topic.
+AVRO_TOPIC, JSON_TOPIC = "shop.ledger", "shop.audit"
+SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120)}
 #: group -> (topic, fraction of the log consumed)
 DEMO_GROUPS = {"shop-billing": ("shop.orders", 1.0), "shop-analytics": ("shop.events", 0.6)}
 #: The group moved to the target (no gap), and the group rolled back to the source with its topic.
@@ -56,7 +60,7 @@ REHEARSAL_MIGRATION = MigrationSpec(
     producer_overrides={"max.request.size": 2097152},
     # Two waves: the first (shop.orders, read by shop-billing) moves all the way, producers included, and is then
     # rolled back by reverse replication; the second moves its consumers only (its producers stay on the source).
-    waves={"first": ["shop.orders"], "second": ["shop.events", "shop.customers", "shop.payments"]},
+    waves={"first": ["shop.orders"], "second": ["shop.events", "shop.customers", "shop.payments", *SCHEMA_TOPICS]},
 )
 #: The wave whose producers move (fenced, gated, confirmed, then rolled back) and the consumers-only wave.
 PRODUCER_WAVE, CONSUMER_WAVE = "first", "second"
@@ -281,10 +285,3 @@ def values_after(apps: DemoApps, bootstrap: str, topic: str, offsets: dict[int, 
     c.close()
     return read_from(apps, bootstrap, g, topic)
 
-
-def write_moved(apps: DemoApps, bootstrap: str, topic: str, records: int) -> None:
-    """The moved producers: ``records`` records to ``topic`` on the cluster they moved to."""
-    p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
-    for i in range(records):
-        produce(p, topic, f"moved-{i % 500}".encode(), f'{{"moved":{i}}}'.encode(), None)
-    p.flush(30)

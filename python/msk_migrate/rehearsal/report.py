@@ -53,6 +53,12 @@ def rehearsal_outcome(res: RehearsalResult) -> Outcome:
     if res.offsets:
         views.append(offsets_view([OffsetRow(**r) for r in res.offsets]))
     views.append(_steps_view(res))
+    if res.schemas.get("report_rows"):  # the forward validation's schema row per schema'd topic
+        views.append(View("schema ids proven on both registries (validation report)", [
+            col("topic", "topic"), col("status", "status", ok=lambda r: r["status"] == "match"), col("ids seen", "ids_seen", True),
+            col("resolved identical", "resolved_identical", True, ok=lambda r: r["resolved_identical"] == r["ids_seen"]),
+            col("differing", lambda r: len(r["differing"] or [])), col("missing on target", lambda r: len(r["missing_on_target"] or []))],
+            [{"topic": t, **r} for t, r in res.schemas["report_rows"].items()]))
     if res.waves.get("status"):  # `msk-migrate status` at the end: every topic and group, its wave, state and evidence
         views.append(View("waves", [col("wave", "wave"), col("topics", "topics")],
                           [{"wave": w, "topics": ", ".join(ts)} for w, ts in res.waves.get("wave_table", {}).items()]))

@@ -32,6 +32,8 @@ class RehearsalResult:
     reverse_validation: dict[str, Any] = field(default_factory=dict)
     #: the waves: the forgotten producer's records, and `status` at the end (every topic and group of the ledger)
     waves: dict[str, Any] = field(default_factory=dict)
+    #: the schema steps: copy and verify outcomes, the report's schema rows, what the consumers decoded
+    schemas: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -41,4 +43,4 @@ class RehearsalResult:
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "status": self.status, "steps": [s.to_dict() for s in self.steps], "topics": self.topics,
                 "connectors": self.connectors, "offsets": self.offsets, "validation": self.validation,
-                "reverse_validation": self.reverse_validation, "waves": self.waves, "seconds": self.seconds}
+                "reverse_validation": self.reverse_validation, "waves": self.waves, "schemas": self.schemas, "seconds": self.seconds}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape, default_shape
-from . import producer_steps, steps
+from . import producer_steps, schema_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
 from .result import RehearsalResult, Step, StepFailed
@@ -21,15 +21,19 @@ def plan(validate: bool) -> list[tuple[str, StepFn]]:
     out: list[tuple[str, StepFn]] = [
         ("environment up", steps.environment_up), ("produce demo data", steps.produce_demo_data),
         ("preflight", steps.preflight), ("apply connectors", steps.apply_connectors),
+        ("schemas copy", schema_steps.schemas_copy), ("schemas verify", schema_steps.schemas_verify),
         ("lag until in sync", steps.lag_until_in_sync), ("offsets translated", steps.offsets_translated),
     ]
     if validate:
         out.append(("validate", steps.validate))
-    out += [("cutover check", steps.cutover_ready), ("move consumer groups", steps.move_consumer_groups),
+    out += [("cutover check", steps.cutover_ready), ("late schema caught", schema_steps.late_schema_caught),
+            ("move consumer groups", steps.move_consumer_groups),
+            ("decode on target", schema_steps.decode_on_target),
             ("fence wave first", producer_steps.fence_wave), ("producer gate", producer_steps.gate_wave),
             ("move producers", steps.move_producers), ("confirm producers moved", producer_steps.confirm_moved),
             ("reverse replication", steps.reverse_replication),
-            ("roll a group back", steps.roll_a_group_back)]
+            ("schemas copy to source", schema_steps.schemas_copy_to_source),
+            ("roll a group back", steps.roll_a_group_back), ("decode on source", schema_steps.decode_on_source)]
     if validate:
         out.append(("validate in reverse", steps.validate_in_reverse))
     out += [("cleanup", steps.cleanup), ("status", producer_steps.status)]

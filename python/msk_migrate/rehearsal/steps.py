@@ -29,8 +29,10 @@ from ..runbook.group_offsets import verify_offsets
 from ..runbook.lag import measure_lag, replicated_positions
 from ..runbook.preflight import run_preflight
 from ..runbook.rollback import apply_rollback, plan
+from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
 from ..runbook.session import session_of
 from ..validation.kafka_meta import synced_config_differences
+from . import schema_steps
 from .context import RehearsalContext
 from .demo import (
     DEMO_GROUPS,
@@ -39,16 +41,17 @@ from .demo import (
     MOVED_PRODUCER_RECORDS,
     ROLLBACK_GROUP,
     ROLLBACK_TOPIC,
+    SCHEMA_TOPICS,
     commit,
     commit_groups,
     produce_demo,
     read_from,
     values_after,
     wait,
-    write_moved,
 )
 from .producer_steps import record_group_rolled_back, record_rolled_back, rollback_topics_from_ledger, unfence_for_rollback
 from .result import StepFailed
+from .schema_demo import commit_schema_group, create_schema_topics, produce_schema_demo, register_demo_schemas, write_moved_avro
 
 TOPICS = list(DEMO_TOPICS)
 
@@ -57,22 +60,50 @@ def environment_up(ctx: RehearsalContext) -> str:
     ctx.say("wiping the previous rehearsal (a rehearsal starts from empty clusters)")
     env = ctx.env
     env.down(wipe=True)
-    ctx.result.status = env.up()
+    env.with_schema_registry = False
+    env.up()
+    ctx.result.status = _registries_up(ctx)
     ctx.source, ctx.target = env.source(), env.target()
     for role in ("source", "target"):
         ctx.apps.secure(env.client_config(role))
     ctx.client = ConnectClient(ctx.result.status["connect"]["url"])
+    ctx.registries = env.registry_urls()
     sh = env.shape()
     return (f"source {sh.describe('source')} at {ctx.source.bootstrap_servers}, target {sh.describe('target')} "
-            f"at {ctx.target.bootstrap_servers}, worker {ctx.client.url}")
+            f"at {ctx.target.bootstrap_servers}, worker {ctx.client.url}, registries {ctx.registries.get('source')} -> "
+            f"{ctx.registries.get('target')}")
+
+
+def _registries_up(ctx: RehearsalContext, attempts: int = 3) -> dict[str, Any]:
+    """The schema registries, started once the clusters run (``local up --schema-registry`` on the running
+    environment): on a busy 2-core machine a registry booting beside the brokers can miss its start-up wait,
+    so a registry that did not answer in time is started again."""
+    ctx.env.with_schema_registry = True
+    for attempt in range(attempts):
+        try:
+            return ctx.env.up()
+        except RuntimeError as exc:
+            if "registry" not in str(exc) or attempt == attempts - 1:
+                raise
+            ctx.say(f"{str(exc).splitlines()[0]}: starting it again")
+    raise AssertionError("unreachable")
 
 
 def produce_demo_data(ctx: RehearsalContext) -> str:
     src, tgt = ctx.clusters()
     produce_demo(ctx.apps, src.bootstrap_servers, ctx.say, ctx.env.shape().source.replication_factor)
     commit_groups(ctx.apps, src.bootstrap_servers)
+    registry, _ = schema_steps.registries(ctx)
+    create_schema_topics(ctx.apps, src.bootstrap_servers, ctx.env.shape().source.replication_factor)
+    registered = register_demo_schemas(registry.url)
+    ctx.result.schemas["registered"] = registered
+    written = produce_schema_demo(ctx.apps, src.bootstrap_servers, registry.url, ctx.say)
+    commit_schema_group(ctx.apps, src.bootstrap_servers, MOVED_GROUP)
     ctx.session = session_of(src, tgt, ctx.migration, ctx.env.worker_spec(), ctx.connect())
-    return f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}"
+    ids = sorted(i for v in registered["ids"].values() for i in v)
+    return (f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}; "
+            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema) read by {MOVED_GROUP}; "
+            f"{len(registered['ids'])} subjects on the source registry, ids {', '.join(map(str, ids))} ({registered['gaps']} gap(s))")
 
 
 def preflight(ctx: RehearsalContext) -> str:
@@ -161,13 +192,17 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 def _validate(ctx: RehearsalContext, reverse: bool) -> str:
     from ..validation.job import run_validation
-    from ..validation.request import ValidationRequest
+    from ..validation.request import SchemaRegistries, ValidationRequest
 
     s, t = ctx.clusters()
     src, tgt = (t, s) if reverse else (s, t)
+    rs, rt = schema_steps.registries(ctx)
     report_dir = ctx.work_dir / ("rehearsal-reverse-validation" if reverse else "rehearsal-validation")
-    req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else TOPICS, mode="auto",
-                            until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
+    # the registries of the clusters compared: the record ids are proven on both (reverse: target -> source)
+    regs = SchemaRegistries(source=rt.url, target=rs.url) if reverse else SchemaRegistries(source=rs.url, target=rt.url)
+    req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else [*TOPICS, *SCHEMA_TOPICS],
+                            mode="auto", until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir),
+                            schema_registry=regs)
     # a secured source's endpoint names its secrets file: read under either role, nothing in os.environ
     with _stderr_to(ctx.logs):
         report = run_validation(req, progress=ctx.say)
@@ -181,6 +216,8 @@ def _validate(ctx: RehearsalContext, reverse: bool) -> str:
     text = f"{out['verdict']}, {out['records_compared']} records; report {report_dir / 'report.html'}"
     if report.verdict != "match":
         raise StepFailed(text)
+    if not reverse:  # the schema'd topics' rows: every id seen resolves identically on both registries
+        text += "; schema rows: " + schema_steps.check_schema_rows(ctx, report.to_dict())
     return text
 
 
@@ -201,7 +238,8 @@ def validate_in_reverse(ctx: RehearsalContext) -> str:
 def cutover_ready(ctx: RehearsalContext) -> str:
     def ready():
         conds = cutover_check(ctx.migration_session(), Gate([MOVED_GROUP, ROLLBACK_GROUP], max_records=0, max_redelivery=100_000,
-                                                            report=ctx.report_dir, max_report_age_s=3600))
+                                                            report=ctx.report_dir, max_report_age_s=3600,
+                                                            registries=schema_steps.registries(ctx)))
         conds = [c for c in conds if c.name != "validation report" or ctx.validate]
         if all(c.ok for c in conds):
             return conds
@@ -211,7 +249,10 @@ def cutover_ready(ctx: RehearsalContext) -> str:
     conds = wait(ready, 60, 3)
     if not conds:
         raise StepFailed(f"{ctx.unmet[0].name}: {ctx.unmet[0].evidence}")
-    return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}"
+    sync = next((c for c in conds if c.name == SCHEMAS_IN_SYNC), None)
+    if sync is None:  # the moved group reads schema'd topics: the gate must have asked
+        raise StepFailed(f"no '{SCHEMAS_IN_SYNC}' condition although {MOVED_GROUP} reads {', '.join(SCHEMA_TOPICS)}")
+    return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}; {SCHEMAS_IN_SYNC}: {sync.evidence}"
 
 
 def _again(again: Counter, expected: Counter) -> str:
@@ -254,14 +295,17 @@ def move_producers(ctx: RehearsalContext) -> str:
     _src, tgt = ctx.clusters()
     tps = partitions(T, [ROLLBACK_TOPIC])
     before = end_offsets(T, tps)
-    write_moved(ctx.apps, tgt.bootstrap_servers, ROLLBACK_TOPIC, MOVED_PRODUCER_RECORDS)
+    # the moved producers register their schema on the TARGET registry (the source's never saw it: rollback copies it back)
+    ctx.moved_schema_id = write_moved_avro(ctx.apps, tgt.bootstrap_servers, ROLLBACK_TOPIC, MOVED_PRODUCER_RECORDS,
+                                           schema_steps.registries(ctx)[1].url)
     # the rolled-back group consumes part of the new records on the target, then stops
     c = Consumer(ctx.apps.config(tgt.bootstrap_servers, **{"group.id": ROLLBACK_GROUP, "enable.auto.commit": False}))
     half = {tp: before[tp] + (end - before[tp]) // 2 for tp, end in end_offsets(T, tps).items()}
     commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
     c.close()
     ctx.rollback_commit = {q: o for (_, q), o in half.items()}
-    return f"{MOVED_PRODUCER_RECORDS:,} records produced on the target {ROLLBACK_TOPIC}; {ROLLBACK_GROUP} read half and stopped"
+    return (f"{MOVED_PRODUCER_RECORDS:,} Avro records produced on the target {ROLLBACK_TOPIC} (schema id {ctx.moved_schema_id}, "
+            f"registered on the target registry); {ROLLBACK_GROUP} read half and stopped")
 
 
 def reverse_replication(ctx: RehearsalContext) -> str:

@@ -10,7 +10,9 @@ Ready when every condition holds; each row carries its evidence:
    that covers every topic the groups consume, was read from the flow's clusters (cluster ids), compared at
    least one record in every partition of those topics that holds records, and whose window ends after the
    groups' last committed record (the record before each committed offset; offsets-snapshot reports: the
-   snapshot's end at or past each committed offset). Each failing condition is named.
+   snapshot's end at or past each committed offset). Each failing condition is named;
+6. schemas in sync (when the gate names the registries and the groups' topics carry schema'd records): every
+   version of the source registry on the target under the same id (:mod:`.schema_sync`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import datetime as dt
 import json
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from .. import store
 from ..access.admin import AdminSession
@@ -28,6 +31,9 @@ from ..outcome import Outcome, View, col
 from .group_offsets import require_known_groups, verify_offsets
 from .lag import measure_lag
 from .session import MigrationSession
+
+if TYPE_CHECKING:
+    from ..schemas.client import RegistryClient
 
 
 @dataclass
@@ -165,6 +171,8 @@ class Gate:
     report: str | None = None  #: the validation report (path, directory or s3://)
     max_report_age_s: float = 3600.0
     certificate: str | None = None  #: the offset certificate of ``offsets sync`` (path, directory or s3://)
+    #: (source, target) schema registries: "schemas in sync" is required for groups whose topics carry schema'd records
+    registries: tuple[RegistryClient, RegistryClient] | None = None
 
 
 def cutover_check(s: MigrationSession, gate: Gate) -> list[Condition]:
@@ -202,6 +210,12 @@ def cutover_check(s: MigrationSession, gate: Gate) -> list[Condition]:
     conds.append(Condition("group inactive on target", not busy,
                            f"active on target: {', '.join(busy)}" if busy else f"{', '.join(groups)}: no member on the target"))
 
+    if gate.registries is not None:
+        from .schema_sync import NAME, schemas_in_sync
+
+        sync = schemas_in_sync(*gate.registries, topics)
+        if sync is not None:
+            conds.append(Condition(NAME, sync.ok, sync.evidence))
     if gate.certificate:  # the proof of `offsets sync` (offset_translation.certificate)
         from ..offset_translation.certificate import check_certificates
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from ..access.offsets import count_records, newest_timestamps, partitions, start_and_stable_offsets
 from ..connect_api.rest import ConnectClient
@@ -20,6 +21,9 @@ from ..kafka.selection import topic_selection
 from ..outcome import Outcome, View, col
 from .identity_gate import refuse_recreated
 from .session import MigrationSession
+
+if TYPE_CHECKING:
+    from ..schemas.client import RegistryClient
 
 #: Offsets, summed over every behind partition, that one consumer reads for an exact count.
 EXACT_COUNT_LIMIT = 20_000
@@ -158,10 +162,23 @@ def lag_views(rows: list[LagRow]) -> list[View]:
                   col("behind", "behind", True), col("latency s", "latency s", True), col("worst partitions", "worst")], shown)]
 
 
-def lag(s: MigrationSession, topics: list[str] | None = None, max_records: int = 0, max_age: float | None = None) -> Outcome:
+def lag(s: MigrationSession, topics: list[str] | None = None, max_records: int = 0, max_age: float | None = None,
+        registries: tuple[RegistryClient, RegistryClient] | None = None) -> Outcome:
     """``msk-migrate lag``: exit 0 when every partition is within the thresholds, 1 otherwise (and when
-    the migration has no topic on the source: in sync on nothing is not in sync)."""
+    the migration has no topic on the source: in sync on nothing is not in sync). ``registries`` (source,
+    target): a "schemas in sync" line for the schema'd topics among those measured (:mod:`.schema_sync`);
+    schemas not in sync make the verdict "behind" too: a consumer on the target could not decode."""
     rows = measure_lag(s, topics, max_records, max_age)
     ok = bool(rows) and all(r.status == "in-sync" for r in rows)
-    return Outcome("lag", "in-sync" if ok else "behind", 0 if ok else 1, list(rows), s.talked_to(), extra={"in_sync": ok},
-                   views=lag_views(rows), notes=[] if rows else ["no topic of the migration on the source"])
+    notes = [] if rows else ["no topic of the migration on the source"]
+    extra: dict = {"in_sync": ok}
+    if registries is not None:
+        from .schema_sync import NAME, schemas_in_sync
+
+        sync = schemas_in_sync(*registries, sorted({r.topic for r in rows}))
+        if sync is not None:
+            ok = ok and sync.ok
+            extra["schemas_in_sync"] = sync.ok
+            notes.append(f"{NAME}: {'[green]yes[/]' if sync.ok else '[red]no[/]'} ({sync.evidence})")
+    return Outcome("lag", "in-sync" if ok else "behind", 0 if ok else 1, list(rows), s.talked_to(), extra=extra,
+                   views=lag_views(rows), notes=notes)

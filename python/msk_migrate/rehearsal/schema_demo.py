@@ -1,0 +1,252 @@
+"""The rehearsal's schema'd demo applications: subjects registered on the SOURCE registry the way producers
+leave them after a few releases, records written with confluent-kafka's serializers, and the consumers
+that decode them with a registry of either side.
+
+What the source registry holds after :func:`register_demo_schemas` (all of it is what ``schemas copy`` must keep):
+
+- ``shop.ledger-value`` (Avro): three compatible versions (a field with a default added, then a field whose
+  type is a referenced record), compatibility ``BACKWARD_TRANSITIVE`` on the subject;
+- ``shop.customer-ref`` (Avro): the record version 3 of ``shop.ledger-value`` refers to;
+- ``shop.drafts-value`` (Avro): two versions, the first soft-deleted;
+- ``shop.audit-value`` (JSON Schema): one version, for a second wire format;
+- ids that are not contiguous: throwaway subjects registered between them and deleted permanently.
+
+Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn) and ``shop.audit``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from .demo import AVRO_TOPIC, JSON_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
+from .result import StepFailed
+
+#: The subject whose compatibility is set per subject, and the setting.
+SUBJECT_COMPATIBILITY = ("shop.ledger-value", "BACKWARD_TRANSITIVE")
+#: The subject the moved producers register on the TARGET registry while producers run there (rollback case).
+TARGET_ONLY_SUBJECT = "shop.orders-value"
+
+_LEDGER_V1 = {"type": "record", "name": "Ledger", "namespace": "shop",
+              "fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "int"}]}
+_LEDGER_V2 = {**_LEDGER_V1, "fields": [*_LEDGER_V1["fields"], {"name": "currency", "type": "string", "default": "EUR"}]}
+_CUSTOMER = {"type": "record", "name": "Customer", "namespace": "shop",
+             "fields": [{"name": "customer_id", "type": "int"}, {"name": "tier", "type": "string"}]}
+_LEDGER_V3 = {**_LEDGER_V2, "fields": [*_LEDGER_V2["fields"], {"name": "customer", "type": ["null", "shop.Customer"],
+                                                                 "default": None}]}
+_DRAFT_V1 = {"type": "record", "name": "Draft", "namespace": "shop", "fields": [{"name": "note", "type": "string"}]}
+_DRAFT_V2 = {**_DRAFT_V1, "fields": [*_DRAFT_V1["fields"], {"name": "rev", "type": "int", "default": 0}]}
+_AUDIT = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Audit", "type": "object",
+          "properties": {"seq": {"type": "integer"}, "actor": {"type": "string"}}, "required": ["seq", "actor"]}
+_MOVED = {"type": "record", "name": "MovedOrder", "namespace": "shop", "fields": [{"name": "moved", "type": "int"}]}
+
+
+def registry_client(url: str) -> Any:
+    """confluent-kafka's registry client of a demo application (what the serializers use)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    return SchemaRegistryClient({"url": url})
+
+
+def _schema(body: dict[str, Any], kind: str = "AVRO", refs: list[Any] | None = None) -> Any:
+    from confluent_kafka.schema_registry import Schema
+
+    return Schema(json.dumps(body), kind, refs or [])
+
+
+def _gap(client: Any, tag: str, n: int) -> None:
+    """``n`` ids used and given back: throwaway subjects registered, then deleted permanently."""
+    for i in range(n):
+        subject = f"rehearsal-throwaway-{tag}-{i}"
+        client.register_schema(subject, _schema({"type": "record", "name": f"T{tag}{i}", "fields": [
+            {"name": "x", "type": "int"}]}))
+        client.delete_subject(subject)
+        client.delete_subject(subject, permanent=True)
+
+
+def register_demo_schemas(url: str) -> dict[str, Any]:
+    """Register the demo subjects on the registry at ``url`` (the source's); returns what was registered:
+    subject -> ids, in version order, and the gaps made."""
+    from confluent_kafka.schema_registry import SchemaReference
+
+    c = registry_client(url)
+    ids: dict[str, list[int]] = {}
+
+    def reg(subject: str, schema: Any) -> None:
+        ids.setdefault(subject, []).append(c.register_schema(subject, schema))
+
+    reg("shop.ledger-value", _schema(_LEDGER_V1))
+    c.set_compatibility(SUBJECT_COMPATIBILITY[0], SUBJECT_COMPATIBILITY[1])
+    _gap(c, "a", 2)
+    reg("shop.ledger-value", _schema(_LEDGER_V2))
+    reg("shop.customer-ref", _schema(_CUSTOMER))
+    _gap(c, "b", 3)
+    ref = SchemaReference("shop.Customer", "shop.customer-ref", 1)
+    reg("shop.ledger-value", _schema(_LEDGER_V3, refs=[ref]))
+    reg("shop.drafts-value", _schema(_DRAFT_V1))
+    reg("shop.drafts-value", _schema(_DRAFT_V2))
+    c.delete_version("shop.drafts-value", 1)  # soft: the id stays readable, the version is listed as deleted
+    reg("shop.audit-value", _schema(_AUDIT, "JSON"))
+    every = sorted(i for v in ids.values() for i in v)
+    gaps = sum(b - a - 1 for a, b in itertools.pairwise(every))
+    if gaps <= 0:
+        raise StepFailed(f"the demo ids {every} are contiguous: the throwaway subjects made no gap")
+    return {"ids": ids, "gaps": gaps}
+
+
+def register_late_version(url: str) -> int:
+    """A producer's new release after ``schemas copy``: version 4 of ``shop.ledger-value`` (a field with a
+    default added: compatible) on the registry at ``url``. Returns its id."""
+    from confluent_kafka.schema_registry import SchemaReference
+
+    late = {**_LEDGER_V3, "fields": [*_LEDGER_V3["fields"], {"name": "note", "type": "string", "default": ""}]}
+    ref = SchemaReference("shop.Customer", "shop.customer-ref", 1)
+    return int(registry_client(url).register_schema("shop.ledger-value", _schema(late, refs=[ref])))
+
+
+def _ledger_versions(url: str) -> list[tuple[Any, Callable[[int], dict[str, Any]]]]:
+    """(schema, record of index i) per version of shop.ledger-value, oldest first."""
+    from confluent_kafka.schema_registry import SchemaReference
+
+    ref = SchemaReference("shop.Customer", "shop.customer-ref", 1)
+    return [(_schema(_LEDGER_V1), lambda i: {"id": i, "amount": i % 1000}),
+            (_schema(_LEDGER_V2), lambda i: {"id": i, "amount": i % 1000, "currency": "USD"}),
+            (_schema(_LEDGER_V3, refs=[ref]), lambda i: {"id": i, "amount": i % 1000, "currency": "EUR",
+                                                         "customer": {"customer_id": i % 50, "tier": "gold"}})]
+
+
+def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[[str], None]) -> dict[str, int]:
+    """Write the schema'd records with confluent-kafka's serializers against the registry at ``url``; the
+    schemas must be registered (the serializers look them up: no registration on the way). Returns the
+    records written per topic."""
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = registry_client(url)
+    conf = {"auto.register.schemas": False}
+    failed: list[str] = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            failed.append(err.str())
+
+    p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
+    versions = _ledger_versions(url)
+    n_avro, n_json = SCHEMA_TOPICS[AVRO_TOPIC][1], SCHEMA_TOPICS[JSON_TOPIC][1]
+    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value) and {n_json} JSON Schema records")
+    avro_ctx = SerializationContext(AVRO_TOPIC, MessageField.VALUE)
+    for v, (schema, record) in enumerate(versions):
+        ser = AvroSerializer(client, schema, conf=conf)
+        for i in range(v, n_avro, len(versions)):
+            produce(p, AVRO_TOPIC, f"ledger-{i}".encode(), ser(record(i), avro_ctx), None, delivered)
+    jser = JSONSerializer(json.dumps(_AUDIT), client, conf=conf)
+    json_ctx = SerializationContext(JSON_TOPIC, MessageField.VALUE)
+    for i in range(n_json):
+        produce(p, JSON_TOPIC, None, jser({"seq": i, "actor": f"user-{i % 7}"}, json_ctx), None, delivered)
+    left = p.flush(60)
+    if failed or left:
+        raise StepFailed(f"schema'd demo records: {len(failed) + left} not delivered" + (f" ({failed[0]})" if failed else ""))
+    return {AVRO_TOPIC: n_avro, JSON_TOPIC: n_json}
+
+
+def write_moved_avro(apps: DemoApps, bootstrap: str, topic: str, records: int, url: str) -> int:
+    """The moved producers: ``records`` Avro records to ``topic``, registering their schema on the registry at
+    ``url`` (the TARGET's: a subject the source registry has never seen). Returns the schema's id."""
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = registry_client(url)
+    ser = AvroSerializer(client, _schema(_MOVED))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
+    for i in range(records):
+        produce(p, topic, f"moved-{i % 500}".encode(), ser({"moved": i}, ctx), None)
+    if p.flush(30):
+        raise StepFailed(f"the moved producers' records to {topic} were not all delivered within 30 s")
+    return int(client.get_latest_version(TARGET_ONLY_SUBJECT).schema_id)
+
+
+def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schemad: bool = False,
+               timeout: float = 60.0) -> tuple[int, Counter[int]]:
+    """Read ``topic`` from its beginning to its current end on ``bootstrap`` and decode every value with
+    confluent-kafka's deserializer for its format, resolving ids on the registry at ``url``. Returns
+    (records decoded, schema ids seen); a record that does not decode fails the step naming it.
+    ``only_schemad``: values not in the wire format (no magic byte) are skipped, not decoded."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = registry_client(url)
+    de = (JSONDeserializer(None, schema_registry_client=client) if topic == JSON_TOPIC
+          else AvroDeserializer(client))
+    sctx = SerializationContext(topic, MessageField.VALUE)
+    c = Consumer(apps.config(bootstrap, **{"group.id": f"rehearsal-decoder-{time.time_ns()}", "enable.auto.commit": False,
+                                           "isolation.level": "read_committed"}))
+    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+    ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
+    c.assign([TopicPartition(topic, p, lo) for p, (lo, _hi) in ends.items()])
+    todo = {p for p, (lo, hi) in ends.items() if hi > lo}
+    decoded, ids = 0, Counter[int]()
+    deadline = time.time() + timeout
+    try:
+        while todo and time.time() < deadline:
+            for m in c.consume(500, timeout=0.5):
+                if m.error() is not None:
+                    continue
+                value = m.value() or b""
+                if only_schemad and not value.startswith(b"\x00"):
+                    continue
+                try:
+                    obj = de(value, sctx)
+                except Exception as exc:
+                    raise StepFailed(f"{topic}[{m.partition()}]@{m.offset()} does not decode with the registry at {url}: "
+                                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+                if not isinstance(obj, dict):
+                    raise StepFailed(f"{topic}[{m.partition()}]@{m.offset()} decoded to {type(obj).__name__}, not a record")
+                decoded += 1
+                ids[int.from_bytes(value[1:5], "big")] += 1
+            for p in list(todo):
+                if c.position([TopicPartition(topic, p)])[0].offset >= ends[p][1]:
+                    todo.discard(p)
+    finally:
+        c.close()
+    if todo:
+        raise StepFailed(f"{topic}: partitions {sorted(todo)} not read to their end within {timeout:.0f} s")
+    return decoded, ids
+
+
+def create_schema_topics(apps: DemoApps, bootstrap: str, replication_factor: int) -> None:
+    """The schema'd demo topics (created before their producers write: the harness does not auto-create)."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient(apps.config(bootstrap))
+
+    def create() -> None:
+        for f in admin.create_topics([NewTopic(t, p, replication_factor) for t, (p, _n) in SCHEMA_TOPICS.items()]).values():
+            try:
+                f.result(timeout=30)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+
+    retrying("create the schema'd demo topics", create)
+
+
+def commit_schema_group(apps: DemoApps, bootstrap: str, group: str) -> None:
+    """``group`` (the moved one) has read every schema'd demo topic to its end."""
+    c = Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
+    offsets = []
+    for topic in SCHEMA_TOPICS:
+        for p in c.list_topics(topic, timeout=10).topics[topic].partitions:
+            _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            offsets.append(TopicPartition(topic, p, hi))
+    commit(c, offsets)
+    c.close()

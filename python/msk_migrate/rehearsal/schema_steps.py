@@ -1,0 +1,148 @@
+"""The rehearsal's schema steps: the registries' ids travel with the data, proven by a real client.
+
+- "schemas copy" / "schemas verify": the same operations as ``msk-migrate schemas copy|verify --local``
+  (:mod:`msk_migrate.schemas.operations`), source -> target, after the connectors are applied;
+- "late schema caught": a schema registered on the source after the copy fails `cutover check`'s "schemas in
+  sync" and `lag`'s line, until `schemas copy` runs again;
+- "decode on target": a consumer on the TARGET decodes every record of the moved group's schema'd topics with
+  confluent-kafka's deserializers and the TARGET registry (as many as the demo produced);
+- "schemas copy to source": after rollback, what the moved producers registered on the target meanwhile
+  goes back (``schemas copy --to source``), and "decode on source" decodes, on the SOURCE with the SOURCE
+  registry, every record those producers wrote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..kafka.selection import topic_selection
+from ..runbook.cutover import Condition, Gate, cutover_check
+from ..runbook.lag import lag
+from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
+from ..schemas.client import RegistryClient
+from ..schemas.operations import Direction, copy_outcome, verify_outcome
+from .context import RehearsalContext
+from .demo import MOVED_GROUP, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, SCHEMA_TOPICS
+from .result import StepFailed
+from .schema_demo import decode_all, register_late_version
+
+
+def registries(ctx: RehearsalContext) -> tuple[RegistryClient, RegistryClient]:
+    """The local registries, as ``schemas --local`` names them."""
+    urls = ctx.registries
+    if not urls.get("source") or not urls.get("target"):
+        raise StepFailed("no schema registries (step 'environment up' did not start them)")
+    return (RegistryClient("source", urls["source"], "--local"), RegistryClient("target", urls["target"], "--local"))
+
+
+def _direction(ctx: RehearsalContext, to: str) -> Direction:
+    s, t = registries(ctx)
+    return Direction(s, t) if to == "target" else Direction(t, s)
+
+
+def schemas_copy(ctx: RehearsalContext) -> str:
+    """``msk-migrate schemas copy --local``: every subject, version and id of the source registry on the target."""
+    out = copy_outcome(_direction(ctx, "target"), (), ctx.say)
+    ctx.result.schemas["copy"] = {"verdict": out.verdict, "exit_code": out.exit_code, **out.extra, "notes": out.notes}
+    if out.exit_code != 0 or not out.extra.get("copied"):
+        raise StepFailed(f"{out.verdict}: {'; '.join(out.notes)}")
+    ids = sorted({r["id"] for r in out.rows if r.get("action") == "copied"})
+    return f"{out.notes[0]}; ids {', '.join(map(str, ids))}"
+
+
+def schemas_verify(ctx: RehearsalContext) -> str:
+    """``msk-migrate schemas verify --local``: in sync, and on more than nothing."""
+    out = verify_outcome(_direction(ctx, "target"), (), ctx.say)
+    ctx.result.schemas["verify"] = {"verdict": out.verdict, "exit_code": out.exit_code, **out.extra, "notes": out.notes}
+    if out.exit_code != 0 or not out.extra.get("present"):
+        raise StepFailed(f"{out.verdict}: {'; '.join(out.notes)}")
+    return f"{out.verdict}: {out.notes[0]}"
+
+
+def check_schema_rows(ctx: RehearsalContext, report: dict[str, Any]) -> str:
+    """The forward report's schema rows: every schema'd demo topic's ids all resolved identically (ids seen > 0)."""
+    rows = {t["topic"]: t.get("schemas") or {} for t in report.get("topics", [])}
+    kept = {}
+    for topic in SCHEMA_TOPICS:
+        row = rows.get(topic)
+        if not row:
+            raise StepFailed(f"the validation report has no schema row for {topic}")
+        kept[topic] = {k: row.get(k) for k in ("status", "schemad", "ids_seen", "resolved_identical", "differing",
+                                               "missing_on_target", "missing_on_source")}
+        seen, same = row.get("ids_seen") or 0, row.get("resolved_identical") or 0
+        if row.get("status") != "match" or not row.get("schemad") or seen == 0 or same != seen:
+            raise StepFailed(f"{topic}'s schema row is not all resolved: {kept[topic]}")
+    ctx.result.schemas["report_rows"] = kept
+    return "; ".join(f"{t} {r['ids_seen']}/{r['ids_seen']} id(s) identical" for t, r in kept.items())
+
+
+def late_schema_caught(ctx: RehearsalContext) -> str:
+    """A schema registered on the source after the copy (a producer's new release): `cutover check`'s "schemas in
+    sync" fails naming it and `lag` says no; the re-run of `schemas copy` copies only it, and both say yes again."""
+    s, t = registries(ctx)
+    gate = Gate([MOVED_GROUP], max_records=0, max_redelivery=100_000, registries=(s, t))
+    topics = list(SCHEMA_TOPICS)
+
+    def condition() -> Condition:
+        found = [c for c in cutover_check(ctx.migration_session(), gate) if c.name == SCHEMAS_IN_SYNC]
+        if len(found) != 1:
+            raise StepFailed(f"cutover check for {MOVED_GROUP} has no '{SCHEMAS_IN_SYNC}' condition")
+        return found[0]
+
+    def lag_says() -> bool | None:
+        return lag(ctx.migration_session(), topics, registries=(s, t)).extra.get("schemas_in_sync")
+
+    new_id = register_late_version(s.url)
+    caught, lag_before = condition(), lag_says()
+    late: dict[str, Any] = {"id": new_id, "caught": caught.to_dict(), "lag_before_copy": lag_before}
+    ctx.result.schemas["late"] = late
+    if caught.ok or f"(id {new_id})" not in caught.evidence or lag_before is not False:
+        raise StepFailed(f"id {new_id}, registered on the source after the copy, not caught: {caught.evidence}; lag says "
+                         f"schemas in sync: {lag_before}")
+    again = copy_outcome(_direction(ctx, "target"), (), ctx.say)
+    after, lag_after = condition(), lag_says()
+    late.update({"recopied": again.extra.get("copied"), "after_copy": after.to_dict(), "lag_after_copy": lag_after})
+    if again.exit_code != 0 or again.extra.get("copied") != 1 or not after.ok or lag_after is not True:
+        raise StepFailed(f"after the re-run of schemas copy ({'; '.join(again.notes)}): {after.evidence}; lag says {lag_after}")
+    return (f"caught: {caught.evidence}; lag: schemas in sync no; `schemas copy` again copied {again.extra.get('copied')} "
+            f"version(s) (id {new_id}), then {SCHEMAS_IN_SYNC}: ok, lag: yes")
+
+
+def decode_on_target(ctx: RehearsalContext) -> str:
+    """The moved group's schema'd topics, read on the TARGET and decoded with the TARGET registry."""
+    _src, tgt = ctx.clusters()
+    _s, t = registries(ctx)
+    out = []
+    for topic, (_parts, produced) in SCHEMA_TOPICS.items():
+        target_topic = topic_selection(ctx.migration).target_name(topic)
+        n, ids = decode_all(ctx.apps, tgt.bootstrap_servers, target_topic, t.url)
+        if n != produced:
+            raise StepFailed(f"{target_topic} on the target: {n} record(s) decoded, {produced} produced")
+        out.append(f"{target_topic} {n}/{produced} (ids {', '.join(map(str, sorted(ids)))})")
+    ctx.result.schemas["decoded_on_target"] = out
+    return "decoded with the target registry: " + "; ".join(out)
+
+
+def schemas_copy_to_source(ctx: RehearsalContext) -> str:
+    """``msk-migrate schemas copy --to source --local``: what the moved producers registered on the target goes back."""
+    out = copy_outcome(_direction(ctx, "source"), (), ctx.say)
+    ctx.result.schemas["copy_to_source"] = {"verdict": out.verdict, "exit_code": out.exit_code, **out.extra, "notes": out.notes}
+    ids = sorted({r["id"] for r in out.rows if r.get("action") == "copied"})
+    if out.exit_code != 0 or ctx.moved_schema_id not in ids:
+        raise StepFailed(f"{out.verdict}: the moved producers' schema (id {ctx.moved_schema_id}) not among those copied "
+                         f"({ids}): {'; '.join(out.notes)}")
+    return f"{out.notes[0]}; ids {', '.join(map(str, ids))}"
+
+
+def decode_on_source(ctx: RehearsalContext) -> str:
+    """Every record the moved producers wrote on the target, replicated back, decodes on the SOURCE with the
+    SOURCE registry."""
+    src, _tgt = ctx.clusters()
+    s, _t = registries(ctx)
+    n, ids = decode_all(ctx.apps, src.bootstrap_servers, ROLLBACK_TOPIC, s.url, only_schemad=True)
+    if n != MOVED_PRODUCER_RECORDS or set(ids) != {ctx.moved_schema_id}:
+        raise StepFailed(f"{ROLLBACK_TOPIC} on the source: {n} schema'd record(s) decoded with ids {dict(ids)}, expected "
+                         f"{MOVED_PRODUCER_RECORDS} with id {ctx.moved_schema_id}")
+    ctx.result.schemas["decoded_on_source"] = {"topic": ROLLBACK_TOPIC, "records": n, "id": ctx.moved_schema_id}
+    return (f"{ROLLBACK_TOPIC} on the source: {n}/{MOVED_PRODUCER_RECORDS} records of the moved producers decoded with "
+            f"the source registry (id {ctx.moved_schema_id}, registered on the target meanwhile)")
