@@ -123,6 +123,17 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], output: str, **kw) -> N
     render(snapshot(session_from_kwargs(kw, output, target="no"), out, list(topics) or None), output)
 
 
+def registry_options(f):
+    """``--source-registry`` / ``--target-registry``: the registries "schemas in sync" compares (else the flow's
+    ``schema_registry`` section with --env/--config, or the local registries with --local; none: not checked)."""
+    from .schemas import SOURCE_URL, TARGET_URL
+
+    f = click.option("--target-registry", "target_registry", type=TARGET_URL, envvar="MSK_MIGRATE_TARGET_REGISTRY_URL",
+                     help="The target schema registry's Confluent-compatible API URL (\"schemas in sync\").")(f)
+    return click.option("--source-registry", "source_registry", type=SOURCE_URL, envvar="MSK_MIGRATE_SOURCE_REGISTRY_URL",
+                        help="The source schema registry's Confluent-compatible API URL (\"schemas in sync\").")(f)
+
+
 # ---- lag -------------------------------------------------------------------------------------------
 @click.command("lag")
 @flow_options
@@ -131,24 +142,56 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], output: str, **kw) -> N
               help="Records a partition may be behind and still count as in sync.")
 @click.option("--max-age", type=click.FloatRange(min=0), default=None,
               help="Seconds the target's newest record may trail the source's (default: not checked).")
+@registry_options
 @click.option("--watch", is_flag=True, help="Refresh a live table until in sync (or --timeout).")
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.5), help="Seconds between refreshes.")
 @click.option("--timeout", default=0.0, show_default=True, type=click.FloatRange(min=0), help="--watch gives up after this many seconds (0 = never).")
 @output_option
-def lag(topics, max_records, max_age, watch: bool, interval, timeout, output, **kw) -> None:
-    """Per topic and partition: source LSO, replicated position, records behind, newest record age.
+def lag(topics, max_records, max_age, source_registry, target_registry, watch: bool, interval, timeout, output, **kw) -> None:
+    """Per topic and partition: source LSO, replicated position, records behind, newest record age; with
+    registries, a "schemas in sync" line for topics carrying schema'd records.
     Exit 0 when every partition is within the thresholds (in sync), 1 otherwise."""
     from ..runbook.lag import lag as run
 
+    regs = _registries(kw, source_registry, target_registry)
     s = session_from_kwargs(kw, output, worker="yes")
 
     def measure():
-        return run(s, list(topics) or None, max_records, max_age)
+        return run(s, list(topics) or None, max_records, max_age, registries=regs)
 
     render(_watch(measure, output, interval, timeout) if watch else measure(), output)
 
 
 _watch = watch  # the option named --watch shadows the renderer's function inside `lag`
+
+
+def _registries(kw: dict, source_url: str | None, target_url: str | None):
+    """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere
+    (neither option, no schema_registry section in the flow's file, no local registry)."""
+    from .schemas import _direction
+
+    env, config, local, local_dir = kw.get("env"), kw.get("config"), bool(kw.get("local")), kw.get("local_dir")
+    if not (source_url or target_url):
+        if local:
+            from ..local.state import StateFile
+            from .flow import local_dir as resolve_local_dir
+
+            state = StateFile(resolve_local_dir(local_dir))
+            if not (state.exists() and state.load().registries):
+                return None
+        elif env or config:
+            from ..config.schema_registry import registry_section
+
+            try:
+                registry_section(env, config)
+            except UsageError as exc:
+                if "has no schema_registry section" in exc.message:
+                    return None
+                raise
+        else:
+            return None
+    d = _direction(env, config, local, local_dir, source_url, target_url, "target")
+    return d.origin, d.destination
 
 
 # ---- cutover ---------------------------------------------------------------------------------------
@@ -173,11 +216,13 @@ def cutover() -> None:
 @click.option("--max-report-age", default=60.0, show_default=True, type=click.FloatRange(min=0),
               help="Minutes since the validation finished.")
 @click.option("--certificate", "certificate", type=READ_LOCATION, help="Also require the offset certificate of `offsets sync` (path, directory or s3://).")
+@registry_options
 @output_option
 def cutover_check_cmd(groups, producers, wave, quiet_seconds, max_records, max_age, max_redelivery, report, max_report_age,
-                      certificate, output, **kw) -> None:
+                      certificate, source_registry, target_registry, output, **kw) -> None:
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
-    and re-delivery bounded, group inactive on the target, a fresh matching validation report.
+    and re-delivery bounded, group inactive on the target, a fresh matching validation report; with registries
+    (options, the flow's schema_registry section, or --local's), "schemas in sync" for groups reading schema'd topics.
     --producers: the producer gate of --wave (docs/runbooks/migration.md, step 11).
     Exit 0 ready, 1 not ready (with the reasons)."""
     from ..runbook.cutover import Gate, cutover
@@ -190,8 +235,10 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, max_records, max_a
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     from .producers import session_for_wave
 
+    regs = _registries(kw, source_registry, target_registry)
     s = session_for_wave(kw, output, wave, worker="yes")
-    render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age * 60, certificate)), output)
+    render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age * 60, certificate,
+                           registries=regs)), output)
 
 
 # ---- rollback --------------------------------------------------------------------------------------
