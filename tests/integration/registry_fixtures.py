@@ -19,7 +19,7 @@ from msk_migrate.local.schema_registry import RegistryProcess, start_registry
 def registry_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RegistryProcess, RegistryProcess]]:
     workdir = tmp_path_factory.mktemp("registries")
     with ThreadPoolExecutor(2) as pool:
-        futures = [pool.submit(start_registry, workdir, f"{role}-registry") for role in ("source", "target")]
+        futures = [pool.submit(start_registry, workdir, f"{role}-registry", None, 180) for role in ("source", "target")]
         started: list[RegistryProcess] = []
         errors: list[BaseException] = []
         for f in futures:

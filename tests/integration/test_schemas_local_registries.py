@@ -4,6 +4,8 @@ by down, and no record outliving its process across up/down sequences."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -34,6 +36,20 @@ def test_up_with_schema_registry_records_both_registries_and_down_forgets_them(t
         assert shown.exit_code == 0, shown.output
         doc = json.loads(shown.output)
         assert doc["source_registry"]["url"] == urls["source"] and doc["target_registry"]["url"] == urls["target"]
+
+        # `schemas ... --local` finds them through the recorded state
+        body = json.dumps({"schema": '{"type":"string"}'}).encode()
+        req = urllib.request.Request(urls["source"] + "/subjects/local-demo-value/versions", data=body, method="POST",
+                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            schema_id = json.load(resp)["id"]
+        for step, code in (("verify", 1), ("copy", 0), ("verify", 0)):
+            ran = subprocess.run([sys.executable, "-m", "msk_migrate.commands", "schemas", step, "--local", "--local-dir", str(base),
+                                  "--output", "json"], capture_output=True, text=True, timeout=120)
+            assert ran.returncode == code, (step, ran.stdout, ran.stderr)
+            assert json.loads(ran.stdout)["talked_to"]["target_registry"] == urls["target"]
+        with urllib.request.urlopen(urls["target"] + "/subjects/local-demo-value/versions/1", timeout=10) as resp:
+            assert json.load(resp)["id"] == schema_id
 
         stopped = env.down()
         assert {"source-registry", "target-registry"} <= set(stopped)

@@ -233,7 +233,8 @@ class LocalEnvironment:
             return
         self.progress(f"starting the {role} schema registry (Apicurio)")
         ports = state.registries.get(role)  # type: ignore[call-overload]
-        started = start_registry(self.base_dir / "registries", name, port=ports.port if ports else None)
+        # generous: it starts while the brokers boot, on a machine that may be busy
+        started = start_registry(self.base_dir / "registries", name, port=ports.port if ports else None, timeout_s=180)
         assert started.record is not None
         with self.store.lock:
             state.registries[role] = RegistryPorts(port=started.port,  # type: ignore[index]
