@@ -6,7 +6,8 @@ it, and its mark's memory and update cost at 10,000 partitions.
   (JSON, fsync, rename) timed and its size reported.
 * **Lag and overhead** (brokers-only local harness, no MM2: the records are written to both clusters, as
   replication would, so the figures are the follower's own): a producer writes the rehearsal's volume (the
-  demo topics: 120,000 records, 13 partitions) and 10x it to both clusters at a fixed rate while the follower
+  demo topics: 120,000 records, 13 partitions) and 10x it to both clusters at a fixed rate (a writer process
+  of its own) while the follower
   runs ``--follow`` (``--interval 0.5``) in this process. Reported: records proven per second, the CPU seconds
   the follower used per 100,000 records (its overhead beside the brokers', which serve each record once per
   side to it), the follower's proof lag when the producer stops (records not yet proven) and the time until
@@ -20,6 +21,7 @@ Writes the section "Proof follower (validate --follow)" of docs/PERFORMANCE.md.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import resource
 import sys
@@ -28,6 +30,7 @@ import threading
 import time
 import tracemalloc
 import uuid
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -134,7 +137,9 @@ def lag_run(src: str, tgt: str, n: int, partitions: int, rate: float, work: Path
     th = threading.Thread(target=loop)
     t0 = time.monotonic()
     th.start()
-    produced_s = produce([src, tgt], topic, n, partitions, rate)
+    # the writer is a process of its own (as MM2 is): it must not share this process's interpreter lock
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        produced_s = pool.submit(produce, [src, tgt], topic, n, partitions, rate).result()
     at_stop = n - sum(pm.compared for _, pm in mark.items())
     t_end = time.monotonic()
     while sum(pm.compared for _, pm in mark.items()) < n and time.monotonic() - t_end < 600:
