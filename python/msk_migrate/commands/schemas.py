@@ -6,7 +6,8 @@ Where the registries are (one of):
 - ``--source-registry URL --target-registry URL`` (or MSK_MIGRATE_SOURCE_REGISTRY_URL /
   MSK_MIGRATE_TARGET_REGISTRY_URL), the Confluent-compatible API of each;
 - ``--env`` / ``--config``: the ``schema_registry: {source, target}`` section of the environment or flow file.
-Credentials: MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD in the environment (never in the URL).
+Credentials (basic auth): MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD in the environment, else the Secrets
+Manager secret of ``--<role>-registry-secret-arn`` (or the section's ``<role>_secret_arn``); never in the URL.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..cliutil import human, output_option
 from ..clivalues import Checked
 from ..errors import UsageError
 from ..render import render
-from .options import ENV, READ_FILE
+from .options import ENV, READ_FILE, SECRET_ARN
 
 SOURCE_URL = Checked("url", lambda v: _url(v, "--source-registry"), metavar="URL")
 TARGET_URL = Checked("url", lambda v: _url(v, "--target-registry"), metavar="URL")
@@ -50,6 +51,10 @@ def registry_options(f):
                      help="The source registry's Confluent-compatible API URL (Apicurio: .../apis/ccompat/v7)."),
         click.option("--target-registry", "target_url", type=TARGET_URL, envvar="MSK_MIGRATE_TARGET_REGISTRY_URL",
                      help="The target registry's Confluent-compatible API URL."),
+        click.option("--source-registry-secret-arn", "source_secret", envvar="MSK_MIGRATE_SOURCE_REGISTRY_SECRET_ARN", type=SECRET_ARN,
+                     help="Secrets Manager secret (JSON username/password) of the source registry's basic auth."),
+        click.option("--target-registry-secret-arn", "target_secret", envvar="MSK_MIGRATE_TARGET_REGISTRY_SECRET_ARN", type=SECRET_ARN,
+                     help="Secrets Manager secret (JSON username/password) of the target registry's basic auth."),
         click.option("--subject", "subjects", type=SUBJECT, multiple=True,
                      help="Only these subjects (name or shell glob; repeatable). Subjects they refer to come along."),
         click.option("--to", "to", type=click.Choice(["target", "source"]), default="target", show_default=True,
@@ -61,8 +66,8 @@ def registry_options(f):
 
 
 def _direction(env: str | None, config: Path | None, local: bool, local_dir: Path | None, source_url: str | None,
-               target_url: str | None, to: str):
-    from ..schemas.client import RegistryClient, check_registry_url, env_credentials
+               target_url: str | None, to: str, source_secret: str | None = None, target_secret: str | None = None):
+    from ..schemas.client import RegistryClient, check_registry_url, credentials
     from ..schemas.operations import Direction
     from .flow import local_dir as resolve_local_dir
 
@@ -70,6 +75,8 @@ def _direction(env: str | None, config: Path | None, local: bool, local_dir: Pat
     if len(given) > 1:
         raise UsageError("/".join(given), "give one of them", "keep one of --env, --config, --local")
     urls: dict[str, str | None] = {"source": source_url, "target": target_url}
+    secrets: dict[str, tuple[str | None, str]] = {"source": (source_secret, "--source-registry-secret-arn"),
+                                                  "target": (target_secret, "--target-registry-secret-arn")}
     options = {"source": "--source-registry", "target": "--target-registry"}
     if local:
         from ..local.state import StateFile
@@ -92,11 +99,14 @@ def _direction(env: str | None, config: Path | None, local: bool, local_dir: Pat
             if not urls[role]:
                 urls[role] = check_registry_url(getattr(section, role), f"{where} (schema_registry.{role})")
                 options[role] = f"{where} (schema_registry.{role})"
+            if not secrets[role][0] and getattr(section, f"{role}_secret_arn"):
+                secrets[role] = (getattr(section, f"{role}_secret_arn"), f"{where} (schema_registry.{role}_secret_arn)")
     for role in ("source", "target"):
         if not urls[role]:
             raise UsageError(options[role], f"no {role} registry given",
                              f"pass {options[role]} URL, --local, or --env/--config with a schema_registry section")
-    clients = {role: RegistryClient(role, str(urls[role]), options[role], auth=env_credentials(role)) for role in ("source", "target")}
+    clients = {role: RegistryClient(role, str(urls[role]), options[role], auth=credentials(role, *secrets[role]))
+               for role in ("source", "target")}
     return Direction(clients["target"], clients["source"]) if to == "source" else Direction(clients["source"], clients["target"])
 
 

@@ -25,6 +25,9 @@ class SchemaRegistrySection(BaseModel):
 
     source: str
     target: str
+    #: Secrets Manager secrets (JSON username/password) of each registry's basic auth, when it has one
+    source_secret_arn: str | None = None
+    target_secret_arn: str | None = None
 
 
 def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:

@@ -3,7 +3,8 @@
 Every failure a user can fix is one :class:`~msk_migrate.errors.UsageError` naming the option of that
 registry: unreachable, credentials refused (401/403), not a schema registry (no JSON where the API answers).
 Credentials come from the environment (``MSK_MIGRATE_<ROLE>_REGISTRY_USER`` / ``..._PASSWORD``) or a Secrets
-Manager secret resolved by the caller, never from the URL (a URL with ``user:pass@`` is refused).
+Manager secret (JSON ``username``/``password``: ``--<role>-registry-secret-arn``), never from the URL (a URL
+with ``user:pass@`` is refused).
 """
 
 from __future__ import annotations
@@ -37,9 +38,36 @@ def check_registry_url(value: str, option: str = "--source-registry") -> str:
 
 def env_credentials(role: str) -> tuple[str, str] | None:
     """Basic-auth credentials of ``role``'s registry from MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD."""
-    user = os.environ.get(f"MSK_MIGRATE_{role.upper()}_REGISTRY_USER")
-    password = os.environ.get(f"MSK_MIGRATE_{role.upper()}_REGISTRY_PASSWORD")
-    return (user, password) if user and password is not None else None
+    user_env, password_env = f"MSK_MIGRATE_{role.upper()}_REGISTRY_USER", f"MSK_MIGRATE_{role.upper()}_REGISTRY_PASSWORD"
+    user, password = os.environ.get(user_env), os.environ.get(password_env)
+    if bool(user) != bool(password):
+        raise UsageError(user_env if not user else password_env, "is not set while its pair is", f"export both {user_env} and {password_env}")
+    return (str(user), str(password)) if user and password else None
+
+
+def secret_credentials(arn: str, option: str) -> tuple[str, str]:
+    """Basic-auth credentials from a Secrets Manager secret with JSON keys ``username`` and ``password``."""
+    parts = arn.split(":")
+    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "secretsmanager":
+        raise UsageError(option, f"{arn!r} is not a Secrets Manager secret ARN", "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
+    import boto3
+
+    try:
+        raw = boto3.client("secretsmanager", region_name=parts[3]).get_secret_value(SecretId=arn)["SecretString"]
+        data = json.loads(raw)
+        return str(data["username"]), str(data["password"])
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(option, f"secret {arn} is not JSON with keys username and password",
+                         'store the registry credentials as {"username": ..., "password": ...}') from None
+    except Exception as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UsageError(option, f"cannot read {arn}: {first}", "grant secretsmanager:GetSecretValue on it, or export the "
+                         "registry's _USER and _PASSWORD variables") from None
+
+
+def credentials(role: str, secret_arn: str | None, option: str) -> tuple[str, str] | None:
+    """``role``'s registry credentials: the environment's, else the secret's, else none."""
+    return env_credentials(role) or (secret_credentials(secret_arn, option) if secret_arn else None)
 
 
 class NotFound(Exception):
