@@ -179,6 +179,20 @@ def test_an_unreachable_registry_is_one_line_naming_the_side(clusters, topics):
         _validate(clusters, topics["names"]["match"], schema_registry=regs)
 
 
+def test_the_spark_engine_reads_the_ids_with_an_aggregate_and_proves_them_the_same_way(clusters, spark, topics):
+    names = topics["names"]
+    req = make_request(clusters, topics=[names["match"], names["missing"]], engine="spark",
+                       schema_registry=topics["registries"])
+    report = run_validation(req, spark=spark)
+    assert report.verdict == "mismatch"
+    rows = {t["topic"]: t["schemas"] for t in report.to_dict()["topics"]}
+    assert rows[names["match"]]["status"] == "match" and rows[names["match"]]["resolved_identical"] == 2
+    assert rows[names["match"]]["source"] == {"values": 10, "wire_format": 10, "not_schemad": 0}
+    assert rows[names["missing"]]["missing_on_target"] == [topics["ids"]["missing"]]
+
+
+# Last in the module: its levelling pads the target registry up to the source's next id, which gives the
+# id of the 'missing' topic to a throw-away schema on the target (the tests above rely on it being absent).
 def test_a_reference_whose_schema_differs_under_the_same_subject_version_makes_the_id_differ(registry_pair):  # noqa: F811
     src, tgt = (r.ccompat_url for r in registry_pair)
     run = uuid.uuid4().hex[:6]

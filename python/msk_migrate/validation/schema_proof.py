@@ -251,8 +251,3 @@ def schema_rows(tallies: dict[str, TopicIds], topics: list[str], registries: dic
     if registries and not ignore:
         prover = Prover(RegistryClient("source", registries["source"]), RegistryClient("target", registries["target"]))
     return {t: schema_row(tallies.get(t), prover.prove if prover else None, ignore) for t in topics}
-
-
-def not_read(reason: str) -> SchemaRow:
-    """The row of a topic whose ids were asked for but not read (a non-match: ``not-checked``)."""
-    return SchemaRow("not-checked", False, TopicIds(IdTally(), IdTally()), reason=reason)
