@@ -312,8 +312,9 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
 @output_option
 def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: str | None, source_brokers: int,
              target_brokers: int, source_security: str, broker_heap: str, output: str) -> None:
-    """Walk the whole runbook on local clusters: preflight, apply, lag, validate, cutover check, move a
-    group, move producers, reverse replication, roll a group back, validate in reverse, cleanup.
+    """Walk the whole runbook on local clusters and their schema registries: preflight, apply, schemas copy,
+    lag, validate, cutover check, move a group (decoded on the target), move producers, reverse replication,
+    schemas copy to source, roll a group back (decoded on the source), validate in reverse, cleanup.
     The shape options choose the clusters (e.g. --source-kafka 2.8.2 --source-brokers 3 --target-brokers 3)."""
     from ..local.shape import make_shape
     from ..rehearsal import rehearse as run
