@@ -298,21 +298,22 @@ def replication_dashboard() -> dict:
         timeseries("MM2 consumer lag, top 10 partitions",
                    [(f"topk(10, kafka_connect_mirror_source_consumer_records_lag{{{T}, {C}}})", "{{topic}}-{{partition}}")],
                    "short", "The ten partitions furthest behind.", w=12),
-        # beside replication lag: how far the proof (`validate --follow`, docs/follow.md) trails the source
+        # beside replication lag: how far the proof (`validate --follow`, docs/follow.md) trails the source.
+        # FOLLOWER_SOURCE in a description marks a panel fed by the follower's endpoint (tests group them by it).
         timeseries("Proof lag by topic",
                    [(f"sum by (topic) (msk_migrate_proof_lag_records{{{T}}})", "{{topic}}")],
                    "short", "Source records past the verified-up-to mark of `msk-migrate validate --follow` (compared and "
                             "matched on the target in order): replication lag plus the follower's own. Zero when every "
-                            "replicated record is proven.", w=8),
+                            "replicated record is proven. " + FOLLOWER_SOURCE, w=8),
         timeseries("Proof lag age by topic",
                    [(f"max by (topic) (msk_migrate_proof_lag_seconds{{{T}}})", "{{topic}}")],
                    "s", "Age of the oldest source record not yet proven, worst partition per topic. Alert ProofLagHigh "
-                        "above 10 minutes for 5 minutes.", w=8),
+                        "above 10 minutes for 5 minutes. " + FOLLOWER_SOURCE, w=8),
         timeseries("Proof mismatches and truncations",
                    [(f"sum(msk_migrate_proof_mismatch{{{T}}}) or vector(0)", "mismatch"),
                     (f"sum(msk_migrate_proof_truncated{{{T}}}) or vector(0)", "truncated")],
                    "none", "Partitions whose mark stopped at a differing record (alert ProofMismatch) or whose source "
-                           "retention passed the mark (alert ProofTruncated). The mark file names the first difference.",
+                           "retention passed the mark (alert ProofTruncated). The mark file names the first difference. " + FOLLOWER_SOURCE,
                    w=8),
 
         row("Checkpoints (consumer group offsets)"),
@@ -435,6 +436,7 @@ def workers_dashboard() -> dict:
 #: Marker in the description of panels fed by MSK open monitoring (absent from the local rehearsal:
 #: tests/monitoring checks their PromQL and the alert rules' unit tests, not live data).
 MSK_SOURCE = "Source: MSK open monitoring (jobs msk-jmx, msk-node)."
+FOLLOWER_SOURCE = "Source: the proof follower (msk-migrate validate --follow, job msk-migrate-proof)."
 B = 'broker=~"$broker"'
 MSK_JMX = 'job="msk-jmx"'
 MSK_NODE = 'job="msk-node"'

@@ -41,6 +41,7 @@ class PanelQuery:
     expr: str
     event_only: bool
     needs_msk: bool = False  #: fed by MSK open monitoring: no data in the local rehearsal
+    needs_follower: bool = False  #: fed by the proof follower's endpoint (tests/monitoring/test_follow_monitoring.py)
 
     @property
     def where(self) -> str:
@@ -61,8 +62,9 @@ def dashboard_queries() -> list[PanelQuery]:
         for p in dash["panels"]:
             event_only = "Event-only:" in p.get("description", "")
             needs_msk = "Source: MSK open monitoring" in p.get("description", "")
+            needs_follower = "Source: the proof follower" in p.get("description", "")
             for t in p.get("targets", []):
-                out.append(PanelQuery(path.name, p["title"], t["refId"], t["expr"], event_only, needs_msk))
+                out.append(PanelQuery(path.name, p["title"], t["refId"], t["expr"], event_only, needs_msk, needs_follower))
     return out
 
 

@@ -16,7 +16,7 @@ from msk_migrate.local.procs import free_port
 from msk_migrate.validation.follow.metrics import Metrics, PartitionSample
 
 from .conftest import run
-from .promql import GRAFANA_DIR, PROM_DIR, RULES_DIR
+from .promql import GRAFANA_DIR, PROM_DIR, RULES_DIR, dashboard_queries
 
 
 def test_the_proof_rules_pass_their_promtool_unit_tests(promtool):
@@ -71,6 +71,9 @@ def test_prometheus_scrapes_the_follower_and_fires_proof_mismatch(tmp_path, prom
         assert [a["metric"]["partition"] for a in firing] == ["0"]
         lag = {r["metric"]["partition"]: r["value"][1] for r in q("msk_migrate_proof_lag_records")}
         assert lag == {"0": "3", "1": "0"}
+        # Every dashboard panel fed by the follower shows data from this scrape.
+        panels = [p for p in dashboard_queries() if p.needs_follower]
+        assert len(panels) >= 3 and [p.where for p in panels if not q(p.concrete())] == []
     finally:
         proc.terminate()
         proc.wait(30)

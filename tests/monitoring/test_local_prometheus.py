@@ -74,7 +74,7 @@ def _wait(fn, timeout, what):
 
 def test_local_config_reuses_the_ecs_jobs_and_rule_files(tmp_path, promtool):
     cfg = prom.local_config(tmp_path, 9999)
-    assert [j["job_name"] for j in cfg["scrape_configs"]] == ["kafka-connect", "prometheus"]
+    assert [j["job_name"] for j in cfg["scrape_configs"]] == ["kafka-connect", "msk-migrate-proof", "prometheus"]
     connect = cfg["scrape_configs"][0]
     assert "dns_sd_configs" not in connect and connect["file_sd_configs"][0]["files"] == [str(tmp_path / "targets" / "kafka-connect.json")]
     assert cfg["rule_files"] == [str(RULES_DIR / "*.yml")]

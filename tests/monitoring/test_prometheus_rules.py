@@ -87,7 +87,7 @@ def test_ecs_config_discovers_connect_through_cloud_map_dns_without_a_sidecar():
     cfg = yaml.safe_load((PROM_DIR / "prometheus.yml").read_text())
     assert cfg["global"]["scrape_interval"] == "15s"
     jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
-    assert set(jobs) == {"kafka-connect", "prometheus"}
+    assert set(jobs) == {"kafka-connect", "prometheus", "msk-migrate-proof"}
     sd = jobs["kafka-connect"]["dns_sd_configs"]
     assert sd == [{"names": ["connect.msk-migrate.internal"], "type": "A", "port": 9404, "refresh_interval": "30s"}]
     assert jobs["prometheus"]["static_configs"] == [{"targets": ["localhost:9090"]}]
@@ -197,4 +197,4 @@ def test_entrypoint_scrapes_every_msk_broker_on_both_open_monitoring_exporters(t
     proc, _ = _render(tmp_path, promtool, {"MM2_MSK_BROKERS": 'b-1.x:1"]\n- job_name: evil'})
     assert proc.returncode == 2 and "MM2_MSK_BROKERS" in proc.stderr
     proc, out = _render(tmp_path, promtool, {})
-    assert {j["job_name"] for j in yaml.safe_load(out.read_text())["scrape_configs"]} == {"kafka-connect", "prometheus"}
+    assert {j["job_name"] for j in yaml.safe_load(out.read_text())["scrape_configs"]} == {"kafka-connect", "prometheus", "msk-migrate-proof"}
