@@ -89,6 +89,12 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--connect-url": ["ht!tp://x", "ftp://127.0.0.1:8083", "127.0.0.1:8083", "http://"],
     "--connect-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--connect-ca": [MISSING_FILE],
+    "--mark": [UNWRITABLE, "s3:/bucket", "s3://Not_A_Bucket/x"],
+    "--source-registry": ["registry.example:8081", "ftp://x", "http://", "https://u:p@r.example"],
+    "--target-registry": ["registry.example:8081", "ftp://x", "http://", "https://u:p@r.example"],
+    "--subject": ["", "bad\nsubject"],
+    "--source-registry-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
+    "--target-registry-secret-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--target-bootstrap": ["no-port", "host:notaport", ","],
     "--env": ["../prod", "UPPER", "no-such-env"],
     "build-images --env": ["../prod", "UPPER"],
@@ -184,6 +190,7 @@ BASE: dict[str, list[str]] = {
     "validate": ["--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
                  "--topics", "t", "--no-report", "--metadata-timeout", "1"],
     "build-images": ["123456789012", "eu-west-1", "--dry-run", "--builder", "buildah"],
+    **{f"schemas {c}": ["--source-registry", NOWHERE_URL, "--target-registry", NOWHERE_URL] for c in ("plan", "copy", "verify")},
 }
 #: What each baseline does without a bad value: "network" = gets as far as a cluster, worker or JVM (and is
 #: stopped there by the tripwire); a number = exits with it, reaching nothing.
