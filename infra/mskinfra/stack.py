@@ -120,7 +120,7 @@ class MigrationStack(TerraformStack):
             target_topic_arn_prefix=msk.topic_arn_prefix,
             target_group_arn_prefix=msk.group_arn_prefix,
             # The operator task reads the clusters' secrets itself (validate, acls plan, connectors ...).
-            operator_secrets=[*cfg.secret_arns(), creds.connect_rest.arn],
+            operator_secrets=[*cfg.secret_arns(), *cfg.registry_secret_arns(), creds.connect_rest.arn],
             operator_secret_kms_keys=[*list(cfg.secrets_kms_key_arns), key_arn],
         )
 
@@ -142,6 +142,7 @@ class MigrationStack(TerraformStack):
                 execution={c: r.arn for c, r in roles.execution.items()},
                 connect_task=roles.connect_task.arn,
                 operator_task=roles.operator_task.arn,
+                cleanup=roles.cleanup.arn if roles.cleanup else None,
             ),
             registry_arns={c: s.arn for c, s in discovery.services.items()},
             security_group_ids={

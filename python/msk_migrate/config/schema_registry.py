@@ -5,9 +5,10 @@ registries' Confluent-compatible APIs are.
       source: https://registry.corp.example:8081
       target: https://registry.msk.example/apis/ccompat/v7
 
-Optional. A flow file's model (:class:`~.migration_file.MigrationFile`) declares it; the environment model
-does not yet, so the section is read here from the file as it is. Credentials never live here
-(MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD).
+Optional. A flow file's model (:class:`~.migration_file.MigrationFile`) and the environment model
+(:class:`~.environment.model.EnvironmentConfig`) both declare it; the commands read the section here from the
+file as it is, so a registry command needs no cluster settings. Credentials never live here: each registry's
+basic auth comes from a Secrets Manager secret (``*_secret_arn``) or MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD.
 """
 
 from __future__ import annotations

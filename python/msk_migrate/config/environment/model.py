@@ -22,6 +22,7 @@ from ..identifiers import (
 )
 from ..loader import load_yaml_model
 from ..migration import MigrationSpec, WorkerSpec
+from ..schema_registry import SchemaRegistrySection
 from ._fields import field_error
 from .clusters import SAFE_BROKER_DEFAULTS, SourceCluster, TargetCluster
 from .monitoring import MonitoringConfig
@@ -67,6 +68,9 @@ class EnvironmentConfig(BaseModel):
     )
     image_tag: str = Field(description="Image tag used when no build manifest pins digests.")
     ecr: EcrConfig = Field(default_factory=EcrConfig, description="ECR lifecycle (`ecr`).")
+    schema_registry: SchemaRegistrySection | None = Field(
+        None, description="The source and target schema registries' Confluent-API URLs (`msk-migrate schemas`, the "
+        "validator's proof per record); their basic-auth secrets are read by the operator task.")
 
     @field_validator("name")
     @classmethod
@@ -264,6 +268,11 @@ class EnvironmentConfig(BaseModel):
         for auth in (self.source.auth, self.target.auth):
             arns += [a for a in (auth.secret_arn, auth.ca_secret_arn) if a]
         return sorted(set(arns))
+
+    def registry_secret_arns(self) -> list[str]:
+        """The schema registries' basic-auth secrets (the operator task reads them; Connect never does)."""
+        r = self.schema_registry
+        return sorted({a for a in ((r.source_secret_arn, r.target_secret_arn) if r else ()) if a})
 
 
 def load_environment(path: str | Path) -> EnvironmentConfig:
