@@ -20,6 +20,7 @@ from cdktf_cdktf_provider_aws.ecs_service import EcsService, EcsServiceLoadBalan
 from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
 from constructs import Construct
 
+from msk_migrate.config.environ import CLEANUP_ROLE_ENV
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SERVICE_COMPONENTS, EnvironmentConfig
 from msk_migrate.connectors.worker_env import ECS_REST, health_check_command
 
@@ -165,6 +166,7 @@ class TaskRoles:
     execution: dict[str, str]  #: component -> execution role ARN (pull, logs, secrets)
     connect_task: str
     operator_task: str
+    cleanup: str | None = None  #: the cleanup role ``cleanup --yes`` assumes (IAM targets), named in the operator task
 
 
 def log_config(cfg: EnvironmentConfig, component: str, prefix: str | None = None) -> dict:
@@ -399,7 +401,8 @@ class Services(Construct):
             "name": "operator",
             "image": image,
             "essential": True,
-            "environment": _env({"MSK_MIGRATE_ENVIRONMENT": cfg.name, "AWS_REGION": cfg.region}),
+            "environment": _env({"MSK_MIGRATE_ENVIRONMENT": cfg.name, "AWS_REGION": cfg.region,
+                                 **({CLEANUP_ROLE_ENV: roles.cleanup} if roles.cleanup else {})}),
             "logConfiguration": log_config(cfg, "operator"),
         }
         return EcsTaskDefinition(

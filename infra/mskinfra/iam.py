@@ -29,6 +29,7 @@ from constructs import Construct
 from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
 
 from .iam_policy import (  # the policy documents, as plain data
+    CLEANUP_SESSION_SECONDS,
     ECR_PULL_ACTIONS,
     OPERATOR_POLICY_NAME,
     SOURCE_CLUSTER_ACTIONS,
@@ -37,6 +38,8 @@ from .iam_policy import (  # the policy documents, as plain data
     TARGET_CLUSTER_ACTIONS,
     TARGET_GROUP_ACTIONS,
     TARGET_TOPIC_ACTIONS,
+    cleanup_statements,
+    cleanup_trust_policy,
     ledger_statements,
     msk_statements,
     operator_statements,
@@ -160,9 +163,21 @@ class Roles(Construct):
         # The operator task (msk-migrate … --in-vpc): what the runbook's commands need, nothing more.
         self.operator_task = IamRole(
             self, "operator_task", name=f"{p}-operator-task", assume_role_policy=trust,
-            description=f"{p} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets, clean up MM2 topics",
+            description=f"{p} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets",
         )
         op: list[dict] = operator_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
+        # Deleting is no standing right: `cleanup --yes` assumes this role for the minutes it deletes.
+        self.cleanup: IamRole | None = None
+        cleanup = cleanup_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
+        if cleanup:
+            self.cleanup = IamRole(
+                self, "cleanup", name=f"{p}-cleanup", assume_role_policy=cleanup_trust_policy(cfg, self.operator_task.arn),
+                max_session_duration=CLEANUP_SESSION_SECONDS,
+                description=f"{p} cleanup: delete MM2's internal topics and the worker's group (assumed by `msk-migrate cleanup --yes`)",
+            )
+            self.policies["operator"].append(
+                IamRolePolicy(self, "cleanup_policy", name="cleanup", role=self.cleanup.id, policy=policy_json(cleanup)))
+            op.append({"Sid": "AssumeCleanupRole", "Effect": "Allow", "Action": "sts:AssumeRole", "Resource": [self.cleanup.arn]})
         if cfg.source.auth.mode == "iam":
             src = parse_msk_arn(cfg.source.msk_cluster_arn)
             src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"

@@ -109,11 +109,17 @@ def transactional_id_statement(cfg: EnvironmentConfig, target_topic_arn_prefix: 
 
 
 #: The operator task (``msk-migrate … --in-vpc``): read and compare on the target, move group offsets
-#: (``offsets sync``), delete MM2's internal topics (``cleanup``). Never write data, never create topics.
+#: (``offsets sync``). Never write data, create or delete topics: deleting is the cleanup role's, assumed by
+#: ``cleanup --yes`` for the minutes it deletes (:func:`cleanup_statements`).
 OPERATOR_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:DescribeClusterDynamicConfiguration"]
 OPERATOR_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:DescribeTopicDynamicConfiguration"]
 OPERATOR_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"]
-OPERATOR_INTERNAL_TOPIC_ACTIONS = ["kafka-cluster:DeleteTopic"]
+#: The cleanup role: delete MM2's and the workers' own topics and the worker's group, nothing else.
+CLEANUP_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"]
+CLEANUP_TOPIC_ACTIONS = ["kafka-cluster:DescribeTopic", "kafka-cluster:DeleteTopic"]
+CLEANUP_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup", "kafka-cluster:DeleteGroup"]
+#: How long one cleanup may hold the role (IAM's minimum maximum): a deletion takes seconds.
+CLEANUP_SESSION_SECONDS = 3600
 #: Groups the operator's own readers use (validate's consumers, lag/offset probes): prefixed, never an application's.
 OPERATOR_OWN_GROUPS = "msk-migrate-*"
 
@@ -127,9 +133,24 @@ def operator_statements(cfg: EnvironmentConfig, cluster_arn: str, topic_prefix: 
         OPERATOR_CLUSTER_ACTIONS, OPERATOR_TOPIC_ACTIONS, OPERATOR_GROUP_ACTIONS,
         target_topic_patterns(cfg), [*target_group_patterns(cfg), OPERATOR_OWN_GROUPS],
     )
-    statements.append({"Sid": "OperatorCleanupInternalTopics", "Effect": "Allow", "Action": OPERATOR_INTERNAL_TOPIC_ACTIONS,
-                       "Resource": [f"{topic_prefix}/{t}" for t in internal_topics(cfg)]})
     return statements
+
+
+def cleanup_statements(cfg: EnvironmentConfig, cluster_arn: str, topic_prefix: str, group_prefix: str) -> list[dict]:
+    """The cleanup role's MSK IAM (IAM targets only): delete exactly the internal topics and the worker's group."""
+    if cfg.target.auth.mode != "iam":
+        return []
+    return msk_statements("CleanupTargetMsk", cluster_arn, topic_prefix, group_prefix,
+                          CLEANUP_CLUSTER_ACTIONS, CLEANUP_TOPIC_ACTIONS, CLEANUP_GROUP_ACTIONS,
+                          internal_topics(cfg), [cfg.worker.group_id])
+
+
+def cleanup_trust_policy(cfg: EnvironmentConfig, operator_task_role_arn: str) -> str:
+    """Only the operator task role may assume the cleanup role, from this account."""
+    return policy_json([{
+        "Sid": "OperatorTaskForCleanup", "Effect": "Allow", "Principal": {"AWS": operator_task_role_arn},
+        "Action": "sts:AssumeRole", "Condition": {"StringEquals": {"aws:PrincipalAccount": cfg.account_id}},
+    }])
 
 
 def ledger_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str) -> list[dict]:

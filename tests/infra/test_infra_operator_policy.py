@@ -60,3 +60,33 @@ def test_the_operator_task_reads_and_appends_its_migrations_ledger_and_no_other_
     assert listing["Condition"] == {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
     assert [s["Sid"] for s in statements.values() if any(str(a).startswith("s3:") for a in
             ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))] == ["ReadAndAppendTheLedger", "ListTheLedger"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_deleting_is_no_standing_right_of_the_operator_task_but_a_cleanup_role_only_it_may_assume(synth: Synth, env: str) -> None:
+    cfg = synth.configs[env]
+    assert cfg.target.auth.mode == "iam"
+    policies = {v["name"]: v for v in synth.resources(env, "aws_iam_role_policy").values()}
+    operator = {s["Sid"]: s for s in json.loads(policies["operator"]["policy"])["Statement"]}
+    cleanup = {s["Sid"]: s for s in json.loads(policies["cleanup"]["policy"])["Statement"]}
+
+    def actions(sts: dict) -> set[str]:
+        return {a for s in sts.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+
+    assert not {a for a in actions(operator) if a.startswith("kafka-cluster:Delete")}
+    roles = {v["name"]: k for k, v in synth.resources(env, "aws_iam_role").items()}
+    cleanup_role = synth.resources(env, "aws_iam_role")[roles[f"{cfg.resource_prefix}-cleanup"]]
+    assert operator["AssumeCleanupRole"] == {"Sid": "AssumeCleanupRole", "Effect": "Allow", "Action": "sts:AssumeRole",
+                                             "Resource": ["${aws_iam_role." + roles[f"{cfg.resource_prefix}-cleanup"] + ".arn}"]}
+    # Only the operator task role may assume it; it deletes the internal topics and the worker's group, nothing else.
+    (trust,) = json.loads(cleanup_role["assume_role_policy"])["Statement"]
+    assert trust["Principal"] == {"AWS": "${aws_iam_role." + roles[f"{cfg.resource_prefix}-operator-task"] + ".arn}"}
+    assert actions(cleanup) == {"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:DescribeTopic",
+                                "kafka-cluster:DeleteTopic", "kafka-cluster:DescribeGroup", "kafka-cluster:DeleteGroup"}
+    assert [r.rsplit("/", 1)[1] for r in cleanup["CleanupTargetMskGroups"]["Resource"]] == [cfg.worker.group_id]
+    assert all("*" not in r.rsplit("/", 1)[1] for r in cleanup["CleanupTargetMskTopics"]["Resource"])
+    # The operator task names the role: `cleanup --yes` assumes it for the deletion only.
+    (td,) = [v for v in synth.resources(env, "aws_ecs_task_definition").values() if v["family"].endswith("-operator")]
+    (container,) = json.loads(td["container_definitions"])
+    env_vars = {e["name"]: e["value"] for e in container["environment"]}
+    assert env_vars["MSK_MIGRATE_CLEANUP_ROLE_ARN"] == "${aws_iam_role." + roles[f"{cfg.resource_prefix}-cleanup"] + ".arn}"

@@ -213,9 +213,14 @@ def test_every_iam_statement_is_scoped(synth: Synth, env: str) -> None:
             assert "NotAction" not in st and "NotResource" not in st, where
             assert not any(a == "*" or a.endswith(":*") for a in actions), (where, actions)
             if "Principal" in st:  # trust policy
+                assert st["Action"] == "sts:AssumeRole"
+                if "AWS" in st["Principal"]:
+                    # The cleanup role: the operator task role of this stack only, from this account.
+                    assert re.fullmatch(r"\$\{aws_iam_role\.iam_operator_task_\w+\.arn\}", st["Principal"]["AWS"]), where
+                    assert st["Condition"] == {"StringEquals": {"aws:PrincipalAccount": synth.configs[env].account_id}}
+                    continue
                 # ECS tasks, and EMR Serverless for the validation job's role (emr_serverless.py), of this account only.
                 assert st["Principal"] in ({"Service": "ecs-tasks.amazonaws.com"}, {"Service": "emr-serverless.amazonaws.com"})
-                assert st["Action"] == "sts:AssumeRole"
                 assert st["Condition"]["StringEquals"]["aws:SourceAccount"] == synth.configs[env].account_id
                 continue
             resources = as_list(st["Resource"])

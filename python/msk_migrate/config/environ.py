@@ -13,3 +13,6 @@ CONNECT_PASSWORD_ENV = "MSK_MIGRATE_CONNECT_PASSWORD"
 CA_ENV = "MSK_MIGRATE_CONNECT_CA"
 #: Secrets Manager secret holding the worker's REST username/password (``--connect-secret-arn``).
 SECRET_ARN_ENV = "MSK_MIGRATE_CONNECT_SECRET_ARN"
+#: The IAM role ``cleanup --yes`` assumes to delete on an IAM target (the stack names it in the operator task:
+#: deleting is no standing right of the operator task role). ``--cleanup-role-arn`` reads it as its default.
+CLEANUP_ROLE_ENV = "MSK_MIGRATE_CLEANUP_ROLE_ARN"

@@ -17,6 +17,7 @@ from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
 from ..outcome import Outcome, View, col
+from .cleanup_role import cleanup_role_arn, deleting_session
 from .session import MigrationSession
 
 
@@ -107,15 +108,21 @@ def require_worker_to_delete(yes: bool, connect_url: str | None) -> None:
 def cleanup(s: MigrationSession, include_worker: bool, yes: bool) -> Outcome:
     """``msk-migrate cleanup``: the leftovers listed (exit 0), deleted with ``yes``. With a worker, refused
     (exit 2, nothing deleted) while any of the migration's connectors exists there."""
+    if yes:
+        cleanup_role_arn()  # a malformed role is refused before anything is listed or deleted
     if s.client is not None:
         require_no_connectors(s.client, s.migration)
     elif yes:
         s.connect()  # --yes never deletes unseen (open the session with the worker)
     items = leftovers(s, include_worker, shared_topics(s.client, s.migration))
+    notes = []
     if yes:
-        delete(s.target, items)
+        deleter = deleting_session(s)
+        delete(deleter, items)
+        if deleter is not s.target:
+            notes.append(f"deleted as the cleanup role {cleanup_role_arn()} (assumed for this deletion only)")
     n = sum(i.kind != "kept" for i in items)
     return Outcome("cleanup", "deleted" if yes else "listed", 0, list(items), s.talked_to(),
                    extra={"deleted": yes, "items": [i.to_dict() for i in items]},
                    views=[View(f"left on the target {s.target.bootstrap}", [col("kind", "kind"), col("name", "name"), col("why", "why")])],
-                   notes=[f"deleted {n} item(s)" if yes else f"{n} item(s); nothing deleted (pass --yes to delete)"])
+                   notes=[f"deleted {n} item(s)" if yes else f"{n} item(s); nothing deleted (pass --yes to delete)", *notes])
