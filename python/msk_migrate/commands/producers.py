@@ -139,8 +139,10 @@ def abandon_cmd(wave, group, reason, output, **kw) -> None:
 
 
 def check_producers_cmd(wave: str | None, quiet_seconds: float, timeout: float, certificate: str | None, output: str,
-                        kw: dict[str, Any]) -> None:
-    """``cutover check --producers``: the producer gate (called by the check command)."""
+                        kw: dict[str, Any], proof_mark: str | None = None, max_mark_age_s: float = 1800.0) -> None:
+    """``cutover check --producers``: the producer gate (called by the check command). ``proof_mark``: a
+    ``validate --follow`` mark (``--validation-report``) at or past the fenced end offsets stands for the
+    validation of the fenced snapshot; anything else there leaves the gate to validate the snapshot itself."""
     from ..runbook.producers.cutover import certificate_location, evidence_place, fenced_ends_of, groups_on_wave, wave_label
     from ..runbook.producers.operations import check_producers
 
@@ -151,7 +153,8 @@ def check_producers_cmd(wave: str | None, quiet_seconds: float, timeout: float, 
                                quiet_seconds=quiet_seconds, timeout=timeout,
                                report_dir=str(evidence_place(ledger, f"validation-{wave_label(wave)}")),
                                certificate=certificate or certificate_location(ledger, wave), talked_to=talked,
-                               source_ep=s.source_endpoint, target_ep=s.target_endpoint, progress=say)
+                               source_ep=s.source_endpoint, target_ep=s.target_endpoint, progress=say,
+                               proof_mark=proof_mark, max_mark_age_s=max_mark_age_s)
     render(o, output)
 
 

@@ -230,7 +230,7 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, max_records, max_a
     if producers:
         from .producers import check_producers_cmd
 
-        check_producers_cmd(wave, quiet_seconds, 300.0, certificate, output, kw)
+        check_producers_cmd(wave, quiet_seconds, 300.0, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age * 60)
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     from .producers import session_for_wave

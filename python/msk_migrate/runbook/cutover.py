@@ -227,7 +227,10 @@ def cutover_check(s: MigrationSession, gate: Gate) -> list[Condition]:
                 committed[tp] = max(off, committed.get(tp, 0))
         evidence = GateEvidence(topics, committed, source.cluster_id(), target.cluster_id(),
                                 last_consumed_timestamps(source, committed))
-        conds.append(check_validation(gate.report, gate.max_report_age_s, evidence))
+        from .proof_mark import validation_evidence  # beside this module: it reads Condition and GateEvidence from here
+
+        # A batch report or a proof mark (validate --follow) at or past the commit points: the row names which.
+        conds.append(validation_evidence(gate.report, gate.max_report_age_s, evidence))
     else:
         conds.append(Condition("validation report", False, "none given (pass --validation-report PATH|s3://...)"))
     return conds

@@ -32,6 +32,7 @@ from ...access.offsets import end_offsets, last_stable_offsets, partitions
 from ...kafka.selection import topic_selection
 from ..cutover import Condition  # one gate condition, the consumer gate's and this one's
 from ..lag import measure_lag
+from ..proof_mark import check_proof_mark, is_proof_mark
 from ..session import MigrationSession
 from . import fence as fence_mod
 from .watch import WatchResult, watch
@@ -181,8 +182,11 @@ def producer_gate(s: MigrationSession, topics: list[str], *, wave: str | None, l
                   fence_session: AdminSession | None = None, fenced_ends: dict[TP, int] | None = None,
                   quiet_seconds: float = 10.0, timeout: float = 60.0, source_ep: Any = None, target_ep: Any = None,
                   report_dir: str | None = None, validate: bool = True,
-                  progress: Callable[[str], None] = lambda m: None) -> GateResult:
-    """Every condition of the producer gate for ``topics`` (see the module docstring)."""
+                  progress: Callable[[str], None] = lambda m: None, proof_mark: str | None = None,
+                  max_mark_age_s: float = 1800.0) -> GateResult:
+    """Every condition of the producer gate for ``topics`` (see the module docstring). ``proof_mark``: when it
+    names a ``validate --follow`` mark, the mark at or past the fenced end offsets is the validation evidence
+    (no batch run of the snapshot); the row says which evidence it used."""
     source = s.source
     res = GateResult(wave, sorted(topics), [])
     c1, c2, res.groups = check_groups(source, topics, ledger)
@@ -201,7 +205,11 @@ def producer_gate(s: MigrationSession, topics: list[str], *, wave: str | None, l
     if not res.conditions[-1].ok:
         res.conditions.append(Condition(NAMES[4], False, "not checked: replication has not reached the fenced end"))
         return res
-    if validate and source_ep is not None and target_ep is not None:
+    if proof_mark and is_proof_mark(proof_mark):
+        cond = check_proof_mark(proof_mark, res.fenced_ends, "the fenced end offsets", max_mark_age_s,
+                                source.cluster_id(), s.target.cluster_id())
+        res.conditions.append(Condition(NAMES[4], cond.ok, cond.evidence))
+    elif validate and source_ep is not None and target_ep is not None:
         cond, res.validation = validate_snapshot(s, source_ep, target_ep, res.fenced_ends, report_dir, progress)
         res.conditions.append(cond)
     else:

@@ -116,7 +116,9 @@ def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any]
 def check_producers(s: MigrationSession, topics: list[str], wave: str | None, ledger: GroupsOnWave, *,
                     fenced_ends: dict | None, quiet_seconds: float, timeout: float, report_dir: str | None,
                     certificate: str | None, talked_to: dict[str, Any], source_ep: Any, target_ep: Any,
-                    progress: Callable[[str], None] = lambda m: None) -> tuple[Outcome, GateResult]:
+                    progress: Callable[[str], None] = lambda m: None, proof_mark: str | None = None,
+                    max_mark_age_s: float = 1800.0) -> tuple[Outcome, GateResult]:
     res = producer_gate(s, topics, wave=wave, ledger=ledger, fenced_ends=fenced_ends, quiet_seconds=quiet_seconds,
-                        timeout=timeout, source_ep=source_ep, target_ep=target_ep, report_dir=report_dir, progress=progress)
+                        timeout=timeout, source_ep=source_ep, target_ep=target_ep, report_dir=report_dir, progress=progress,
+                        proof_mark=proof_mark, max_mark_age_s=max_mark_age_s)
     return gate_outcome(s, res, talked_to, certificate), res
