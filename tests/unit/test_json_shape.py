@@ -37,6 +37,7 @@ ASSERTED_IN = {
     "rehearse": "python/msk_migrate/rehearsal/report.py",  # the whole runbook (minutes): an Outcome built there
     **{f"cutover {c}": "tests/unit/test_producer_commands.py"  # fence, gate and step outcomes built without a cluster
        for c in ("fence", "unfence", "run", "confirm", "abort", "abandon-group")},
+    **{f"schemas {c}": "tests/integration/test_schemas_copy.py" for c in ("plan", "copy", "verify")},  # two registries
     "status": "tests/unit/test_status.py",  # the ledger alone (--ledger-only); with the source: tests/integration/test_topic_identity.py
     "connectors reset-topic": "tests/integration/test_topic_identity.py",  # a recreated source topic under a live flow
 }

@@ -168,7 +168,7 @@ _watch = watch  # the option named --watch shadows the renderer's function insid
 def _registries(kw: dict, source_url: str | None, target_url: str | None):
     """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere
     (neither option, no schema_registry section in the flow's file, no local registry)."""
-    from .schemas import _direction
+    from .schemas import registry_direction
 
     env, config, local, local_dir = kw.get("env"), kw.get("config"), bool(kw.get("local")), kw.get("local_dir")
     if not (source_url or target_url):
@@ -190,7 +190,7 @@ def _registries(kw: dict, source_url: str | None, target_url: str | None):
                 raise
         else:
             return None
-    d = _direction(env, config, local, local_dir, source_url, target_url, "target")
+    d = registry_direction(env, config, local, local_dir, source_url, target_url, "target")
     return d.origin, d.destination
 
 

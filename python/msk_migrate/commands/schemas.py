@@ -65,7 +65,7 @@ def registry_options(f):
     return f
 
 
-def _direction(env: str | None, config: Path | None, local: bool, local_dir: Path | None, source_url: str | None,
+def registry_direction(env: str | None, config: Path | None, local: bool, local_dir: Path | None, source_url: str | None,
                target_url: str | None, to: str, source_secret: str | None = None, target_secret: str | None = None):
     from ..schemas.client import RegistryClient, check_registry_url, credentials
     from ..schemas.operations import Direction
@@ -114,7 +114,7 @@ def _run(op_name: str, output: str, **kw) -> None:
     from ..schemas import operations
 
     subjects = tuple(kw.pop("subjects"))
-    d = _direction(**kw)
+    d = registry_direction(**kw)
     op = getattr(operations, f"{op_name}_outcome")
     con = human(output)
     with con.status(f"schemas {op_name}: {d.origin.role} -> {d.destination.role}") as spinner:

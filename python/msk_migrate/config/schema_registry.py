@@ -31,6 +31,16 @@ class SchemaRegistrySection(BaseModel):
     target_secret_arn: str | None = None
 
 
+def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:
+    """The section of ``--env`` / ``--config`` when the file has one, else None (a malformed one is bad input)."""
+    try:
+        return registry_section(env, config)
+    except UsageError as exc:
+        if "has no schema_registry section" in str(exc):
+            return None
+        raise
+
+
 def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
     """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``."""
     from .flow import environment_path

@@ -212,6 +212,43 @@ def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint
     return flow.source, target, flow
 
 
+def _registry_url(value: str) -> str:
+    from ..schemas.client import check_registry_url
+
+    return check_registry_url(value)
+
+
+#: A registry's Confluent-API URL, checked where click parses it (the refusal names the option given).
+REGISTRY_URL = Checked("url", _registry_url, metavar="URL")
+
+
+def _registries(kw: dict[str, Any]) -> dict[str, str] | None:
+    """The registries whose ids the records carry: ``--source-registry``/``--target-registry`` (both), else the
+    ``schema_registry`` section of ``--env``/``--config``, else ``--local``'s registries; None when none is named
+    (the proof per record then reports schema'd topics as not checked, docs/schema-proof.md)."""
+    src, tgt = kw.get("source_registry"), kw.get("target_registry")
+    if src or tgt:
+        if not (src and tgt):
+            missing = "--target-registry" if src else "--source-registry"
+            raise UsageError(missing, "one registry given without the other", f"give {missing} URL too")
+        return {"source": src, "target": tgt}
+    if kw.get("env") or kw.get("config"):
+        from ..config.schema_registry import optional_registry_section
+
+        section = optional_registry_section(kw.get("env"), Path(kw["config"]) if kw.get("config") else None)
+        return {"source": section.source, "target": section.target} if section else None
+    if kw.get("local"):
+        import os
+
+        from ..local.state import StateFile
+        from ..paths import LOCAL_DIR
+
+        state = StateFile(Path(os.environ.get("MSK_MIGRATE_LOCAL_ENV_DIR") or LOCAL_DIR / "env"))
+        found = state.load().registries if state.exists() else {}
+        return {"source": found["source"].url, "target": found["target"].url} if found else None
+    return None
+
+
 def build_request(kw: dict[str, Any]) -> ValidationRequest:
     """The CLI's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
     flow = None
@@ -280,10 +317,15 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
         data["report_dir"] = kw.get("report_dir") or str(
             Path("reports") / f"validation-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}"
         )
+    registries = _registries(kw)
+    if registries:
+        data["schema_registry"] = registries
+    data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
     flag = {
         "from_timestamp_ms": "--from-timestamp", "until_timestamp_ms": "--until-timestamp",
         "topic_regex": "--topic-regex", "exclude_regexes": "--exclude-regex", "sample_size": "--sample-size",
         "grace_seconds": "--grace-seconds", "min_partitions": "--min-partitions",
+        "schema_registry": "--source-registry/--target-registry",
     }
     try:
         return ValidationRequest.model_validate(data)
@@ -346,6 +388,14 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                    "`cutover check --validation-report` reads them there.")
 @click.option("--no-report", is_flag=True, help="Write no report files (console/JSON output only).")
 @click.option("--verbose", is_flag=True, help="Show Kafka client (librdkafka) and Spark log lines on stderr.")
+@click.option("--source-registry", "source_registry", type=REGISTRY_URL, default=None,
+              help="Source schema registry's Confluent API (e.g. http://registry:8081): every record's schema id is proven "
+                   "to resolve to the identical schema on both registries (default: the flow's schema_registry section, "
+                   "or --local's registries).")
+@click.option("--target-registry", "target_registry", type=REGISTRY_URL, default=None,
+              help="Target schema registry's Confluent API (with --source-registry).")
+@click.option("--ignore-schemas", "ignore_schemas", is_flag=True,
+              help="Do not prove schema ids: topics of schema'd records are 'skipped' instead of 'schemas-not-checked'.")
 @click.option("--follow", "follow", is_flag=True,
               help="Follow replication: compare only the records past a persisted verified-up-to mark per partition, "
                    "advance it, repeat every --interval (docs/follow.md).")
