@@ -19,6 +19,9 @@ def make_request(clusters: dict[str, str], **kw: Any):
     from msk_migrate.validation import ValidationRequest
 
     source, target = endpoints(clusters)
+    # The difference tests read the samples' keys: shown here (the product's default names them by sha256,
+    # tests/unit/test_validation_key_digest.py).
+    kw.setdefault("show_keys", True)
     return ValidationRequest(source=source, target=target, **kw)
 
 

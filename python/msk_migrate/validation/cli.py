@@ -321,6 +321,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     if registries:
         data["schema_registry"] = registries
     data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
+    data["show_keys"] = bool(kw.get("show_keys"))
     flag = {
         "from_timestamp_ms": "--from-timestamp", "until_timestamp_ms": "--until-timestamp",
         "topic_regex": "--topic-regex", "exclude_regexes": "--exclude-regex", "sample_size": "--sample-size",
@@ -394,6 +395,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                    "or --local's registries).")
 @click.option("--target-registry", "target_registry", type=REGISTRY_URL, default=None,
               help="Target schema registry's Confluent API (with --source-registry).")
+@click.option("--show-keys", "show_keys", is_flag=True,
+              help="Print the keys of difference samples as they are (default: their sha256 only; keys can hold personal "
+                   "data and the report lands in logs and buckets).")
 @click.option("--ignore-schemas", "ignore_schemas", is_flag=True,
               help="Do not prove schema ids: topics of schema'd records are 'skipped' instead of 'schemas-not-checked'.")
 @click.option("--follow", "follow", is_flag=True,
@@ -449,7 +453,8 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
 
 #: Options of a batch window that mean nothing to the follower (it compares every record past its mark).
 _BATCH_ONLY = (("from_timestamp", "--from-timestamp"), ("until_timestamp", "--until-timestamp"),
-               ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"))
+               ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"),
+               ("show_keys", "--show-keys"))
 
 
 def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool) -> None:

@@ -164,8 +164,8 @@ def render_html(r: dict[str, Any]) -> str:
                     "<th>Timestamp</th><th>Detail</th></tr></thead><tbody>")
                 for it in items:
                     key = "null" if it.get("key") is None else it["key"]
-                    if it.get("key_encoding") == "base64":
-                        key = f"base64:{key}"
+                    if it.get("key_encoding") in ("base64", "sha256"):
+                        key = f"{it['key_encoding']}:{key}"
                     detail = []
                     if it.get("changed"):
                         detail.append("changed: " + ", ".join(it["changed"]))

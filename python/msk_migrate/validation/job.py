@@ -23,7 +23,7 @@ from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, DiffResult, diff
 from .plan import ValidationPlan, make_plan
 from .reading import TP, ReadPlan
-from .report import Report, check_destination, report_clusters
+from .report import Report, check_destination, hide_keys, report_clusters
 from .request import ValidationRequest, iso
 from .schema_ids import TopicIds, tally
 from .schema_proof import schema_rows
@@ -226,6 +226,8 @@ def run_validation(
         warnings=plan.warnings + _schema_warnings(engine, rows, req),
         schema_registry=registries(req),
     )
+    if not req.show_keys:
+        hide_keys(report.topics)  # before anything is written or printed: keys can hold personal data
     if req.report_dir:
         report.locations = report.write(req.report_dir)
     return report

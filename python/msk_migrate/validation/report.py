@@ -4,6 +4,8 @@ written to a local directory or an S3 prefix."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,3 +362,21 @@ def report_clusters(req: Any, cluster_ids: dict[str, str | None]) -> dict[str, A
         out[role]["cluster_id"] = cluster_ids.get(role)
         out[role]["msk_cluster_arn"] = (req.msk_cluster_arns or {}).get(role)
     return out
+
+
+def key_digest(sample: dict[str, Any]) -> dict[str, Any]:
+    """``sample`` with its key replaced by the sha256 of the key bytes it showed (utf8 text or base64), so a
+    report names a key without holding it: compare with ``sha256(key)`` of a key you know. A sample whose key
+    was truncated hashes the bytes it kept (``key_truncated`` stays). Null keys stay null."""
+    key, encoding = sample.get("key"), sample.get("key_encoding")
+    if key is None or encoding not in ("utf8", "base64"):
+        return sample
+    raw = base64.b64decode(key) if encoding == "base64" else str(key).encode("utf-8")
+    return {**sample, "key": hashlib.sha256(raw).hexdigest(), "key_encoding": "sha256"}
+
+
+def hide_keys(topics: list[TopicResult]) -> None:
+    """Every difference sample of ``topics`` names its key by sha256 (``validate`` without ``--show-keys``)."""
+    for t in topics:
+        for p in t.partitions:
+            p.samples = {cat: [key_digest(x) for x in items] for cat, items in p.samples.items()}

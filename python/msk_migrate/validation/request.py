@@ -162,6 +162,9 @@ class ValidationRequest(BaseModel):
     ignore_schemas: bool = Field(
         False, description="Opt out of the schema proof: schema'd topics without registries are 'skipped', not "
         "'schemas-not-checked' (which fails the run).")
+    show_keys: bool = Field(
+        False, description="Print the record keys of difference samples as they are; by default a sample names its key "
+        "by sha256 only (keys can hold personal data, and the report lands in logs and buckets).")
 
     @field_validator("topic_regex")
     @classmethod

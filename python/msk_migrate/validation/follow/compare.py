@@ -24,7 +24,7 @@ pauses a side past :data:`PENDING_LIMIT`) and a ring of the last :data:`RECENT` 
 
 from __future__ import annotations
 
-import base64
+import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,16 +55,11 @@ def record(offset: int, key: bytes | None, value: bytes | None, headers: Any, ts
 
 
 def key_repr(key: bytes | None) -> dict[str, Any]:
-    """A key as the batch report shows it (utf8 text when printable, else base64)."""
+    """A key as the batch report shows it without --show-keys: the sha256 of its bytes (keys can hold personal
+    data, and the mark file is kept and shared like a report)."""
     if key is None:
         return {"key": None, "key_encoding": None}
-    try:
-        text = key.decode("utf-8")
-        if text.isprintable():
-            return {"key": text, "key_encoding": "utf8"}
-    except UnicodeDecodeError:
-        pass
-    return {"key": base64.b64encode(key).decode(), "key_encoding": "base64"}
+    return {"key": hashlib.sha256(key).hexdigest(), "key_encoding": "sha256"}
 
 
 def changed_kinds(s: Rec, t: Rec) -> list[str]:
