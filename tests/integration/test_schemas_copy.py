@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 
+from msk_migrate.cliutil import json_shape_problems
 from msk_migrate.local.schema_registry import RegistryProcess
 from tests.integration.registry_fixtures import registry_pair  # noqa: F401 (fixture)
 
@@ -107,6 +108,8 @@ def test_copy_keeps_ids_versions_references_compatibility_and_soft_deleted_versi
     verified = cli(registry_pair, "verify", "--subject", f"{p}-*", "--output", "json")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert doc(verified)["verdict"] == "in-sync"
+    # plan, copy and verify print the one document shape of every command's --output json
+    assert [json_shape_problems(doc(r)) for r in (planned, copied, verified)] == [[], [], []]
 
     again = cli(registry_pair, "copy", "--subject", f"{p}-*", "--output", "json")
     assert again.returncode == 0, again.stderr
