@@ -25,7 +25,11 @@ if [[ ! -x .venv/bin/python || "$(cat "$STAMPS/python" 2>/dev/null)" != "$PY_HAS
   say "python: creating .venv and installing pinned dependencies (pyspark, cdktf, moto, ...)"
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check --upgrade pip==24.3.1
-  .venv/bin/pip install -q --disable-pip-version-check -c requirements.lock -e '.[spark,infra,dev]'
+  # Every file checked against the sha256 the lock records (scripts/lock_hashes.py writes them), then the
+  # package itself without dependencies, and pip check proves the lock covers everything it needs.
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -e '.[spark,infra,dev]'
+  .venv/bin/pip check >/dev/null || { .venv/bin/pip check >&2; echo "setup: requirements.lock misses a dependency (add it, run scripts/lock_hashes.py)" >&2; exit 2; }
   echo "$PY_HASH" > "$STAMPS/python"
 else
   say "python: up to date"

@@ -112,7 +112,9 @@ def test_operator_image_runs_as_nobody_behind_the_runbook_entrypoint_with_no_com
     # ECS overrides replace CMD, never the entrypoint: the entrypoint alone decides what runs (issue 37)
     assert ("ENTRYPOINT", '["/opt/msk-migrate/bin/python", "-m", "msk_migrate.aws.operator_entry"]') in runtime
     assert not any(ins == "CMD" for ins, _ in runtime)
-    assert "PIP_CONSTRAINT=/src/requirements.lock" in text and "pyspark" not in text
+    # Run-time dependencies only (no Spark), every file hash-checked against the lock (issue 37).
+    assert "--require-hashes --no-deps -r /tmp/runtime.lock" in text and "lock_subset.py requirements.lock /src" in text
+    assert "pyspark" not in text and "PIP_CONSTRAINT" not in text
 
 
 def test_connect_runtime_is_a_pinned_java_17_jre_running_as_a_numeric_non_root_user():
