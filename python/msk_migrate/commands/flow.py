@@ -77,6 +77,8 @@ def local_flow(base_dir: Path | None = None) -> Flow:
         worker=worker,
         connect_url=f"http://127.0.0.1:{worker.rest_port}",
         ledger_location=str(local_dir(base_dir) / "ledger"),
+        schema_registry={"source": state.registries["source"].url, "target": state.registries["target"].url}
+        if state.registries else None,
     )
 
 

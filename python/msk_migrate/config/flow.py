@@ -43,6 +43,8 @@ class Flow:
     #: where the migration's ledger lives (msk_migrate.ledger.location): set where the flow is read, from
     #: the same file or directory the flow came from, so no caller parses :attr:`origin` for it
     ledger_location: str | None = None
+    #: the schema registries the flow names (``schema_registry``: source, target Confluent-API URLs), or None
+    schema_registry: dict[str, str] | None = None
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
@@ -163,7 +165,8 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         arns = {"source": cfg.source.msk_cluster_arn, "target": cfg.target.existing_cluster_arn}
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
                     env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v},
-                    ledger_location=f"s3://{cfg.config_bucket_name}/{ledger_key_prefix(cfg.migration.name)}")
+                    ledger_location=f"s3://{cfg.config_bucket_name}/{ledger_key_prefix(cfg.migration.name)}",
+                    schema_registry=registries_of(cfg.schema_registry))
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
         return flow
@@ -174,5 +177,11 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         mf = load_yaml_model(MigrationFile, config)
         where = Path(config).resolve()  # the same ledger from any working directory
         return Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker,
-                    ledger_location=str(where.parent / f"{where.stem}-ledger"))
+                    ledger_location=str(where.parent / f"{where.stem}-ledger"),
+                    schema_registry=registries_of(mf.schema_registry))
     return None
+
+
+def registries_of(section: Any) -> dict[str, str] | None:
+    """``{"source": URL, "target": URL}`` of a ``schema_registry`` section, or None without one."""
+    return {"source": section.source, "target": section.target} if section is not None else None

@@ -296,6 +296,28 @@ TARGET_CHECKS: list[CheckFn] = [check_target_reachable, check_target_topics, che
                                 check_target_auto_create, check_mm2_limits]
 
 
+def check_schema_registry(p: Preflight) -> None:
+    """The flow's schema registries (``schema_registry``): a Glue target cannot keep the records' ids, said
+    before anything moves; a Confluent-compatible pair is named (``schemas copy`` keeps the ids)."""
+    from ..schemas.glue import NOTE, is_glue
+
+    flow = p.session.flow
+    regs = flow.schema_registry if flow is not None else None
+    if not regs:
+        p.report.add("schema registries", "skip", "the flow names no schema_registry (records carrying schema ids are "
+                     "proven by validate only against registries: docs/schemas.md)")
+        return
+    glue = [role for role in ("source", "target") if is_glue(regs[role])]
+    if glue:
+        p.report.add("schema registries", "fail", f"the {' and '.join(glue)} registry is AWS Glue: {NOTE}")
+        return
+    p.report.add("schema registries", "ok", f"source {regs['source']}, target {regs['target']}: `msk-migrate schemas copy` "
+                 "keeps every id and version; validate proves each record's id on both")
+
+
+SOURCE_CHECKS.append(check_schema_registry)
+
+
 def run_preflight(s: MigrationSession) -> PreflightReport:
     """Every check of :data:`SOURCE_CHECKS`, then of :data:`TARGET_CHECKS` when the session has a target."""
     rep = PreflightReport()

@@ -25,7 +25,12 @@ CCOMPAT_SUFFIX = "/apis/ccompat/v7"
 
 
 def check_registry_url(value: str, option: str = "--source-registry") -> str:
-    """``value`` as a registry URL: http(s)://host[:port][/path], no credentials, no trailing slash."""
+    """``value`` as a registry URL: http(s)://host[:port][/path], no credentials, no trailing slash; never AWS
+    Glue Schema Registry, which cannot keep the records' ids (:mod:`.glue`)."""
+    from .glue import NOTE, is_glue
+
+    if is_glue(value):
+        raise UsageError(option, "names AWS Glue Schema Registry", NOTE)
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(option, f"{value!r} is not an http(s) URL",
