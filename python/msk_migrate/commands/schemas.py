@@ -67,7 +67,7 @@ def registry_options(f):
 
 def registry_direction(env: str | None, config: Path | None, local: bool, local_dir: Path | None, source_url: str | None,
                target_url: str | None, to: str, source_secret: str | None = None, target_secret: str | None = None):
-    from ..schemas.client import RegistryClient, check_registry_url, credentials
+    from ..schemas.client import RegistryClient, check_registry_url, credentials, env_tls
     from ..schemas.operations import Direction
     from .flow import local_dir as resolve_local_dir
 
@@ -105,7 +105,9 @@ def registry_direction(env: str | None, config: Path | None, local: bool, local_
         if not urls[role]:
             raise UsageError(options[role], f"no {role} registry given",
                              f"pass {options[role]} URL, --local, or --env/--config with a schema_registry section")
-    clients = {role: RegistryClient(role, str(urls[role]), options[role], auth=credentials(role, *secrets[role]))
+    tls = {role: env_tls(role) for role in ("source", "target")}
+    clients = {role: RegistryClient(role, str(urls[role]), options[role], auth=credentials(role, *secrets[role]),
+                                    cert=tls[role].cert, verify=tls[role].verify)
                for role in ("source", "target")}
     return Direction(clients["target"], clients["source"]) if to == "source" else Direction(clients["source"], clients["target"])
 

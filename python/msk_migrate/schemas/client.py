@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,6 +49,40 @@ def env_credentials(role: str) -> tuple[str, str] | None:
     if bool(user) != bool(password):
         raise UsageError(user_env if not user else password_env, "is not set while its pair is", f"export both {user_env} and {password_env}")
     return (str(user), str(password)) if user and password else None
+
+
+@dataclass(frozen=True)
+class RegistryTls:
+    """``role``'s registry TLS from MSK_MIGRATE_<ROLE>_REGISTRY_CERT / _KEY (PEM files of a client certificate
+    chain and its unencrypted key: mutual TLS) and _CA (a PEM bundle of the registry's CA). Both clients of a
+    registry use it: ``schemas`` (requests) and the validator's proof per record (:meth:`ssl_context`)."""
+
+    cert: tuple[str, str] | None = None
+    ca: str | None = None
+
+    @property
+    def verify(self) -> str | bool:
+        return self.ca or True
+
+    def ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=self.ca)
+        if self.cert:
+            ctx.load_cert_chain(*self.cert)
+        return ctx
+
+
+def env_tls(role: str) -> RegistryTls:
+    """:class:`RegistryTls` of ``role`` from the environment; a named file that is missing is one line naming it."""
+    names = {k: f"MSK_MIGRATE_{role.upper()}_REGISTRY_{k}" for k in ("CERT", "KEY", "CA")}
+    got = {k: os.environ.get(v) or None for k, v in names.items()}
+    if bool(got["CERT"]) != bool(got["KEY"]):
+        missing = names["KEY"] if got["CERT"] else names["CERT"]
+        raise UsageError(missing, "is not set while its pair is", f"export both {names['CERT']} and {names['KEY']} (PEM files)")
+    for k, path in got.items():
+        if path and not os.path.isfile(path):
+            raise UsageError(names[k], f"{path} is not a readable file", "give the path of a PEM file")
+    cert = (str(got["CERT"]), str(got["KEY"])) if got["CERT"] else None
+    return RegistryTls(cert, got["CA"])
 
 
 def secret_credentials(arn: str, option: str) -> tuple[str, str]:
@@ -111,8 +146,10 @@ class RegistryClient:
         url = path if absolute else self.url + path
         data = raw if raw is not None else (None if body is None else json.dumps(body))
         try:
+            # verify and cert per request: requests lets REQUESTS_CA_BUNDLE override a session's verify
             resp = self.session.request(method, url, data=data, params=params, timeout=timeout or self.timeout,
-                                        headers={"Content-Type": content_type, "Accept": "application/json"})
+                                        headers={"Content-Type": content_type, "Accept": "application/json"},
+                                        verify=self.verify, cert=self.cert)
         except requests.exceptions.SSLError as exc:
             raise UsageError(self.option, f"TLS to the {self.role} registry {self.url} failed ({type(exc).__name__})",
                              "give its CA bundle or the right https URL") from None

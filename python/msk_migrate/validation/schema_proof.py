@@ -68,6 +68,10 @@ class RegistryClient:
         if user and password is not None:
             token = base64.b64encode(f"{user}:{password}".encode()).decode()
             self._headers["Authorization"] = f"Basic {token}"
+        # TLS (a private CA, mutual TLS) from the same variables as `msk-migrate schemas`
+        from ..schemas.client import env_tls
+
+        self._ssl = env_tls(side).ssl_context() if url.startswith("https:") else None
 
     def _get(self, path: str) -> dict[str, Any] | None:
         if path in self._cache:
@@ -75,7 +79,7 @@ class RegistryClient:
         req = urllib.request.Request(self.url + path, headers=self._headers)
         self.requests += 1
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as resp:
                 body: dict[str, Any] | None = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
