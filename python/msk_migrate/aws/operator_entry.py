@@ -25,7 +25,8 @@ from pathlib import Path
 
 #: The runbook's commands the operator task may run (``msk-migrate <command> …``); ``local``, ``rehearse`` and
 #: ``build-images`` are laptop commands and are refused, as is anything else.
-RUNBOOK_COMMANDS = ("acls", "cleanup", "connectors", "cutover", "lag", "offsets", "preflight", "rollback", "status", "validate")
+RUNBOOK_COMMANDS = ("acls", "cleanup", "connectors", "cutover", "lag", "offsets", "preflight", "rollback", "schemas", "status",
+                    "validate")
 #: The request: a JSON list of the words after ``msk-migrate``.
 ARGV_ENV = "MSK_MIGRATE_OPERATOR_ARGV"
 #: The environment whose record travels (its file name in the record directory), when there is one.
