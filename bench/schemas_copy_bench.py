@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -66,14 +67,17 @@ def main() -> None:
         for name, op in (("copy (first)", copy_outcome), ("verify", verify_outcome), ("copy (again)", copy_outcome)):
             t0 = time.monotonic()
             out = op(d, (), lambda m, start=t0: print(f"  {time.monotonic() - start:6.1f}s {m}", file=sys.stderr, flush=True))
-            runs[name] = (time.monotonic() - t0, out)
+            runs[name] = (time.monotonic() - t0, out, os.getloadavg()[0])
             assert out.exit_code == 0, (name, out.verdict, out.rows[:3])
         first = runs["copy (first)"][1]
         total = first.extra["to_copy"] + first.extra["present"]
-        rows = "\n".join(f"| {name} | {secs:.1f} | {out.verdict} | {out.extra.get('copied', '-')} |" for name, (secs, out) in runs.items())
+        rows = "\n".join(f"| {name} | {secs:.1f} | {out.verdict} | {out.extra.get('copied', '-')} | {load:.1f} |"
+                         for name, (secs, out, load) in runs.items())
         body = (f"{args.subjects:,} subjects x {args.versions} versions ({total:,} versions, one subject in ten with a reference), "
                 f"Apicurio Registry 3.3.3 in memory on both sides, route `{first.extra.get('route')}`; populating the source "
-                f"took {t_fill:.1f} s.\n\n| step | wall s | verdict | copied |\n|---|---:|---|---:|\n{rows}\n")
+                f"took {t_fill:.1f} s. One run per step (a copy changes the target: a repeat is a different step); load = the "
+                f"1-minute load average at the step's end on {os.cpu_count()} cores.\n\n"
+                f"| step | wall s | verdict | copied | load |\n|---|---:|---|---:|---:|\n{rows}\n")
         print(body)
         write_section("Schema registry copy (schemas copy)", body)
     finally:
