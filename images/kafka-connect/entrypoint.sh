@@ -119,6 +119,13 @@ LOG
 [[ -f "$JMX_AGENT_JAR" ]] || die "JMX_AGENT_JAR=$JMX_AGENT_JAR does not exist"
 [[ -f "$JMX_EXPORTER_CONFIG" ]] || die "JMX_EXPORTER_CONFIG=$JMX_EXPORTER_CONFIG does not exist"
 
+# The secrets above live on in 0600 files of this task only: the worker's JVM (and every connector in it)
+# starts without them in its environment. The internal CA's seed in particular could issue a certificate
+# every other task trusts. MM2_* stay: the rendered cluster settings reference them (env provider allowlist).
+person_vars=$(compgen -v CONNECT_REST_PERSON_ || true)
+# shellcheck disable=SC2086  # a list of variable names
+unset CONNECT_REST_PASSWORD CONNECT_REST_TLS_CA_SEED CONNECT_REST_TLS_KEYSTORE CONNECT_REST_TLS_KEYSTORE_PASSWORD $person_vars
+
 echo "entrypoint: Kafka Connect worker for target cluster ${CONNECT_BOOTSTRAP_SERVERS:-?} (config $WORKER_PROPERTIES)" >&2
 # shellcheck disable=SC2086  # CONNECT_JVM_EXTRA_OPTS is a list of JVM options
 exec "${JAVA:-java}" \

@@ -105,6 +105,27 @@ def test_each_person_gets_their_own_rest_login_after_the_machine_login(tmp_path)
     assert "alice-pass" not in r.stdout + r.stderr
 
 
+def test_the_worker_jvm_starts_without_the_rest_passwords_and_the_ca_seed_in_its_environment(tmp_path):
+    # JAVA is a stand-in that records the environment it was exec'd with (the entrypoint's last step).
+    seen = tmp_path / "java-env"
+    fake_java = tmp_path / "java"
+    fake_java.write_text(f"#!/usr/bin/env bash\nenv > {seen}\n")
+    fake_java.chmod(0o755)
+    (tmp_path / "agent.jar").write_text("")
+    (tmp_path / "rules.yaml").write_text("")
+    env = _rest_env(tmp_path, CONNECT_REST_PERSON_ALICE="alice-pass", CONNECT_REST_TLS_CA_SEED="s" * 64)
+    r = subprocess.run(["bash", str(CONNECT_ENTRYPOINT)], capture_output=True, text=True,
+                       env={"PATH": os.environ["PATH"], **env, "JAVA": str(fake_java), "JMX_AGENT_JAR": str(tmp_path / "agent.jar"),
+                            "JMX_EXPORTER_CONFIG": str(tmp_path / "rules.yaml"), "CONNECT_REST_ADVERTISED_HOST": "127.0.0.1"})
+    assert r.returncode == 0, r.stderr
+    names = {line.split("=", 1)[0] for line in seen.read_text().splitlines() if "=" in line}
+    assert not names & {"CONNECT_REST_PASSWORD", "CONNECT_REST_PERSON_ALICE", "CONNECT_REST_TLS_CA_SEED"}, names
+    assert {"MM2_TARGET_SASL_USERNAME", "MM2_TARGET_SASL_PASSWORD"} <= names  # the rendered cluster settings need them
+    assert "machine-pass" not in seen.read_text() and "alice-pass" not in seen.read_text() and "s" * 64 not in seen.read_text()
+    # ...and they live on only in the 0600 credentials file the REST extension reads.
+    assert "alice=alice-pass" in (tmp_path / "rest-credentials.properties").read_text()
+
+
 def test_a_person_variable_that_names_the_machine_login_or_no_person_is_refused(tmp_path):
     r = _run(tmp_path, _rest_env(tmp_path, CONNECT_REST_PERSON_MM2_OPERATOR="p"))
     assert r.returncode != 0 and "CONNECT_REST_PERSON_MM2_OPERATOR names the machine login" in r.stderr
