@@ -34,6 +34,7 @@ FIXTURE_TIERS = {
     "local_env": "kafka", "clusters": "kafka", "spark": "spark", "synth": "infra",
     "terraform_bin": "infra", "terraform_env": "infra", "promtool": "prometheus",
     "prometheus_bin": "prometheus", "moto_url": "aws", "moto_s": "aws", "aws_endpoints": "aws",
+    "registry_pair": "jvm",  # two Apicurio Registries (a Java 21+ application each)
 }
 
 #: Tests that start a component themselves (a CLI subprocess, Maven), by node-id prefix.

@@ -16,19 +16,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import UsageError
 
 
 class SchemaRegistrySection(BaseModel):
+    """The ``schema_registry`` section: each registry's Confluent-compatible API and its basic-auth secret."""
+
     model_config = ConfigDict(extra="forbid")
 
-    source: str
-    target: str
-    #: Secrets Manager secrets (JSON username/password) of each registry's basic auth, when it has one
-    source_secret_arn: str | None = None
-    target_secret_arn: str | None = None
+    source: str = Field(description="The source registry's Confluent-compatible API URL (e.g. https://registry.corp:8081).")
+    target: str = Field(description="The target registry's Confluent-compatible API URL (Apicurio: https://HOST/apis/ccompat/v7); "
+                        "never AWS Glue Schema Registry, which cannot keep the records' ids.")
+    source_secret_arn: str | None = Field(None, description="Secrets Manager secret (JSON username, password) of the source "
+                                          "registry's basic auth, when it has one.")
+    target_secret_arn: str | None = Field(None, description="Secrets Manager secret (JSON username, password) of the target "
+                                          "registry's basic auth, when it has one.")
 
 
 def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:

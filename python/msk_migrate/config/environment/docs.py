@@ -23,6 +23,7 @@ from pydantic_core import PydanticUndefined
 
 from ..auth import AuthConfig
 from ..migration import MigrationSpec, WorkerSpec
+from ..schema_registry import SchemaRegistrySection
 from .clusters import MskCreate, SourceCluster, TargetCluster
 from .model import EnvironmentConfig
 from .monitoring import AlertmanagerRoute, MonitoringConfig
@@ -50,6 +51,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "monitoring.alertmanager": AlertmanagerRoute,
     "backend": BackendConfig,
     "ecr": EcrConfig,
+    "schema_registry": SchemaRegistrySection,
 }
 
 #: Which section documents a nested model (for "see ..." links in the type column).
