@@ -98,9 +98,11 @@ def test_every_endpoint_behind_the_listeners_authenticates(synth: Synth, env: st
 def test_generated_credentials_never_enter_the_plan_or_state(synth: Synth, env: str) -> None:
     stack = synth.stacks[env]
     versions = synth.resources(env, "aws_secretsmanager_secret_version")
-    assert len(versions) == 3  # Connect REST, Prometheus web, the internal CA's seed
+    # Connect REST, Prometheus web, the internal CA's seed, and one REST login per person (connect.people)
+    expected = 3 + len(synth.configs[env].connect.people)
+    assert len(versions) == expected
     passwords = stack["ephemeral"]["aws_secretsmanager_random_password"]
-    assert len(passwords) == 3
+    assert len(passwords) == expected
     for _key, v in versions.items():
         assert "secret_string" not in v and "secret_binary" not in v, "a stored value would land in the state"
         assert v["secret_string_wo_version"] == 1
