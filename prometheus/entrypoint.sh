@@ -13,6 +13,11 @@
 #                             the plain password only for Prometheus' scrape of itself). Required:
 #                             without them the entrypoint refuses to start, unless
 #                             MM2_PROMETHEUS_WEB_AUTH=none says so explicitly (tests, a laptop).
+#   MM2_PROMETHEUS_PERSON_<NAME>_BCRYPT
+#                             one more login per person (connect.people): <NAME> upper-case with '_' for '-'
+#                             (ALICE -> alice, J_SMITH -> j-smith), the value the bcrypt hash of that person's
+#                             own secret. People sign in as themselves; the machine login stays for Grafana's
+#                             datasource and the health check.
 #   MM2_PROMETHEUS_TLS_DIR    directory with cert.pem, key.pem and ca.pem (on ECS: written at task start by
 #                             the serving-cert init container): Prometheus serves HTTPS only, scrapes itself
 #                             over HTTPS verifying ca.pem, and promtool-http.yml (beside the rendered config)
@@ -69,6 +74,28 @@ else
     || die "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT is not a bcrypt hash"
 fi
 
+NL='
+'
+# People: every MM2_PROMETHEUS_PERSON_<NAME>_BCRYPT variable, as "name hash" lines (names checked, hashes checked).
+PEOPLE=$(env | sed -n 's/^MM2_PROMETHEUS_PERSON_\([A-Z0-9_]*\)_BCRYPT=\(.*\)$/\1 \2/p' | sort)
+if [ -n "$PEOPLE" ]; then
+  [ -n "$WEB_USER" ] || die "MM2_PROMETHEUS_PERSON_*_BCRYPT needs the machine login too (MM2_PROMETHEUS_WEB_USER, ..._BCRYPT, ..._PASSWORD)"
+  PEOPLE_LINES=""
+  while read -r upper hash; do
+    person=$(printf '%s' "$upper" | tr 'A-Z_' 'a-z-')
+    case "$person" in
+      ""|-*|*-|*--*|*[!a-z0-9-]*) die "MM2_PROMETHEUS_PERSON_${upper}_BCRYPT: '$person' is not a person's name (lower-case letters, digits, single hyphens)" ;;
+    esac
+    [ "$person" != "$WEB_USER" ] || die "MM2_PROMETHEUS_PERSON_${upper}_BCRYPT: '$person' is the machine login's name"
+    # shellcheck disable=SC2016  # a literal regex: the $ are bcrypt's separators, not expansions
+    printf '%s' "$hash" | grep -Eq '^\$2[aby]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$' \
+      || die "MM2_PROMETHEUS_PERSON_${upper}_BCRYPT is not a bcrypt hash"
+    PEOPLE_LINES="$PEOPLE_LINES$(printf '  "%s": "%s"' "$person" "$hash")$NL"
+  done <<EOF_PEOPLE
+$PEOPLE
+EOF_PEOPLE
+fi
+
 BROKERS="${MM2_MSK_BROKERS:-}"
 case "$BROKERS" in
   *[!A-Za-z0-9.,-]*) die "MM2_MSK_BROKERS=$BROKERS must be a comma-separated list of broker DNS names" ;;
@@ -82,8 +109,6 @@ fi
 # Only the lines that end with a variable's name change; rule_files become absolute so the rendered
 # file may live anywhere.
 SCRIPT="s|^  - rules/|  - $DIR/rules/|"
-NL='
-'
 [ -z "$DNS_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_DNS_NAME\$/s|\"[^\"]*\"|\"$DNS_NAME\"|"
 [ -z "$PORT" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_METRICS_PORT\$/s|port: [0-9]*|port: $PORT|"
 [ -z "$ENV_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_ENVIRONMENT\$/s|\"[^\"]*\"|\"$ENV_NAME\"|"
@@ -118,6 +143,7 @@ if [ -n "$WEB_USER$TLS_DIR" ]; then
     : > "$WEB_CONFIG"; : > "$CLIENT_CONFIG"
     if [ -n "$WEB_USER" ]; then
       printf 'basic_auth_users:\n  "%s": "%s"\n' "$WEB_USER" "$WEB_HASH" >> "$WEB_CONFIG"
+      [ -z "${PEOPLE_LINES:-}" ] || printf '%s' "$PEOPLE_LINES" >> "$WEB_CONFIG"
       printf '%s' "$WEB_PASSWORD" > "$PASSWORD_FILE"
       printf 'basic_auth:\n  username: "%s"\n  password_file: "%s"\n' "$WEB_USER" "$PASSWORD_FILE" >> "$CLIENT_CONFIG"
     fi

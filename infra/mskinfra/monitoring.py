@@ -4,9 +4,12 @@ Credentials (:class:`.credentials.GeneratedCredentials`, nothing in the Terrafor
   - ``<prefix>/connect-rest``: basic auth of the Connect REST API. ECS injects ``username``/``password``
     into the workers as ``CONNECT_REST_USERNAME``/``CONNECT_REST_PASSWORD``; the
     entrypoint turns them into the JAAS file of Kafka's BasicAuthSecurityRestExtension.
-  - ``<prefix>/connect-rest/<person>``: one login per name in ``connect.people``. ECS injects each password
-    as ``CONNECT_REST_PERSON_<NAME>`` (hyphens as underscores); the entrypoint adds one line per person to
-    the credentials file, and the worker's REST audit line (``user=<name>``) then names who sent a change.
+  - ``<prefix>/connect-rest/<person>``: one login per name in ``connect.people``, the person's own for the
+    Connect REST API and Prometheus. ECS injects the password into the workers as ``CONNECT_REST_PERSON_<NAME>``
+    (hyphens as underscores); the entrypoint adds one line per person to the credentials file, and the
+    worker's REST audit line (``user=<name>``) then names who sent a change. Prometheus gets the bcrypt
+    hash as ``MM2_PROMETHEUS_PERSON_<NAME>_BCRYPT`` (prometheus/entrypoint.sh: one ``basic_auth_users``
+    entry per person beside the machine login).
   - ``<prefix>/prometheus-web``: basic auth of Prometheus (web config ``basic_auth_users`` takes the
     bcrypt hash); Grafana's datasource logs in with the plain password.
   - ``<prefix>/internal-ca``: the seed of the internal CA every task issues its own TLS certificate from
@@ -45,6 +48,8 @@ CONNECT_REST_USER = SERVICE_LOGIN
 #: The worker variable holding one person's REST password (images/kafka-connect/entrypoint.sh reads them).
 PERSON_PASSWORD_ENV = "CONNECT_REST_PERSON_"
 PROMETHEUS_WEB_USER = "mm2-operator"
+#: Prometheus' variable holding one person's bcrypt hash (prometheus/entrypoint.sh reads them).
+PROMETHEUS_PERSON_ENV = "MM2_PROMETHEUS_PERSON_"
 
 
 @dataclass
@@ -76,7 +81,12 @@ class OperatorCredentials:
             "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT": p.value_from("password_bcrypt"),
             # the container's own health check logs in with it
             "MM2_PROMETHEUS_WEB_PASSWORD": p.value_from("password"),
+            **{prometheus_person_env(name): cred.value_from("password_bcrypt") for name, cred in self.people.items()},
         }
+
+    def prometheus_secret_arns(self) -> list[str]:
+        """What the Prometheus execution role reads: its machine login, the CA seed and every person's login."""
+        return [self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
 
     def grafana_secret_env(self) -> dict[str, str]:
         p = self.prometheus_web
@@ -89,13 +99,19 @@ def person_env(name: str) -> str:
     return PERSON_PASSWORD_ENV + name.upper().replace("-", "_")
 
 
+def prometheus_person_env(name: str) -> str:
+    """``alice`` -> ``MM2_PROMETHEUS_PERSON_ALICE_BCRYPT`` (the same one-to-one mapping as :func:`person_env`)."""
+    return PROMETHEUS_PERSON_ENV + name.upper().replace("-", "_") + "_BCRYPT"
+
+
 def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:
     p = cfg.resource_prefix
     people = {
         name: GeneratedCredentials(
             scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{p}/connect-rest/{name}",
-            description=f"{name}'s own login to the Kafka Connect REST API of {p} (generated; keys username, password)",
-            username=name, kms_key_arn=kms_key_arn,
+            description=f"{name}'s own login to the Kafka Connect REST API and Prometheus of {p} "
+            "(generated; keys username, password, password_bcrypt)",
+            username=name, kms_key_arn=kms_key_arn, bcrypt=True,
         )
         for name in cfg.connect.people
     }

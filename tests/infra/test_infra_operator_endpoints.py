@@ -82,7 +82,12 @@ def test_every_endpoint_behind_the_listeners_authenticates(synth: Synth, env: st
     connect_secrets = {s["name"] for s in cs["kafka-connect"]["secrets"]}
     assert {"CONNECT_REST_USERNAME", "CONNECT_REST_PASSWORD"} <= connect_secrets
     prom_secrets = {s["name"] for s in cs["prometheus"]["secrets"]}
-    assert prom_secrets == {"MM2_PROMETHEUS_WEB_USER", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT", "MM2_PROMETHEUS_WEB_PASSWORD"}
+    people = synth.configs[env].connect.people
+    # the machine login (Grafana's datasource, the health check) and one bcrypt hash per person
+    assert prom_secrets == {"MM2_PROMETHEUS_WEB_USER", "MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT", "MM2_PROMETHEUS_WEB_PASSWORD",
+                            *(f"MM2_PROMETHEUS_PERSON_{n.upper().replace('-', '_')}_BCRYPT" for n in people)}
+    person_refs = {s["name"]: s["valueFrom"] for s in cs["prometheus"]["secrets"] if s["name"].startswith("MM2_PROMETHEUS_PERSON_")}
+    assert all(v.endswith(":password_bcrypt::") for v in person_refs.values()), person_refs
     assert "MM2_PROMETHEUS_WEB_AUTH" not in {e["name"] for e in cs["prometheus"]["environment"]}, "never disabled on ECS"
     grafana_env = {e["name"]: e["value"] for e in cs["grafana"]["environment"]}
     assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and grafana_env["GF_SECURITY_COOKIE_SECURE"] == "true"
@@ -109,7 +114,8 @@ def test_generated_credentials_never_enter_the_plan_or_state(synth: Synth, env: 
         (pw,) = [p for p in passwords if f"ephemeral.aws_secretsmanager_random_password.{p}.random_password" in v["secret_string_wo"]]
         assert passwords[pw]["exclude_punctuation"] is True and passwords[pw]["password_length"] >= 32
     prom = [v for v in versions.values() if "bcrypt(" in v["secret_string_wo"]]
-    assert len(prom) == 1, "Prometheus gets the bcrypt hash its web config needs"
+    # Prometheus' web config takes only hashes: its machine login's and each person's (one login per person)
+    assert len(prom) == 1 + len(synth.configs[env].connect.people)
     assert not synth.resources(env, "aws_secretsmanager_secret_version").keys() & {"grafana_admin"}
 
 
