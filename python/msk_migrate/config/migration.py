@@ -156,6 +156,14 @@ class MigrationSpec(BaseModel):
         "exactly.once.support=required, transactional writes to the target; needs a Connect runtime >= 3.5 "
         "and read_committed everywhere.",
     )
+    mark_copies: bool = Field(
+        False,
+        description="Mark every record this flow copies with a header msk-migrate.copied-from.<source alias> and never "
+        "copy a record marked as copied from this flow's target: the loop-free active/active and forwarding "
+        "topologies with identical topic names (docs/active-active.md). Consumers then see one extra header per hop. "
+        "The reverse flow of a topic the forward flow still replicates is refused unless this is on. Off: "
+        "active/passive, records copied byte for byte with their headers only.",
+    )
     waves: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Waves the migration moves in: wave name -> topic names or regexes (full match) within the "

@@ -16,6 +16,7 @@ from ..config.overrides import PROFILES
 from ..errors import UsageError
 from ..kafka import names
 from ..kafka.selection import exact, topic_selection
+from ..topology.marks import mark_transforms
 
 POLICY_CLASS = names.REPLICATION_POLICY_CLASS
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -149,6 +150,12 @@ def _checkpoint_connector(name: str, m: MigrationSpec, common: dict[str, str], *
     }
 
 
+def _marks(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec) -> dict[str, str]:
+    """With ``mark_copies``: the source connector of ``source -> target`` marks what it copies and skips what was
+    copied from ``target`` (msk_migrate.topology.marks). Applied last: the marks' transforms are not overridable."""
+    return mark_transforms(source.alias, target.alias) if m.mark_copies else {}
+
+
 def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: MigrationSpec,
                       connect_version: str | None = None) -> dict[str, dict[str, str]]:
     """The connector configs for the flow ``source -> target``.
@@ -170,6 +177,7 @@ def render_connectors(source: ClusterEndpoint, target: ClusterEndpoint, m: Migra
     }
     src.update(_tuning(m))
     src.update(_exactly_once(m, connect_version))
+    src.update(_marks(source, target, m))
     ckpt["emit.checkpoints.enabled"] = _b(m.emit_checkpoints)
     hb["emit.heartbeats.enabled"] = _b(m.emit_heartbeats)
     return {names["source"]: src, names["checkpoint"]: ckpt, names["heartbeat"]: hb}
@@ -202,7 +210,9 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
                               topics: list[str] | None = None) -> dict[str, dict[str, str]]:
     """The rollback flow ``target -> source`` (source and checkpoint connectors; no heartbeats) for
     ``topics`` (source names; default: every topic the forward spec names exactly, for the stack's
-    template). Refuses a topic the given forward spec still replicates (records would loop).
+    template). Refuses a topic the given forward spec still replicates (records would loop), unless the spec
+    marks copies (``mark_copies``): both directions at once are then the loop-free active/active topology, each
+    flow skipping the records the other one brought in (docs/active-active.md).
 
     Checkpoints and offset syncs of the reverse flow live on the source cluster under the target's alias
     (``<name>-reverse.<target alias>.checkpoints.internal``, ``mm2-offset-syncs.<name>-reverse.<target alias>.internal``;
@@ -211,15 +221,18 @@ def render_reverse_connectors(source: ClusterEndpoint, target: ClusterEndpoint, 
     sel = topic_selection(m)
     names = list(topics) if topics is not None else [t for t in m.topics if re.fullmatch(r"[A-Za-z0-9._-]+", t)]
     still = [t for t in names if topics is not None and sel.matches(t)]
-    if still:
-        raise UsageError("--topic", f"{still[0]} is still replicated forward by {m.connector_names()['source']}",
-                         "exclude it from the forward flow first (msk-migrate rollback apply does both)")
+    if still and not m.mark_copies:
+        raise UsageError("migration.mark_copies",
+                         f"topic {still[0]} would flow both ways (still replicated forward by "
+                         f"{m.connector_names()['source']}) and records would loop without copy marks",
+                         "set migration.mark_copies: true for active/active, or exclude the topic from the forward "
+                         "flow first (msk-migrate rollback apply does both)")
     r = reverse_spec(m, names)
     cn = r.connector_names()
     common = {**_common(target, source, r, roles=("target", "source")), **reverse_producer(source)}
     # No topic-config sync onto the source. `rollback apply` sets the start of every partition the forward
     # flow wrote to (Connect offsets API); the others hold only the producers' records, read from the beginning.
-    src = _source_connector(cn["source"], m, common, sync_topic_configs=False)
+    src = {**_source_connector(cn["source"], m, common, sync_topic_configs=False), **_marks(target, source, m)}
     ckpt = _checkpoint_connector(cn["checkpoint"], m, common, sync_group_offsets=True)
     return {cn["source"]: src, cn["checkpoint"]: ckpt}
 
