@@ -124,6 +124,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--kafka-version": ["latest", "2.8.0"],
     "--source-kafka": ["2.7.0", "latest"],  # versions the harness cannot start
     "--broker-heap": ["12x", "64m"],
+    "--peer-brokers": ["-1", "100000", "two"],
     "--images": ["no-such-image"],
     "--repository-prefix": ["UPPER/Case!"],
     "--group": ["", "bad group\n", "tab\there"],
@@ -187,6 +188,7 @@ BASE: dict[str, list[str]] = {
     "rollback apply": [*FLOW, "--topic", "orders"],
     "cleanup": [*FLOW],
     "status": [*FLOW],
+    "topology check": ["--config", "tests/unit/data/nowhere-flow-b.yaml", "--config", "tests/unit/data/nowhere-flow-c.yaml"],
     "validate": ["--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
                  "--topics", "t", "--no-report", "--metadata-timeout", "1"],
     "build-images": ["123456789012", "eu-west-1", "--dry-run", "--builder", "buildah"],

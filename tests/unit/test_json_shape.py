@@ -40,6 +40,7 @@ ASSERTED_IN = {
     **{f"schemas {c}": "tests/integration/test_schemas_copy.py" for c in ("plan", "copy", "verify")},  # two registries
     "status": "tests/unit/test_status.py",  # the ledger alone (--ledger-only); with the source: tests/integration/test_topic_identity.py
     "connectors reset-topic": "tests/integration/test_topic_identity.py",  # a recreated source topic under a live flow
+    "topology check": "tests/unit/test_topology_plan.py",  # offline from flow files; on clusters: tests/integration/test_consolidation.py
 }
 
 

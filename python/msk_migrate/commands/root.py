@@ -33,11 +33,12 @@ def _register() -> None:
     from .runbook import cleanup, cutover, lag, offsets, preflight, rehearse, rollback
     from .schemas import schemas
     from .status import status
+    from .topology import topology
 
     connectors.add_command(reset_topic)  # beside apply: the fix for a recreated source topic
 
     for cmd in (acls, local, connectors, preflight, offsets, lag, cutover, rollback, cleanup, status, rehearse, validate,
-                build_images_cmd, schemas):
+                build_images_cmd, schemas, topology):
         cli.add_command(cmd)
     register_producers(cutover)  # cutover fence|unfence|run|confirm|abort|abandon-group
 
