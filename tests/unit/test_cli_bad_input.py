@@ -99,6 +99,8 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--env": ["../prod", "UPPER", "no-such-env"],
     "build-images --env": ["../prod", "UPPER"],
     "--config": [MISSING_FILE, str(REPO_ROOT / "tests")],
+    "--with-env": ["../prod", "UPPER", "no-such-env"],
+    "--with-config": [MISSING_FILE, str(REPO_ROOT / "tests")],
     "--out": [UNWRITABLE, str(REPO_ROOT / "tests")],
     "--out-dir": [UNWRITABLE, str(REPO_ROOT / "README.md")],
     "--from-dir": [MISSING_FILE, str(REPO_ROOT / "README.md")],

@@ -253,3 +253,29 @@ def test_check_needs_two_flows_each_named_once(tmp_path, capfd) -> None:
     assert code == 2 and "at least 2" in err
     code, _, err = _run(capfd, "--config", a, "--config", a, "--offline")
     assert code == 2 and "given twice" in err
+
+
+class _Reached(BaseException):
+    """A cluster was reached (a BaseException: no command's ``except Exception`` swallows it)."""
+
+
+def test_preflight_with_another_migration_refuses_shared_names_before_any_connection(tmp_path, capfd, monkeypatch) -> None:
+    from msk_migrate.access.admin import AdminSession
+
+    def refuse(*a, **k):
+        raise _Reached("a cluster was reached")
+
+    monkeypatch.setattr(AdminSession, "for_endpoint", classmethod(refuse))
+    a = _flow_file(tmp_path, "a", A, T, topics=["o1"], groups=["g1"])
+    b = _flow_file(tmp_path, "b", B, T, topics=["o1"], groups=["g2"])
+    capfd.readouterr()
+    code = run_cli(cli, ["preflight", "--config", a, "--with-config", b], "msk-migrate")
+    err = capfd.readouterr().err
+    assert code == 2 and err.startswith("error: migration.topics: topic o1 comes from both sources") and f"({b})" in err
+
+
+def test_preflight_refuses_the_flow_under_preflight_given_again_as_another(tmp_path, capfd) -> None:
+    a = _flow_file(tmp_path, "a", A, T)
+    capfd.readouterr()
+    code = run_cli(cli, ["preflight", "--config", a, "--with-config", a], "msk-migrate")
+    assert code == 2 and "is the one under preflight" in capfd.readouterr().err

@@ -18,9 +18,10 @@ from ..aws.preflight_task import in_vpc_options
 from ..cliutil import human, output_option
 from ..errors import UsageError
 from ..render import progress, render, watch
-from .flow import flow_options, session_from_kwargs
+from .flow import announce, flow_from_kwargs, flow_options, session_from_kwargs
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
 from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION
+from .topology import other_flows, with_flows_options
 from .waves import wave_option
 
 _GROUPS = click.option("--group", "groups", multiple=True, type=GROUP, help="Only these groups (default: the migration's group regexes).")
@@ -41,20 +42,29 @@ def _preflight_in_vpc(kw: dict, in_vpc_opts: dict, output: str) -> None:
 
 @click.command("preflight")
 @flow_options
+@with_flows_options
 @output_option
 @in_vpc_options
-def preflight(output: str, in_vpc_opts: dict, **kw) -> None:
-    """Check the clusters before replication: reachability, topics, partitions, RF, groups. Before deploy
+def preflight(output: str, in_vpc_opts: dict, with_envs: tuple[str, ...], with_configs: tuple[str, ...], **kw) -> None:
+    """Check the clusters before replication: reachability, topics, partitions, RF, groups; with --with-env/
+    --with-config, no collision with the other migrations into the same target. Before deploy
     (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check, 2 when MM2's user
     lacks a source ACL (the line names it and the grant). --in-vpc runs the
     same preflight as a one-off ECS task with the Connect service's network and task role."""
     from ..runbook.preflight import preflight as run
+    from ..runbook.session import open_session
 
     if in_vpc_opts.pop("in_vpc"):
+        if with_envs or with_configs:
+            raise UsageError("--with-env/--with-config", "the in-VPC task reads one flow",
+                             "run `msk-migrate topology check` for the migrations together")
         _preflight_in_vpc(kw, in_vpc_opts, output)
-    s = session_from_kwargs(kw, output, target="if given")
+    flow = flow_from_kwargs(kw)
+    others = other_flows(flow, with_envs, with_configs)  # bad input in the configurations: refused before any connection
+    announce(flow, output)
+    s = open_session(flow, target="if given")
     with progress(output, "running preflight checks") as say:
-        outcome = run(s, say)
+        outcome = run(s, say, others)
     render(outcome, output)
 
 

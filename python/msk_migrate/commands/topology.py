@@ -81,3 +81,32 @@ def topology_check_cmd(envs: tuple[str, ...], configs: tuple[str, ...], offline:
     with progress(output, "checking the topology") as say:
         outcome = topology_check([(ref, src, tgt) for ref, src, tgt, _ in flows], origins, offline, say)
     render(outcome, output)
+
+
+#: ``preflight --with-env NAME / --with-config FILE``: the other migrations into the same target.
+def with_flows_options(f):
+    """``--with-env`` / ``--with-config`` (repeatable): other migrations preflight compares this flow against."""
+    f = click.option("--with-config", "with_configs", multiple=True, type=READ_FILE,
+                     help="Another migration's flow file into the same target (repeatable): preflight fails on a topic "
+                          "or consumer group both sources send there.")(f)
+    f = click.option("--with-env", "with_envs", multiple=True, type=ENV,
+                     help="Another migration's environment into the same target (repeatable); see --with-config.")(f)
+    return f
+
+
+def other_flows(flow: Flow, with_envs: tuple[str, ...], with_configs: tuple[str, ...]) -> list[tuple[FlowRef, ClusterEndpoint]]:
+    """The other migrations preflight compares ``flow`` against, refused as bad input (one line, before any
+    connection) when the configuration alone shows a collision with ``flow`` (shared names, one exact topic or
+    group from both sources, renames onto one name, a loop without marks)."""
+    if not with_envs and not with_configs:
+        return []
+    from ..topology.plan import plan_topology
+
+    others = read_flows(with_envs, with_configs, "--with-env/--with-config", at_least=1)
+    me = flow_ref(flow)
+    if any(ref.label == me.label for ref, *_ in others):
+        raise UsageError("--with-env/--with-config", f"flow {me.label} is the one under preflight", "name the other migrations only")
+    bad = [p for p in plan_topology([me, *(ref for ref, *_ in others)]).bad_input if me.label in p.flows]
+    if bad:
+        raise UsageError(bad[0].field, bad[0].detail, bad[0].fix)
+    return [(ref, src) for ref, src, _, _ in others]

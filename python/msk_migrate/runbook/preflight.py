@@ -10,8 +10,9 @@ and run after deploy with ``--target-bootstrap``. Unreachable clusters raise (ex
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from ..access.admin import AdminSession
 from ..access.offsets import end_offsets, partitions
@@ -21,6 +22,12 @@ from ..kafka.selection import NameFilter, group_selection, topic_selection
 from ..outcome import Outcome, Progress, View, col, quiet
 from .capacity import require_replication_factors  # noqa: F401 - re-exported
 from .session import MigrationSession
+
+if TYPE_CHECKING:
+    from ..topology.plan import FlowRef
+
+#: Another migration preflight compares against: its planner view and its source's endpoint (listed for topics and groups).
+OtherFlow = tuple["FlowRef", ClusterEndpoint]
 
 
 @dataclass
@@ -52,12 +59,14 @@ class PreflightReport:
 
 @dataclass
 class Preflight:
-    """What the checks read: the command's session, the report they fill, and the selected topics (filled
-    by the first check). ``target`` is None before deploy (the target checks are then skipped)."""
+    """What the checks read: the command's session, the report they fill, the selected topics (filled
+    by the first check) and the other migrations into the same target (``--with-env``/``--with-config``).
+    ``target`` is None before deploy (the target checks are then skipped)."""
 
     session: MigrationSession
     report: PreflightReport
     selected: list[str] = field(default_factory=list)
+    others: Sequence[OtherFlow] = ()
 
     @property
     def source(self) -> AdminSession:
@@ -318,10 +327,59 @@ def check_schema_registry(p: Preflight) -> None:
 SOURCE_CHECKS.append(check_schema_registry)
 
 
-def run_preflight(s: MigrationSession) -> PreflightReport:
-    """Every check of :data:`SOURCE_CHECKS`, then of :data:`TARGET_CHECKS` when the session has a target."""
+#: The condition's name: a consolidation's migrations must not write one name into their shared target.
+OTHER_MIGRATIONS = "no collision with other migrations into the target"
+
+
+def check_other_migrations(p: Preflight) -> None:
+    """``--with-env``/``--with-config``: this flow against the other migrations given, on the sources' actual
+    topics and groups (:mod:`msk_migrate.topology.plan`): a topic or consumer group both send to the shared
+    target, naming both sources. What the configuration alone refuses was refused before any connection
+    (commands/topology.py: :func:`~msk_migrate.commands.topology.other_flows`)."""
+    if not p.others:
+        p.report.add(OTHER_MIGRATIONS, "skip", "no other migration given (--with-env NAME / --with-config FILE for each "
+                     "migration into the same target)")
+        return
+    from ..topology.plan import SourceInventory, flow_ref, plan_topology
+
+    flow = p.session.flow
+    if flow is None:
+        p.report.add(OTHER_MIGRATIONS, "skip", "the session names no flow to compare")
+        return
+    me = flow_ref(flow).with_ids(p.session.found.source_cluster_id, p.session.found.target_cluster_id)
+    mine = SourceInventory(frozenset(p.source.topics()), frozenset(p.source.groups()))
+    inventories = {me.label: mine}
+    refs = []
+    for ref, src in p.others:
+        if me.source.same(ref.source):
+            inventories[ref.label] = mine
+            sid = p.session.found.source_cluster_id
+        else:
+            other = AdminSession.for_endpoint("source", src)
+            inventories[ref.label] = SourceInventory(frozenset(other.topics()), frozenset(other.groups()))
+            sid = other.cluster_id()
+        refs.append(ref.with_ids(sid, None))
+    into = [r for r in refs if r.target.same(me.target)]
+    if not into:
+        p.report.add(OTHER_MIGRATIONS, "ok", f"none of {', '.join(r.label for r in refs)} writes into this flow's target")
+        return
+    problems = [x for x in plan_topology([me, *refs], inventories).problems if me.label in x.flows]
+    if problems:
+        p.report.add(OTHER_MIGRATIONS, "fail", "; ".join(x.line for x in problems[:5])
+                     + (f"; and {len(problems) - 5} more" if len(problems) > 5 else ""))
+    else:
+        p.report.add(OTHER_MIGRATIONS, "ok", f"no topic or consumer group of this flow's source is written into the shared "
+                     f"target by {', '.join(r.label for r in into)} (compared on the sources' topics and groups)")
+
+
+SOURCE_CHECKS.append(check_other_migrations)
+
+
+def run_preflight(s: MigrationSession, others: Sequence[OtherFlow] = ()) -> PreflightReport:
+    """Every check of :data:`SOURCE_CHECKS`, then of :data:`TARGET_CHECKS` when the session has a target;
+    ``others``: the other migrations into the same target (:func:`check_other_migrations`)."""
     rep = PreflightReport()
-    p = Preflight(s, rep)
+    p = Preflight(s, rep, others=others)
     for check in SOURCE_CHECKS:
         check(p)
     if p.target is None:
@@ -336,13 +394,13 @@ def run_preflight(s: MigrationSession) -> PreflightReport:
 _TINT = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
 
 
-def preflight(s: MigrationSession, progress: Progress = quiet) -> Outcome:
+def preflight(s: MigrationSession, progress: Progress = quiet, others: Sequence[OtherFlow] = ()) -> Outcome:
     """``msk-migrate preflight``: exit 0 every check passed, 1 a check failed, 2 MM2's user lacks a source
     ACL (a fix of the input, granted by the operator, not a state of the clusters: the line names it)."""
     from .preflight_acls import NAME as ACLS_CHECK
 
     progress("running preflight checks")
-    rep = run_preflight(s)
+    rep = run_preflight(s, others)
     acl = next((c for c in rep.checks if c.name == ACLS_CHECK and c.status == "fail"), None)
     doc = rep.to_dict()
     return Outcome("preflight", "ok" if rep.ok else "failed", 0 if rep.ok else 2 if acl else 1, doc["checks"],
