@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -146,12 +146,30 @@ def test_a_regex_flow_back_over_an_exact_topic_is_a_loop_offline() -> None:
     assert kinds(plan) == ["loop"] and plan.exit_code == 2
 
 
-def test_a_loop_where_both_flows_mark_their_copies_is_accepted() -> None:
-    a, b = flow("ab", A, B, topics=["orders"]), flow("ba", B, A, topics=["orders"])
-    marked = [FlowRef(f.label, f.source, f.target, f.source_alias, f.target_alias,
-                      SimpleNamespace(**{**f.migration.model_dump(), "mark_copies": True}), f.worker) for f in (a, b)]  # type: ignore[arg-type]
-    plan = plan_topology(marked)
+def _aliased(f: FlowRef, source_alias: str, target_alias: str) -> FlowRef:
+    return replace(f, source_alias=source_alias, target_alias=target_alias)
+
+
+def test_a_topic_both_ways_where_both_flows_mark_their_copies_is_accepted() -> None:
+    a = _aliased(flow("ab", A, B, topics=["orders"], mark_copies=True), "dc-a", "dc-b")
+    b = _aliased(flow("ba", B, A, topics=["orders"], mark_copies=True), "dc-b", "dc-a")
+    plan = plan_topology([a, b])
     assert plan.problems == [] and "loop-free" in plan.relations[0].detail and plan.exit_code == 0
+
+
+def test_one_flow_marking_its_copies_is_not_enough() -> None:
+    a = _aliased(flow("ab", A, B, topics=["orders"], mark_copies=True), "dc-a", "dc-b")
+    b = _aliased(flow("ba", B, A, topics=["orders"]), "dc-b", "dc-a")
+    (p,) = plan_topology([a, b]).problems
+    assert p.kind == "loop" and "ba does not mark its copies" in p.detail
+
+
+def test_marked_flows_that_call_one_cluster_by_two_aliases_still_loop() -> None:
+    """A marked flow S -> T skips what is marked as copied from T's alias: the aliases must agree across flows."""
+    a = _aliased(flow("ab", A, B, topics=["orders"], mark_copies=True), "dc-a", "msk")
+    b = _aliased(flow("ba", B, A, topics=["orders"], mark_copies=True), "dc-b", "dc-a")
+    (p,) = plan_topology([a, b]).problems
+    assert p.kind == "loop" and p.field == "source.alias" and p.stage == "config"
 
 
 def test_opposite_flows_over_disjoint_exact_topics_are_a_reverse_pair_not_a_loop() -> None:

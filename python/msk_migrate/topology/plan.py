@@ -21,7 +21,8 @@ Problems (:class:`Problem`), each naming the flows, the field to change and the 
   alias, whose ``<alias>.heartbeats`` both write); a rename rule mapping topics of two flows (or a renamed
   and a copied topic of one flow) to one target name;
 - fan-out: a target that is the flow's own source;
-- loop: a topic both flows of an A <-> B pair select, unless both set ``migration.mark_copies``.
+- loop: a topic both flows of an A <-> B pair select, unless both set ``migration.mark_copies`` and call each
+  cluster by one alias (a marked flow S -> T skips what is marked as copied from T's alias: docs/active-active.md).
 
 Invariants: cluster identity prefers cluster ids (when both are known), then MSK cluster ARNs, then the
 bootstrap servers as given (lower-cased, sorted; one shared broker makes one cluster). A problem found
@@ -110,8 +111,7 @@ class FlowRef:
 
     @property
     def marks_copies(self) -> bool:
-        # T1 adds MigrationSpec.mark_copies; read it defensively until every flow model carries it
-        return bool(getattr(self.migration, "mark_copies", False))
+        return self.migration.mark_copies
 
     def with_ids(self, source_id: str | None, target_id: str | None) -> FlowRef:
         """This flow with the cluster ids a command found (None keeps what was known)."""
@@ -380,6 +380,15 @@ def check_pair(plan: TopologyPlan, a: FlowRef, b: FlowRef, inv: Mapping[str, Sou
             marked = a.marks_copies and b.marks_copies
             plan.relations.append(Relation("active/active", pair, f"{len(topics)} topic(s) flow both ways"
                                            + (" (copies marked: loop-free)" if marked else "")))
+            if marked and (a.source_alias, a.target_alias) != (b.target_alias, b.source_alias):
+                # a marked flow S -> T skips records marked as copied from T's alias: both flows must call each
+                # cluster by one alias, or each would copy back what the other marked
+                plan.add(Problem("loop", pair, "source.alias", topics[0],
+                                 f"flows {a.label} ({a.source_alias} -> {a.target_alias}) and {b.label} ({b.source_alias} -> "
+                                 f"{b.target_alias}) mark their copies but name the two clusters differently: each would "
+                                 "copy back what the other marked",
+                                 "give each cluster one alias in both flows (source.alias of one = target.alias of the other)",
+                                 "config"))
             if not marked:
                 stage: Stage = "config" if (st1 == "config" and ab) or (st2 == "config" and ba) else "cluster"
                 unmarked = [f.label for f in (a, b) if not f.marks_copies]
