@@ -211,6 +211,16 @@ def test_a_rename_onto_a_listed_topic_of_the_same_flow_is_found_on_the_cluster()
     a = flow("a", A, T, topic_renames={"legacy": "orders"})
     plan = plan_topology([a, flow("b", B, T2)], {"a": inv(["legacy", "orders"]), "b": inv(["x"])})
     assert kinds(plan) == ["rename onto a copied topic"] and plan.problems[0].stage == "cluster"
+    assert plan.exit_code == 2  # the configuration is wrong, whatever found it
+
+
+def test_a_loop_of_regex_selections_found_on_the_clusters_is_bad_input() -> None:
+    ab, ba = flow("ab", A, B, topics=["orders.*"], groups=["g1"]), flow("ba", B, A, topics=["orders.*"], groups=["g2"])
+    offline = plan_topology([ab, ba])
+    assert offline.problems == [] and offline.undecided and offline.exit_code == 1
+    online = plan_topology([ab, ba], {"ab": inv(["orders.eu"]), "ba": inv([])})
+    (p,) = online.problems
+    assert p.kind == "loop" and p.stage == "cluster" and p.subject == "orders.eu" and online.exit_code == 2
 
 
 def test_cluster_ids_make_two_bootstrap_strings_one_target() -> None:

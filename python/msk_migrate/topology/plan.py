@@ -27,7 +27,8 @@ Problems (:class:`Problem`), each naming the flows, the field to change and the 
 Invariants: cluster identity prefers cluster ids (when both are known), then MSK cluster ARNs, then the
 bootstrap servers as given (lower-cased, sorted; one shared broker makes one cluster). A problem found
 from the configuration alone is ``stage="config"`` (bad input: exit 2, before any network call); one
-found only on the clusters' actual topics or groups is ``stage="cluster"`` (exit 1). Offline, only exact
+found only on the clusters' actual topics or groups is ``stage="cluster"`` (exit 1, but a loop, a fan-out to
+itself or a rename onto a copied topic stays bad input: :data:`ALWAYS_BAD_INPUT`). Offline, only exact
 names are compared; a regex selection's overlap cannot be decided and is said so (:attr:`TopologyPlan.undecided`),
 never reported as clean.
 """
@@ -46,6 +47,9 @@ from ..kafka import names
 from ..kafka.selection import NameFilter, TopicSelection, group_selection, topic_selection
 
 Stage = Literal["config", "cluster"]
+#: Problems that are bad input (exit 2) even when found on the clusters: the configuration is wrong whatever the
+#: clusters hold (a collision of two sources' topics or groups, by contrast, is a state of the clusters: exit 1).
+ALWAYS_BAD_INPUT = frozenset({"loop", "fan-out to itself", "rename onto a copied topic"})
 #: A regex that can match one name only: letters, digits, '_', '-', and '.' escaped or not (an unescaped
 #: '.' also matches the literal dot, so the name itself is certainly selected).
 _LITERAL = re.compile(r"(?:[A-Za-z0-9_-]|\\[.\-_]|\.)+")
@@ -200,7 +204,9 @@ class TopologyPlan:
 
     @property
     def bad_input(self) -> list[Problem]:
-        return [p for p in self.problems if p.stage == "config"]
+        """Problems whose fix is the configuration's whatever found them: every config-stage problem, and a loop,
+        a fan-out to itself or a rename onto a copied topic even when only the clusters showed it."""
+        return [p for p in self.problems if p.stage == "config" or p.kind in ALWAYS_BAD_INPUT]
 
     @property
     def exit_code(self) -> int:
