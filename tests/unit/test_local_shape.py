@@ -40,6 +40,8 @@ def test_broker_capacity_comes_from_free_memory_and_heap():
     (["--source-brokers", "0"], "--source-brokers"),
     (["--target-brokers", "100000"], "--target-brokers"),
     (["--broker-heap", "1k"], "--broker-heap"),
+    (["--peer-brokers", "-1"], "--peer-brokers"),
+    (["--peer-brokers", "100000"], "--peer-brokers"),
 ])
 def test_local_up_refuses_a_shape_it_cannot_start_in_one_line_and_starts_nothing(tmp_path, capsys, args, field):
     base = tmp_path / "env"
@@ -59,3 +61,34 @@ def test_mm2_forward_acls_only_read_and_reverse_acls_name_only_the_rolled_back_t
     legacy = reverse_source_acls("target", ["shop.orders"], ["shop-billing"], "mm2-connect-offsets")
     assert {"mm2-offset-syncs.target.internal", "target.checkpoints.internal"} <= {n.name for n in legacy}
     assert {n.name for n in rev if n.resource == "group"} == {"shop-billing"}
+
+
+def test_a_peer_cluster_is_a_third_plaintext_kraft_cluster_counted_against_free_memory():
+    shape = make_shape(peer_brokers=1, available=64 * 1024)
+    assert shape.roles == ("source", "target", "peer")
+    assert (shape.peer.role, shape.peer.mode, shape.peer.security, shape.peer.brokers) == ("peer", "kraft", "plaintext", 1)
+    assert make_shape(available=64 * 1024).roles == ("source", "target")
+    free = RESERVE_MIB + 2 * (384 + BROKER_OVERHEAD_MIB)
+    make_shape(available=free)
+    with pytest.raises(UsageError) as err:
+        make_shape(peer_brokers=1, available=free)
+    assert err.value.field == "--peer-brokers"
+
+
+def test_shape_with_a_peer_survives_the_state_file_round_trip():
+    from msk_migrate.local.shape import EnvironmentShape
+
+    shape = make_shape(peer_brokers=1, available=64 * 1024)
+    assert EnvironmentShape.from_dict(shape.to_dict()) == shape
+    plain = make_shape(available=64 * 1024)
+    assert "peer" not in plain.to_dict() and EnvironmentShape.from_dict(plain.to_dict()) == plain
+
+
+def test_adding_a_peer_changes_nothing_else_and_removing_it_removes_only_it():
+    from msk_migrate.local.reshape import changes
+
+    plain, peered = make_shape(available=64 * 1024), make_shape(peer_brokers=1, available=64 * 1024)
+    assert changes(plain, peered) == {}
+    assert changes(peered, plain) == {"peer": "remove"}
+    bigger = make_shape(peer_brokers=2, available=64 * 1024)
+    assert changes(peered, bigger) == {"peer": "recreate"}

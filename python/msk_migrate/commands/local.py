@@ -88,17 +88,20 @@ def local() -> None:
 @click.option("--schema-registry", "schema_registry", is_flag=True,
               help="Also start one schema registry per side (Apicurio Registry, in memory; Confluent API at /apis/ccompat/v7).")
 @shape_options
+@click.option("--peer-brokers", type=int, default=0, show_default=True,
+              help="Brokers of a third cluster, the peer (plaintext KRaft): the topology rehearsals' second source "
+              "or second target. 0 = none (an existing peer is stopped and its data removed).")
 @output_option
 def up(base_dir: Path, with_monitoring: bool, schema_registry: bool, source_kafka: str | None, source_brokers: int, target_brokers: int,
-       source_security: str, broker_heap: str, output: str) -> None:
+       source_security: str, broker_heap: str, peer_brokers: int, output: str) -> None:
     """Start (or keep) the local environment. Idempotent. Without shape options an existing environment keeps
     its shape; with them it is brought to the shape asked for (a side whose cluster changes starts over, its
     data removed; a heap change restarts the brokers; the workers and Prometheus follow)."""
     ctx = click.get_current_context()
     chosen = any(ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
-                 for name in SHAPE_OPTIONS)
+                 for name in (*SHAPE_OPTIONS, "peer_brokers"))
     # checked before anything starts
-    shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)
+    shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap, peer_brokers=peer_brokers)
     con = human(output)
     with con.status("starting local environment") as spinner:
         env = LocalEnvironment(base_dir, with_monitoring=with_monitoring, progress=lambda m: spinner.update(m),

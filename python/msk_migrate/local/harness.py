@@ -34,8 +34,8 @@ from .layout import RegistryPorts, broker_name, plan_layout, registry_name
 from .procs import ProcRecord, stop
 from .reshape import apply_shape
 from .scram import ADMIN_USER
-from .shape import EnvironmentShape, default_shape
-from .state import ROLES, LocalState, StateFile
+from .shape import PEER, EnvironmentShape, default_shape
+from .state import LocalState, StateFile
 from .status import describe_status
 from .status import worker_name as _worker_name
 from .workers import plan_workers, start_workers
@@ -130,6 +130,11 @@ class LocalEnvironment:
     def target(self, state: LocalState | None = None) -> ClusterEndpoint:
         return cluster_endpoint(state or self.state(), "target")
 
+    def peer(self, state: LocalState | None = None) -> ClusterEndpoint:
+        """The optional third cluster (``local up --peer-brokers 1``): a second source or target of the
+        topology rehearsals. Raises when the environment has none."""
+        return cluster_endpoint(state or self.state(), PEER)
+
     def secret_env(self, role: str = "source", state: LocalState | None = None) -> dict[str, str]:
         """The MM2_<ROLE>_* variables of a secured source (MM2 user's SCRAM credentials and the CA), as
         the Connect worker gets them; {} on a plaintext source."""
@@ -176,7 +181,7 @@ class LocalEnvironment:
         state = self.state()
         with self.store.lock:
             apply_shape(state, self.shape(state), self.base_dir, self.progress)
-            for role in ROLES:
+            for role in self.shape(state).roles:
                 self._ops(state, role)  # layouts planned (ports chosen) before anything starts
             self.store.save(state)
 
@@ -186,7 +191,7 @@ class LocalEnvironment:
             ops.secure()
             self.store.save(state)
 
-        calls: list[Callable[[], Any]] = [lambda: ensure_cluster("source"), lambda: ensure_cluster("target")]
+        calls: list[Callable[[], Any]] = [lambda r=role: ensure_cluster(r) for role in self.shape(state).roles]
         if self.with_connect:  # resolve the Connect classpath while brokers boot
             calls.append(lambda: classpath("connect"))
         self._forget_dead_registries(state)

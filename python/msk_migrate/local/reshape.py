@@ -5,7 +5,9 @@ Invariants, so that any sequence of ``local up`` / ``rehearse`` / ``local down``
 - a side whose cluster changed (Kafka version, metadata mode, broker count or security) is stopped, its
   data directory removed and its layout forgotten: it starts over on new ports with the new shape;
 - a side whose heap alone changed is stopped and keeps its data and ports: ``up`` restarts it;
-- when either side starts over, the Connect workers (a group whose internal topics live on the target and
+- a peer cluster added starts; one removed is stopped and its data removed; a peer that starts over leaves the
+  workers alone (their group and secrets live on the target and the source);
+- when the source or the target starts over, the Connect workers (a group whose internal topics live on the target and
   whose environment names the source) and Prometheus (it scrapes the workers' ports) are stopped and
   forgotten too, and the MM2 secrets file goes with a source that starts over.
 """
@@ -17,17 +19,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .procs import stop
-from .shape import EnvironmentShape
+from .shape import PEER, EnvironmentShape
 from .state import ROLES, LocalState
 
 
 def changes(old: EnvironmentShape, new: EnvironmentShape) -> dict[str, str]:
-    """role -> "recreate" or "restart" for each side that differs between ``old`` and ``new``."""
+    """role -> "recreate", "restart" or "remove" for each cluster that differs between ``old`` and ``new``
+    (a peer only ``new`` has is simply started by ``up``)."""
     out: dict[str, str] = {}
     for role in ROLES:
         a, b = old.side(role), new.side(role)
         if a != b:
             out[role] = "restart" if a.same_cluster(b) else "recreate"
+    if old.peer is not None:
+        if new.peer is None:
+            out[PEER] = "remove"
+        elif old.peer != new.peer:
+            out[PEER] = "restart" if old.peer.same_cluster(new.peer) else "recreate"
     return out
 
 
@@ -48,15 +56,18 @@ def apply_shape(state: LocalState, wanted: EnvironmentShape, base_dir: Path, pro
     for role, what in todo.items():
         layout = state.clusters.get(role)  # type: ignore[call-overload]
         names = [n.name for n in layout.nodes] + ([layout.zookeeper.name] if layout and layout.zookeeper else []) if layout else []
-        progress(f"{role}: {old.describe(role)} -> {wanted.describe(role)}: "
-                 + ("restarting its brokers" if what == "restart" else "starting the cluster over (its data is removed)"))
+        if what == "remove":
+            progress(f"{role}: {old.describe(role)} -> none: stopping it (its data is removed)")
+        else:
+            progress(f"{role}: {old.describe(role)} -> {wanted.describe(role)}: "
+                     + ("restarting its brokers" if what == "restart" else "starting the cluster over (its data is removed)"))
         _stop(state, names)
-        if what == "recreate":
+        if what in ("recreate", "remove"):
             state.clusters.pop(role, None)  # type: ignore[call-overload]
             shutil.rmtree(base_dir / role, ignore_errors=True)
             if role == "source":
                 state.secrets_file = None
-    if "recreate" in todo.values():
+    if any(what == "recreate" and role in ROLES for role, what in todo.items()):
         progress("stopping the Connect workers and Prometheus: they start again against the new clusters")
         _stop(state, sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True))
         _stop(state, ["prometheus"])

@@ -1,6 +1,10 @@
 """The shape of the local clusters: which Kafka the source runs (3.9 KRaft, or 2.8 or 2.4 on ZooKeeper), how many
 brokers each side has, whether the source listens SCRAM-SHA-512 over TLS with its ACL authorizer on, and the
 broker heap. Checked before anything starts: a wrong value is one line naming the option and the fix.
+
+A third cluster, the *peer*, is optional (``--peer-brokers``): a plaintext KRaft cluster of the source's Kafka
+line that the topology rehearsals use as a second source (consolidation), a second target (fan-out) or the
+third hop of a forwarding chain. Its role name is ``peer``; its MM2 alias is ``peer`` too.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ def max_brokers(heap: str, available: int | None = None) -> int:
 class ClusterShape:
     """One side: Kafka version, metadata mode, broker count, client security and heap per broker."""
 
-    role: str  #: "source" | "target"
+    role: str  #: "source" | "target" | "peer"
     kafka_version: str
     mode: str  #: "kraft" | "zookeeper"
     brokers: int
@@ -99,19 +103,37 @@ class ClusterShape:
         return replace(self, heap=other.heap) == other
 
 
+#: The optional third cluster's role (and MM2 alias).
+PEER = "peer"
+
+
 @dataclass(frozen=True)
 class EnvironmentShape:
     source: ClusterShape
     target: ClusterShape
+    peer: ClusterShape | None = None  #: the optional third cluster (topology rehearsals)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source.to_dict(), "target": self.target.to_dict()}
+        out = {"source": self.source.to_dict(), "target": self.target.to_dict()}
+        if self.peer is not None:
+            out[PEER] = self.peer.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> EnvironmentShape:
-        return cls(ClusterShape(**raw["source"]), ClusterShape(**raw["target"]))
+        peer = raw.get(PEER)
+        return cls(ClusterShape(**raw["source"]), ClusterShape(**raw["target"]), ClusterShape(**peer) if peer else None)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The clusters this shape has: source and target, then the peer when there is one."""
+        return ("source", "target", PEER) if self.peer is not None else ("source", "target")
 
     def side(self, role: str) -> ClusterShape:
+        if role == PEER:
+            if self.peer is None:
+                raise ValueError("this environment has no peer cluster (local up --peer-brokers 1)")
+            return self.peer
         return self.source if role == "source" else self.target
 
     def describe(self, role: str) -> str:
@@ -127,8 +149,10 @@ def default_shape(heap: str | None = None) -> EnvironmentShape:
 
 
 def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_brokers: int = 1,
-               source_security: str = "auto", heap: str | None = None, available: int | None = None) -> EnvironmentShape:
-    """Check every field and build the shape; raises :class:`UsageError` naming the option at fault."""
+               source_security: str = "auto", heap: str | None = None, available: int | None = None,
+               peer_brokers: int = 0) -> EnvironmentShape:
+    """Check every field and build the shape; raises :class:`UsageError` naming the option at fault.
+    ``peer_brokers`` > 0 adds the peer cluster (plaintext KRaft, Kafka :func:`versions.kafka_version`)."""
     known = source_versions()
     version = source_kafka or versions.kafka_version()
     if version not in known:
@@ -149,14 +173,22 @@ def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_
     for option, n in (("--source-brokers", source_brokers), ("--target-brokers", target_brokers)):
         if n < 1:
             raise UsageError(option, f"{n} brokers cannot make a cluster", "give 1 or more (3 is MSK's shape)")
+    if peer_brokers < 0:
+        raise UsageError("--peer-brokers", f"{peer_brokers} is not a broker count", "give 0 (no peer cluster) or more")
     fit = max_brokers(heap, available)
-    if source_brokers + target_brokers > fit:
+    if source_brokers + target_brokers + peer_brokers > fit:
         free = available_mib() if available is None else available
         option = "--source-brokers" if source_brokers >= target_brokers else "--target-brokers"
-        raise UsageError(option, f"{source_brokers} + {target_brokers} brokers of {mib} MiB heap do not fit in "
+        if peer_brokers and source_brokers + target_brokers <= fit:  # the pair fits: the peer is what does not
+            option = "--peer-brokers"
+        total = f"{source_brokers} + {target_brokers}" + (f" + {peer_brokers}" if peer_brokers else "")
+        raise UsageError(option, f"{total} brokers of {mib} MiB heap do not fit in "
                          f"{free} MiB of free memory (at most {fit} next to Connect and Spark)",
                          "give fewer brokers or a smaller --broker-heap")
+    peer = (ClusterShape(PEER, versions.kafka_version(), "kraft", peer_brokers, "plaintext", heap)  # type: ignore[arg-type]
+            if peer_brokers else None)
     return EnvironmentShape(
         ClusterShape("source", version, mode, source_brokers, source_security, heap),  # type: ignore[arg-type]
         ClusterShape("target", versions.kafka_target_version(), "kraft", target_brokers, "plaintext", heap),
+        peer,
     )

@@ -28,7 +28,8 @@ from .layout import ClusterLayout, RegistryPorts
 from .procs import ProcRecord
 from .shape import ClusterShape, EnvironmentShape
 
-Role = Literal["source", "target"]
+Role = Literal["source", "target", "peer"]
+#: The two clusters every environment has (the optional peer: :attr:`LocalState.roles`).
 ROLES: tuple[Role, Role] = ("source", "target")
 
 
@@ -73,7 +74,12 @@ class LocalState(BaseModel):
     def side(self, role: str) -> ClusterShape:
         if self.shape is None:
             raise RuntimeError("no shape recorded (the environment was never started)")
-        return self.shape.source if role == "source" else self.shape.target
+        return self.shape.side(role)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The clusters of the recorded shape (source, target, and the peer when it has one)."""
+        return self.shape.roles if self.shape is not None else ()
 
     def proc(self, name: str) -> ProcRecord | None:
         return self.procs.get(name)

@@ -13,7 +13,7 @@ from .. import versions
 from .endpoints import cluster_endpoint
 from .layout import client_listener
 from .procs import ProcRecord
-from .state import ROLES, LocalState
+from .state import LocalState
 
 
 def worker_name(index: int) -> str:
@@ -55,7 +55,7 @@ def describe_status(state: LocalState, base_dir: Path) -> dict[str, Any]:
     workers (more than one), prometheus."""
     out: dict[str, Any] = {"base_dir": str(base_dir), "running": False}
     brokers: list[dict[str, Any]] = []
-    for role in ROLES:
+    for role in state.roles:
         row = _cluster(state, role, brokers)
         if row is not None:
             out[role] = row
