@@ -15,6 +15,7 @@ on their previous ports.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -191,7 +192,7 @@ class LocalEnvironment:
             ops.secure()
             self.store.save(state)
 
-        calls: list[Callable[[], Any]] = [lambda r=role: ensure_cluster(r) for role in self.shape(state).roles]
+        calls: list[Callable[[], Any]] = [functools.partial(ensure_cluster, role) for role in self.shape(state).roles]
         if self.with_connect:  # resolve the Connect classpath while brokers boot
             calls.append(lambda: classpath("connect"))
         self._forget_dead_registries(state)

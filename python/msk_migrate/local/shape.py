@@ -185,8 +185,7 @@ def make_shape(source_kafka: str | None = None, source_brokers: int = 1, target_
         raise UsageError(option, f"{total} brokers of {mib} MiB heap do not fit in "
                          f"{free} MiB of free memory (at most {fit} next to Connect and Spark)",
                          "give fewer brokers or a smaller --broker-heap")
-    peer = (ClusterShape(PEER, versions.kafka_version(), "kraft", peer_brokers, "plaintext", heap)  # type: ignore[arg-type]
-            if peer_brokers else None)
+    peer = ClusterShape(PEER, versions.kafka_version(), "kraft", peer_brokers, "plaintext", heap) if peer_brokers else None
     return EnvironmentShape(
         ClusterShape("source", version, mode, source_brokers, source_security, heap),  # type: ignore[arg-type]
         ClusterShape("target", versions.kafka_target_version(), "kraft", target_brokers, "plaintext", heap),
