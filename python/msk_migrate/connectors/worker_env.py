@@ -39,6 +39,7 @@ secret (ECS ``secrets``)
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..access.client_security import client_properties
@@ -123,27 +124,36 @@ class RestSecurity:
 ECS_REST = RestSecurity(basic_auth=True, tls=True, internal_ca=True)
 
 
-def pinned_clusters(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, dict[str, str]]:
+def pinned_clusters(target: ClusterEndpoint, source: ClusterEndpoint | None = None,
+                    others: Mapping[str, ClusterEndpoint] | None = None) -> dict[str, dict[str, str]]:
     """``{role: {client key: value}}``: each cluster's settings exactly as the renderer writes them under
-    ``source.cluster.*``/``target.cluster.*`` (and the reverse flow's ``producer.override.*``)."""
+    ``source.cluster.*``/``target.cluster.*`` (and the reverse flow's ``producer.override.*``).
+
+    ``others``: more clusters by role, pinned the same way. Only the local harness gives any (its optional
+    peer cluster, a second source or target of the topology rehearsals, whose flows share the one local
+    worker); a deployed worker pins exactly its environment's two clusters."""
     out = {"target": {"bootstrap.servers": target.bootstrap_servers, **client_properties("target", target.auth)}}
     if source is not None:
         out["source"] = {"bootstrap.servers": source.bootstrap_servers, **client_properties("source", source.auth)}
+    for role, ep in (others or {}).items():
+        out[role] = {"bootstrap.servers": ep.bootstrap_servers, **client_properties(role, ep.auth)}
     return out
 
 
-def pinned_cluster_properties(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> dict[str, str]:
+def pinned_cluster_properties(target: ClusterEndpoint, source: ClusterEndpoint | None = None,
+                              others: Mapping[str, ClusterEndpoint] | None = None) -> dict[str, str]:
     """The worker settings :data:`PINNED_CONFIG_EXTENSION` reads (``${env:`` escaped, see :data:`PINNED_ESCAPED_VARIABLE`)."""
-    clusters = pinned_clusters(target, source)
+    clusters = pinned_clusters(target, source, others)
     props = {PINNED_CLUSTERS: ",".join(clusters)}
     for role, settings in clusters.items():
         props.update({f"{PINNED_PREFIX}{role}.{k}": v.replace("${env:", PINNED_ESCAPED_VARIABLE) for k, v in settings.items()})
     return props
 
 
-def connector_env_names(target: ClusterEndpoint, source: ClusterEndpoint | None = None) -> list[str]:
+def connector_env_names(target: ClusterEndpoint, source: ClusterEndpoint | None = None,
+                        others: Mapping[str, ClusterEndpoint] | None = None) -> list[str]:
     """Exactly the ``${env:NAME}`` variables the rendered configs (and the worker's own clients) reference."""
-    values = [v for settings in pinned_clusters(target, source).values() for v in settings.values()]
+    values = [v for settings in pinned_clusters(target, source, others).values() for v in settings.values()]
     return sorted({m for v in values for m in re.findall(r"\$\{env:([A-Za-z0-9_]+)\}", v)})
 
 
@@ -159,8 +169,10 @@ def worker_properties(
     rest: RestSecurity = RestSecurity(),
     config_dir: str = IMAGE_CONFIG_DIR,
     migration: MigrationSpec | None = None,
+    others: Mapping[str, ClusterEndpoint] | None = None,
 ) -> dict[str, str]:
-    """Every worker setting, in file order. Add keys here (the one place worker settings are written)."""
+    """Every worker setting, in file order. Add keys here (the one place worker settings are written).
+    ``others``: more pinned clusters (:func:`pinned_clusters`; the local harness's peer only)."""
     scheme = "https" if rest.tls else "http"
     props: dict[str, str] = {
         "bootstrap.servers": target.bootstrap_servers,
@@ -230,10 +242,10 @@ def worker_properties(
             # No file provider. Which key may name them is the pinned-config filter's check.
             "config.providers": "env",
             "config.providers.env.class": ENV_CONFIG_PROVIDER,
-            "config.providers.env.param.allowlist.pattern": env_allowlist_pattern(connector_env_names(target, source)),
+            "config.providers.env.param.allowlist.pattern": env_allowlist_pattern(connector_env_names(target, source, others)),
         }
     )
-    props.update(pinned_cluster_properties(target, source))
+    props.update(pinned_cluster_properties(target, source, others))
     if source is not None:
         props[OVERRIDE_ALLOWED_BOOTSTRAP] = source.bootstrap_servers
     security = client_properties("target", target.auth)
@@ -273,9 +285,10 @@ def worker_environment(
     rest: RestSecurity = RestSecurity(),
     config_dir: str = IMAGE_CONFIG_DIR,
     migration: MigrationSpec | None = None,
+    others: Mapping[str, ClusterEndpoint] | None = None,
 ) -> dict[str, str]:
     """Plain (non-secret) variables for a Connect worker whose home cluster is ``target``."""
-    props = worker_properties(target, worker, source, rest, config_dir, migration)
+    props = worker_properties(target, worker, source, rest, config_dir, migration, others)
     env = {
         ENV_WORKER_PROPERTIES: render_properties(props).rstrip("\n").replace("\n", "\\n"),
         ENV_REQUIRED: " ".join(required_variables(props, rest)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
@@ -71,6 +72,7 @@ def start_connect_worker(
     migration: MigrationSpec | None = None,
     credentials_dir: Path | None = None,
     from_image: bool | None = None,
+    others: Mapping[str, ClusterEndpoint] | None = None,
 ) -> ProcRecord:
     """Run images/kafka-connect/entrypoint.sh with the worker environment (same as ECS).
 
@@ -82,13 +84,14 @@ def start_connect_worker(
     ``secret_env``: values of the MM2_* secret variables (and, for HTTPS, the REST keystore ones).
     ``from_image``: run the same environment in the built kafka-connect image instead (local/image_worker.py);
     None = as the operator's shell says (MSK_MIGRATE_WORKER=image, for `msk-migrate local up`).
+    ``others``: more clusters the worker pins beside ``source`` and ``target`` (the harness's peer).
     """
     if from_image is None:
         from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
     # In the image the worker writes its config under the image's own writable dir (IMAGE_CONFIG_DIR).
-    env = (worker_environment(target, worker, source, rest=rest, migration=migration) if from_image
+    env = (worker_environment(target, worker, source, rest=rest, migration=migration, others=others) if from_image
            else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"),
-                                   migration=migration))
+                                   migration=migration, others=others))
     data_dir.mkdir(parents=True, exist_ok=True)
     if rest.basic_auth:
         creds = local_rest_credentials(credentials_dir or data_dir)

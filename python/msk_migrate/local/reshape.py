@@ -5,8 +5,8 @@ Invariants, so that any sequence of ``local up`` / ``rehearse`` / ``local down``
 - a side whose cluster changed (Kafka version, metadata mode, broker count or security) is stopped, its
   data directory removed and its layout forgotten: it starts over on new ports with the new shape;
 - a side whose heap alone changed is stopped and keeps its data and ports: ``up`` restarts it;
-- a peer cluster added starts; one removed is stopped and its data removed; a peer that starts over leaves the
-  workers alone (their group and secrets live on the target and the source);
+- a peer cluster added starts; one removed is stopped and its data removed; either way (and when it starts
+  over) the Connect workers restart on their ports and group, since they pin the clusters they may reach;
 - when the source or the target starts over, the Connect workers (a group whose internal topics live on the target and
   whose environment names the source) and Prometheus (it scrapes the workers' ports) are stopped and
   forgotten too, and the MM2 secrets file goes with a source that starts over.
@@ -67,6 +67,9 @@ def apply_shape(state: LocalState, wanted: EnvironmentShape, base_dir: Path, pro
             shutil.rmtree(base_dir / role, ignore_errors=True)
             if role == "source":
                 state.secrets_file = None
+    if old.peer != wanted.peer and not any(what == "recreate" and role in ROLES for role, what in todo.items()):
+        progress("restarting the Connect workers: they pin the clusters their connectors may reach")
+        _stop(state, sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True))
     if any(what == "recreate" and role in ROLES for role, what in todo.items()):
         progress("stopping the Connect workers and Prometheus: they start again against the new clusters")
         _stop(state, sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True))

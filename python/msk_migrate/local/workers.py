@@ -18,6 +18,7 @@ from ..config.migration import MigrationSpec, WorkerSpec
 from .connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
 from .endpoints import cluster_endpoint, read_secrets, worker_secret_env
 from .procs import ProcRecord
+from .shape import PEER
 from .state import LocalState
 from .status import worker_name
 
@@ -42,6 +43,8 @@ def start_workers(state: LocalState, base_dir: Path, record: Callable[[str, Proc
     """Start every recorded worker that is not alive, then wait until all answer as MM2 workers."""
     migration = MigrationSpec(exactly_once=True) if state.exactly_once else None
     source, target = cluster_endpoint(state, "source"), cluster_endpoint(state, "target")
+    # the peer (topology rehearsals) is pinned too: its flows run on these workers beside the pair's
+    others = {PEER: cluster_endpoint(state, PEER)} if PEER in state.roles else None
     secrets = worker_secret_env("source", read_secrets(state.secrets_file)) if state.secrets_file else None
     started: list[tuple[ProcRecord, str]] = []
     for i, worker in enumerate(state.workers):
@@ -50,7 +53,8 @@ def start_workers(state: LocalState, base_dir: Path, record: Callable[[str, Proc
         if not (rec and rec.alive()):
             progress(f"starting Kafka Connect worker {name} (MM2, Kafka {versions.kafka_version()})")
             rec = start_connect_worker(target, base_dir / name, worker, name=name, source=source, migration=migration,
-                                       credentials_dir=base_dir / "connect", secret_env=secrets, from_image=from_image)
+                                       credentials_dir=base_dir / "connect", secret_env=secrets, from_image=from_image,
+                                       others=others)
             record(name, rec)
         started.append((rec, f"http://127.0.0.1:{worker.rest_port}"))
     for rec, url in started:
