@@ -5,7 +5,8 @@ target at MSK's), on 127.0.0.1, stopped at teardown. `topology check` lists both
 groups: a topic or group both hold under the flows' regexes is refused (exit 1) naming both sources; disjoint
 selections are clean. Then each migration's MM2 bookkeeping is put on the shared target under the names its
 connectors would use, and cleanup's deletion set for one migration (runbook.cleanup.leftovers, deleted as
-cleanup deletes it) leaves the other migration's checkpoints and offset syncs in place.
+cleanup deletes it) leaves the other migration's checkpoints and offset syncs in place; and preflight of one
+migration given the other (`--with-config`) fails its row "no collision with other migrations into the target".
 """
 
 from __future__ import annotations
@@ -145,3 +146,30 @@ def test_cleanup_of_one_migration_leaves_the_other_migrations_bookkeeping_on_the
         time.sleep(0.5)
     assert not mm2["a"] & on_target, sorted(mm2["a"] & on_target)
     assert mm2["b"] <= on_target, sorted(mm2["b"] - on_target)
+
+
+def test_preflight_with_the_other_migration_fails_its_collision_row_naming_both_sources(clusters3, tmp_path, capfd) -> None:
+    from msk_migrate.runbook.preflight import OTHER_MIGRATIONS
+
+    u = uuid.uuid4().hex[:6]
+    shared = f"pf.shared-{u}"
+    for role in ("a", "b"):
+        create_topic(clusters3[role], shared, partitions=1)
+        create_topic(clusters3[role], f"pf.{role}-{u}", partitions=1)
+    a = _flow_file(tmp_path, "a", clusters3["a"], clusters3["target"], topics=[rf"pf\..*-{u}"], groups=[rf"pf-a-{u}.*"])
+    b = _flow_file(tmp_path, "b", clusters3["b"], clusters3["target"], topics=[rf"pf\..*-{u}"], groups=[rf"pf-b-{u}.*"])
+    disjoint = _flow_file(tmp_path, "c", clusters3["b"], clusters3["target"], topics=[rf"pf\.b-{u}"], groups=[rf"pf-b-{u}.*"])
+
+    def row(*argv: str) -> dict:
+        capfd.readouterr()
+        run_cli(cli, ["preflight", "--output", "json", "--config", a, *argv], "msk-migrate")
+        doc = json.loads(capfd.readouterr().out)
+        assert json_shape_problems(doc) == []
+        return next(c for c in doc["checks"] if c["name"] == OTHER_MIGRATIONS)
+
+    hit = row("--with-config", b)
+    assert hit["status"] == "fail" and f"topic {shared} comes from both" in hit["detail"], hit
+    assert clusters3["a"] in hit["detail"] and clusters3["b"] in hit["detail"]
+    clean = row("--with-config", disjoint)
+    assert clean["status"] == "ok" and disjoint in clean["detail"], clean  # the other migration, by its flow file
+    assert row()["status"] == "skip"
