@@ -55,6 +55,7 @@ SERVICE_USER = {"prometheus": "65534", "grafana": "472"}
 #:   grafana        /var/lib/grafana -- GF_PATHS_DATA (sqlite database, sessions, plugins)
 #:                  /tmp  -- Grafana's temporary files (image renders, CSV exports)
 #:   operator       /tmp  -- the flow file of --in-vpc, the command's captured output, reports
+#:   proof-follower /tmp  -- the operator image as the proof follower service (mskinfra.proof_follower): its flow file
 #:   serving-cert   /tmp  -- the init container of Prometheus and Grafana: its certificate (SERVING_CERT_VOLUME)
 #: tests/infra/test_infra_container_hardening.py checks every task definition against this table and
 #: the table against the images' own files.
@@ -63,6 +64,7 @@ WRITABLE_PATHS: dict[str, tuple[str, ...]] = {
     "prometheus": ("/prometheus", "/tmp"),
     "grafana": ("/var/lib/grafana", "/tmp"),
     "operator": ("/tmp",),
+    "proof-follower": ("/tmp",),
     SERVING_CERT: ("/tmp",),
 }
 

@@ -51,6 +51,7 @@ from .iam_policy import (  # the policy documents, as plain data
     transactional_id_statement,
     trust_policy,
 )
+from .proof_policy import mark_statements
 from .util import dns_suffix, policy_json
 
 
@@ -188,6 +189,8 @@ class Roles(Construct):
                 source_topic_patterns(cfg), [*source_group_patterns(cfg), "msk-migrate-*"],
             )
         op += ledger_statements(cfg, bucket_arn, stack_key_arn)
+        if cfg.proof.follower:  # the gates read the follower's mark (cutover check --validation-report s3://…/proof/…)
+            op += mark_statements(cfg, bucket_arn, stack_key_arn, write=False)
         if operator_secrets:
             op.append({"Sid": "ReadOperatorSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
                        "Resource": sorted(set(operator_secrets))})

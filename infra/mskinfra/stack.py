@@ -33,6 +33,8 @@ from .monitoring import broker_scrape_env, operator_credentials
 from .msk import TargetMsk
 from .network import Network
 from .outputs import add_outputs
+from .proof_follower import ProofFollower
+from .proof_follower import dns_name as proof_dns_name
 
 
 def bootstrap_placeholder(cfg: EnvironmentConfig) -> str:
@@ -157,6 +159,16 @@ class MigrationStack(TerraformStack):
             substitutions=substitutions,
             depends_on=dict(roles.policies),
         )
+        if cfg.proof.follower:  # validate --follow as a service (docs/follow.md)
+            ProofFollower(
+                self, "proof", cfg, cluster_arn=services.cluster.arn, image=image_refs["operator"],
+                execution_role_arn=roles.execution["operator"].arn, log_group=logs.groups["operator"],
+                namespace_id=discovery.namespace.id, prometheus_sg=network.prometheus,
+                msk_security_group_id=msk.security_group_id, bucket_arn=bucket.bucket.arn, key_arn=key_arn,
+                target_cluster_arn=msk.cluster_arn, target_topic_arn_prefix=msk.topic_arn_prefix,
+                target_group_arn_prefix=msk.group_arn_prefix, substitutions=substitutions,
+                target_bootstrap_placeholder=placeholder, depends_on=list(roles.policies["operator"]),
+            )
         add_outputs(
             self,
             cfg,
@@ -205,6 +217,8 @@ class MigrationStack(TerraformStack):
                     "MM2_CONNECT_DNS_NAME": discovery.dns_name("kafka-connect"),
                     "MM2_CONNECT_METRICS_PORT": str(cfg.worker.metrics_port),
                     "MM2_ENVIRONMENT": cfg.name,
+                    # the proof follower's Cloud Map name (prometheus.yml's msk-migrate-proof job)
+                    **({"MM2_PROOF_DNS_NAME": proof_dns_name(cfg)} if cfg.proof.follower else {}),
                     **broker_scrape_env(self, cfg, msk),
                     **(
                         {"MM2_ALERTMANAGER_TARGETS": ",".join(cfg.monitoring.alertmanager.targets),

@@ -92,6 +92,8 @@ BAD = [
     ("mtls on a created cluster", {"target.auth": {"mode": "mtls", "secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:x-AbCdEf"}}, "target", "iam"),  # noqa: E501
     ("safe broker default overridden", {"target.create.server_properties": {"unclean.leader.election.enable": "true"}}, "target.create.server_properties", "fixed"),  # noqa: E501
     ("fargate size that does not exist", {"connect.memory": 1000}, "connect", "Fargate"),
+    ("proof follower of a size Fargate lacks", {"proof": {"follower": True, "cpu": 512, "memory": 8192}}, "proof", "Fargate"),
+    ("proof follower passes too far apart", {"proof": {"follower": True, "interval_seconds": 3600}}, "proof.interval_seconds", "300"),
     ("heap larger than the task", {"worker.heap": "4g"}, "connect.memory", "heap"),
     ("desired count outside the bounds", {"connect.desired_count": 6}, "connect", "desired_count"),
     ("partial secret ARN", {"source.auth.secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:msk-migrate/dev/source-scram"}, "source", "suffix"),

@@ -8,7 +8,7 @@ import re
 import pytest
 from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, Synth, env_config
 
-from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SAFE_BROKER_DEFAULTS
+from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, PROOF_METRICS_PORT, SAFE_BROKER_DEFAULTS
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import CA_SEED_KEY, ECS_REST, ENV_REST_TLS_CA_SEED, worker_secret_env
 from mskinfra import iam as iam_mod
@@ -141,6 +141,8 @@ def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> No
     allowed_ports |= {11001, 11002} if cfg.target.create else set()  # Prometheus -> MSK open monitoring
     if cfg.monitoring.alertmanager:
         allowed_ports |= set(cfg.monitoring.alertmanager.ports())
+    if cfg.proof.follower:
+        allowed_ports.add(PROOF_METRICS_PORT)  # Prometheus -> the proof follower (test_infra_proof_follower.py)
     for rule in egress_rules(synth, env):
         assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
         assert rule["from_port"] in allowed_ports, rule
@@ -553,9 +555,10 @@ def test_services_run_private_on_fargate_and_register_in_cloud_map(synth: Synth,
     ns = synth.one(env, "aws_service_discovery_private_dns_namespace")
     assert ns["name"] == cfg.dns_namespace and ns["vpc"] == cfg.vpc_id
     discovery = {v["name"] for v in synth.resources(env, "aws_service_discovery_service").values()}
-    assert discovery == {"connect", "prometheus", "grafana"}
+    follower = {"proof"} if cfg.proof.follower else set()  # the proof follower (test_infra_proof_follower.py)
+    assert discovery == {"connect", "prometheus", "grafana", *follower}
     services = synth.resources(env, "aws_ecs_service")
-    assert len(services) == 3
+    assert len(services) == 3 + len(follower)
     for s in services.values():
         assert s["launch_type"] == "FARGATE" and s["network_configuration"]["assign_public_ip"] is False
         assert s["network_configuration"]["subnets"] == cfg.subnet_ids

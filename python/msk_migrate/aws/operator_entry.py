@@ -15,12 +15,15 @@ stdout, and exits with its exit code: the caller reads the task's log back in th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 #: The runbook's commands the operator task may run (``msk-migrate <command> …``); ``local``, ``rehearse`` and
@@ -77,16 +80,34 @@ def run(words: list[str], environ: Mapping[str, str], *, records: str = IN_TASK_
             record.write_text(environ[RECORD_ENV])
     exe = shutil.which("msk-migrate")
     cmd = [exe] if exe else [sys.executable, "-m", "msk_migrate.commands"]
-    proc = subprocess.run([*cmd, *words], capture_output=True, text=True, env=dict(environ))
+    proc = subprocess.Popen([*cmd, *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(environ))
+    with _passing_stop_signals_to(proc):
+        stdout, stderr = proc.communicate()
     out = sys.stdout
-    out.write(proc.stderr)
-    if proc.stderr and not proc.stderr.endswith("\n"):
+    out.write(stderr)
+    if stderr and not stderr.endswith("\n"):
         out.write("\n")
     if record is not None and record.is_file():
         out.write(f"{RECORD_MARKER}\n{record.read_text()}\n")
-    out.write(f"{STDOUT_MARKER}\n{proc.stdout}")
+    out.write(f"{STDOUT_MARKER}\n{stdout}")
     out.flush()
     return proc.returncode
+
+
+@contextlib.contextmanager
+def _passing_stop_signals_to(proc: subprocess.Popen) -> Iterator[None]:
+    """SIGTERM/SIGINT to this process go on to the command: ECS stops a task (a service's, such as the proof
+    follower's ``validate --follow``) with SIGTERM to the entrypoint, and the command must get it to finish its
+    work (persist its mark) and exit within the stop timeout, its output still printed here."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, lambda s, _f: proc.send_signal(s)) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ which docs/infra.md's tables are generated -- :mod:`.docs`):
 - :mod:`.clusters` -- the source cluster and the MSK target (created or existing);
 - :mod:`.services` -- the Fargate services (Connect sizing/autoscaling, Prometheus, Grafana);
 - :mod:`.monitoring` -- Cloud Map namespace, Prometheus, Grafana, Alertmanager;
+- :mod:`.proof` -- the proof follower service (``validate --follow`` on Fargate);
 - :mod:`.state` -- Terraform state backend and ECR lifecycle;
 - :mod:`.model` -- the root :class:`EnvironmentConfig` with its cross-field checks (model validators,
   run once every field is valid) and the loaders.
@@ -28,6 +29,7 @@ from .clusters import MSK_INSTANCE_TYPES, SAFE_BROKER_DEFAULTS, SUPPORTED_MSK_VE
 from .model import LOG_RETENTION_DAYS, EnvironmentConfig, load_environment, load_environments
 from .monitoring import GRAFANA_PORT, PROMETHEUS_PORT, AlertmanagerRoute, MonitoringConfig
 from .network import ALB_TLS_POLICIES, OPERATOR_CIDR_MIN_PREFIX, HttpsEgress, NetworkConfig, OperatorAccess, OperatorTls, Peers
+from .proof import PROOF_DNS_LABEL, PROOF_METRICS_PORT, ProofService, proof_key_prefix
 from .services import FARGATE_SIZES, MAX_DISCOVERABLE_WORKERS, ConnectService, GrafanaService, TaskSize
 from .state import ECR_COMPONENTS, SERVICE_COMPONENTS, BackendConfig, EcrConfig, default_prefix, ecr_repository_names
 
@@ -41,6 +43,8 @@ __all__ = [
     "MSK_INSTANCE_TYPES",
     "OPERATOR_CIDR_MIN_PREFIX",
     "PROMETHEUS_PORT",
+    "PROOF_DNS_LABEL",
+    "PROOF_METRICS_PORT",
     "SAFE_BROKER_DEFAULTS",
     "SERVICE_COMPONENTS",
     "SUPPORTED_MSK_VERSIONS",
@@ -57,6 +61,7 @@ __all__ = [
     "OperatorAccess",
     "OperatorTls",
     "Peers",
+    "ProofService",
     "SourceCluster",
     "TargetCluster",
     "TaskSize",
@@ -67,4 +72,5 @@ __all__ = [
     "msk_regions",
     "parse_msk_arn",
     "partition_of",
+    "proof_key_prefix",
 ]

@@ -28,6 +28,7 @@ from .clusters import MskCreate, SourceCluster, TargetCluster
 from .model import EnvironmentConfig
 from .monitoring import AlertmanagerRoute, MonitoringConfig
 from .network import HttpsEgress, OperatorAccess, OperatorTls, Peers
+from .proof import ProofService
 from .services import ConnectService, GrafanaService, TaskSize
 from .state import BackendConfig, EcrConfig
 
@@ -49,6 +50,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "monitoring.prometheus": TaskSize,
     "monitoring.grafana": GrafanaService,
     "monitoring.alertmanager": AlertmanagerRoute,
+    "proof": ProofService,
     "backend": BackendConfig,
     "ecr": EcrConfig,
     "schema_registry": SchemaRegistrySection,

@@ -27,6 +27,7 @@ from ._fields import field_error
 from .clusters import SAFE_BROKER_DEFAULTS, SourceCluster, TargetCluster
 from .monitoring import MonitoringConfig
 from .network import NetworkConfig, OperatorAccess, OperatorTls, acm_certificate_region
+from .proof import ProofService
 from .services import ConnectService
 from .state import BackendConfig, EcrConfig, default_prefix, ecr_repository_names
 
@@ -59,6 +60,8 @@ class EnvironmentConfig(BaseModel):
     worker: WorkerSpec = Field(default_factory=WorkerSpec, description="The Connect worker group (`worker`).")
     connect: ConnectService = Field(default_factory=ConnectService, description="The Connect service size and autoscaling (`connect`).")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Cloud Map namespace, Prometheus, Grafana, Alertmanager (`monitoring`).")
+    proof: ProofService = Field(default_factory=ProofService,
+                                description="The proof follower service (`validate --follow` on Fargate; `proof`), off by default.")
     backend: BackendConfig | None = Field(None, description="S3 remote state; absent = local state.")
     log_retention_days: int = Field(30, description="CloudWatch retention of every log group.")
     log_kms: bool = Field(True, description="Encrypt log groups with the stack's KMS key.")

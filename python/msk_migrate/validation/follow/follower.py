@@ -47,6 +47,9 @@ class FollowOptions:
     interval: float = 10.0
     once: bool = False
     metrics_port: int | None = None
+    #: the address the metrics endpoint binds (``--metrics-bind``): loopback unless a service's own network
+    #: namespace (a Fargate task) must be scraped from outside it
+    metrics_bind: str = "127.0.0.1"
     verbose: bool = False
     #: a pass ends at the latest this long after it began (``--follow``: the mark is persisted at least this often)
     pass_seconds: float = 30.0

@@ -1,4 +1,4 @@
-"""Proof lag as Prometheus metrics: a tiny text exposition (format 0.0.4) served on 127.0.0.1.
+"""Proof lag as Prometheus metrics: a tiny text exposition (format 0.0.4) served on 127.0.0.1 (``--metrics-bind``).
 
 No client library: the follower publishes one snapshot of its gauges per pass (:meth:`Metrics.publish`)
 and the HTTP thread renders that snapshot; a scrape never waits for a pass and never sees half of one.

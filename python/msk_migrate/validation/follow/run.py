@@ -70,8 +70,8 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
     mark, truncated = prepare(store, facts)
     metrics = Metrics() if opts.metrics_port is not None else None
     if metrics is not None:
-        port = metrics.serve(opts.metrics_port or 0)
-        talked["metrics"] = f"http://127.0.0.1:{port}/metrics"
+        port = metrics.serve(opts.metrics_port or 0, opts.metrics_bind)
+        talked["metrics"] = f"http://{opts.metrics_bind}:{port}/metrics"
     follower = Follower(clusters, store, mark, opts, metrics, say)
     follower.persist()  # the checked mark (truncations, new partitions) before the first read
     stop = {"now": False}

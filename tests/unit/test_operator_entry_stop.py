@@ -1,0 +1,55 @@
+"""The operator image's entrypoint passes ECS' SIGTERM on to the command it runs: a service's long-running
+command (the proof follower, ``validate --follow``) finishes its work and exits within the stop timeout, and
+what it printed on the way out still reaches the task's log after the marker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from msk_migrate.aws import operator_entry, operator_task
+
+REPO = Path(__file__).resolve().parents[2]
+#: A stand-in msk-migrate that runs until stopped: it says it started, and on SIGTERM persists and exits 0.
+STAND_IN = """#!{python}
+import signal, sys, time
+stopped = []
+signal.signal(signal.SIGTERM, lambda s, f: stopped.append(s))
+print("following", file=sys.stderr, flush=True)
+open("started", "w").close()  # the handler is in place
+while not stopped:
+    time.sleep(0.05)
+print("mark persisted on SIGTERM", file=sys.stderr)
+print('{{"verdict": "proven"}}')
+"""
+
+
+def test_sigterm_to_the_entrypoint_reaches_the_command_which_exits_cleanly_with_its_output(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "msk-migrate"
+    fake.parent.mkdir()
+    fake.write_text(STAND_IN.format(python=sys.executable))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO / "python"),
+           operator_entry.ARGV_ENV: json.dumps(["validate", "--follow", "--config", "/dev/null"])}
+    proc = subprocess.Popen([sys.executable, "-m", "msk_migrate.aws.operator_entry"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (tmp_path / "started").exists():
+            time.sleep(0.05)
+        assert (tmp_path / "started").exists(), "the entrypoint did not start the command"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, (out, err)
+    task_err, task_out = operator_task.split_output(out.splitlines())
+    assert task_err == ["following", "mark persisted on SIGTERM"], out
+    assert task_out == ['{"verdict": "proven"}']
+
