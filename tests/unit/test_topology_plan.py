@@ -115,7 +115,8 @@ def test_one_exact_group_checkpointed_from_two_sources_names_both_and_groups_exc
 @pytest.mark.parametrize(("field", "a_kw", "b_kw", "kind"), [
     ("migration.name", {"name": "mm2"}, {"name": "mm2"}, "shared connector names"),
     ("worker.group_id", {"worker": {"group_id": "mm2-connect"}}, {"worker": {"group_id": "mm2-connect"}}, "shared Connect group"),
-    ("worker.*_storage_topic", {"worker": {"status_storage_topic": "st"}}, {"worker": {"status_storage_topic": "st"}}, "shared Connect topic"),
+    ("worker.status_storage_topic", {"worker": {"status_storage_topic": "st"}}, {"worker": {"status_storage_topic": "st"}}, "shared Connect topic"),
+    ("worker.offset_storage_topic", {"worker": {"config_storage_topic": "st"}}, {"worker": {"offset_storage_topic": "st"}}, "shared Connect topic"),
     ("migration.internal_topic_names", {"internal_topic_names": "kafka-default", "alias": "src"},
      {"internal_topic_names": "kafka-default", "alias": "src"}, "shared MM2 topic"),
     ("source.alias", {"alias": "src"}, {"alias": "src"}, "shared MM2 topic"),

@@ -259,8 +259,11 @@ def _mm2_topics(f: FlowRef) -> set[str]:
     return set(names.flow_internal_topics(f.source_alias, f.target_alias, f.migration.internal_namespace)) - {names.HEARTBEATS_TOPIC}
 
 
+_CONNECT_TOPIC_FIELDS = ("config_storage_topic", "offset_storage_topic", "status_storage_topic")
+
+
 def _connect_topics(w: WorkerSpec) -> set[str]:
-    return {w.config_storage_topic, w.offset_storage_topic, w.status_storage_topic}
+    return {getattr(w, k) for k in _CONNECT_TOPIC_FIELDS}
 
 
 # ---- the rules ---------------------------------------------------------------------------------------
@@ -324,7 +327,8 @@ def check_consolidation(plan: TopologyPlan, a: FlowRef, b: FlowRef, inv: Mapping
                          f"flows {a.label} and {b.label} into one target both use Connect group.id {a.worker.group_id}: {shared}",
                          "give each migration its own worker.group_id", "config"))
     for t in sorted(_connect_topics(a.worker) & _connect_topics(b.worker)):
-        plan.add(Problem("shared Connect topic", pair, "worker.*_storage_topic", t,
+        fld = next(f"worker.{k}" for k in _CONNECT_TOPIC_FIELDS if getattr(b.worker, k) == t)
+        plan.add(Problem("shared Connect topic", pair, fld, t,
                          f"flows {a.label} and {b.label} into one target both use Connect topic {t}: {shared}",
                          "give each migration's worker its own config/offset/status storage topics", "config"))
     for t in sorted(_mm2_topics(a) & _mm2_topics(b)):
