@@ -10,7 +10,7 @@ from msk_migrate.cliutil import run_cli
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
 from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
 from msk_migrate.errors import UsageError
-from msk_migrate.topology.marks import MARK_PREFIX, is_mark, mark_header, mark_transforms, origins
+from msk_migrate.topology.marks import MARK_PREFIX, is_mark, mark_header, mark_transforms, marked, origins
 
 SRC = ClusterEndpoint(alias="onprem", bootstrap_servers="kafka-1:9092")
 TGT = ClusterEndpoint(alias="msk", bootstrap_servers="b-1.msk:9098")
@@ -78,3 +78,13 @@ def test_mark_header_and_is_mark_share_the_one_prefix():
 
 def test_mark_copies_defaults_off_so_active_passive_records_are_copied_untouched():
     assert MigrationSpec().mark_copies is False
+
+
+def test_marked_recognises_a_rendered_marked_source_connector_and_nothing_less():
+    m = MigrationSpec(topics=["orders"], mark_copies=True)
+    fwd = render_connectors(SRC, TGT, m)["mm2-source"]
+    rev = render_reverse_connectors(SRC, TGT, m, ["orders"])["mm2-reverse-source"]
+    assert marked(fwd) and marked(rev)
+    assert not marked(render_connectors(SRC, TGT, MigrationSpec(topics=["orders"]))["mm2-source"])
+    assert not marked({**fwd, "transforms": "markSource"})  # the filter left out: it would loop
+    assert not marked({**fwd, "predicates.copiedFromTarget.name": mark_header("elsewhere")})

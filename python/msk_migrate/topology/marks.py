@@ -58,6 +58,16 @@ def mark_transforms(source_alias: str, target_alias: str) -> dict[str, str]:
     }
 
 
+def marked(config: dict[str, str]) -> bool:
+    """True when a MirrorSourceConnector ``config`` carries the copy marks of its own flow (skips what its target
+    copied in, marks with its source alias): two such connectors in opposite directions cannot loop a record, so the
+    apply-time loop guard lets them replicate the same topic (active/active)."""
+    src, tgt = config.get("source.cluster.alias"), config.get("target.cluster.alias")
+    if not src or not tgt:
+        return False
+    return all(config.get(k) == v for k, v in mark_transforms(src, tgt).items())
+
+
 def origins(headers: Iterable[tuple[str, bytes | None]] | None) -> tuple[str, ...]:
     """The clusters a record was copied from, in path order (first: the cluster its producer wrote to), read
     from its headers; ``()`` for a record its producer wrote here. Headers that are not marks are ignored.

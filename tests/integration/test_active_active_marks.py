@@ -1,0 +1,166 @@
+"""Active/active with identical topic names, loop-free because of copy marks (issue 33, items 3 and 4), on the
+session's real clusters and Connect worker, with connectors rendered by the product renderer.
+
+* Both directions of one topic at once, producers on both sides: once the producers stop, each side's record count,
+  read every 5 s, stays at the union for 60 s (a loop would keep it growing), and every record carries exactly the
+  marks it should (written here: none; copied: the other cluster's).
+* Without marks the same two flows are refused by the renderer: no loop is ever started.
+* Forwarding A -> B -> C: every record of A reaches C once, marked by A and by B.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from msk_migrate.config.migration import ClusterEndpoint
+from msk_migrate.connect_api.rest import ConnectClient
+from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
+from msk_migrate.errors import UsageError
+from msk_migrate.topology.marks import mark_header, marked, origins
+from tests.kafka_helpers import consume_all, create_topic, end_offsets, produce, wait_until
+
+from .mm2_flows import flow
+
+pytestmark = pytest.mark.integration
+
+N_A = 600  #: records produced on the source cluster
+N_B = 400  #: records produced on the target cluster, at the same time
+PARTITIONS = 2
+POLL_S = 5
+STABLE_S = 60
+
+
+def _source_connector(configs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    (name,) = [n for n, c in configs.items() if c["connector.class"].endswith("MirrorSourceConnector")]
+    return {name: configs[name]}
+
+
+@contextlib.contextmanager
+def _running(connect: ConnectClient, *configs: dict[str, dict[str, str]]):
+    """The connectors validated by the worker, applied and RUNNING with a task; deleted at the end whatever happens.
+
+    Applied over REST rather than through ``connect_api.apply``: its loop guard (``check_no_loop``) does not yet
+    exempt a pair of marked connectors (``topology.marks.marked``), so each config is checked to be marked here."""
+    names: list[str] = []
+    try:
+        for cfg in configs:
+            for name, c in cfg.items():
+                assert marked(c), f"{name} is not a marked flow"
+                assert connect.validate({**c, "name": name}) == [], name
+                names.append(name)
+                connect.put_config(name, {k: v for k, v in c.items() if k != "name"})
+        for name in names:
+            connect.wait_state(name, "RUNNING", timeout=120, min_tasks=1)
+        yield
+    finally:
+        for n in names:
+            with contextlib.suppress(Exception):
+                connect.delete(n)
+
+
+def _produce_slowly(bootstrap: str, topic: str, prefix: str, n: int, errors: list[BaseException]) -> None:
+    """``n`` records keyed ``<prefix>-<i>`` in batches of 50, 0.2 s apart: the flows copy while producers write."""
+    try:
+        for start in range(0, n, 50):
+            produce(bootstrap, topic, ((f"{prefix}-{i}".encode(), f"v{i}".encode(), [("app", b"x")], i % PARTITIONS)
+                                       for i in range(start, min(n, start + 50))))
+            time.sleep(0.2)
+    except BaseException as exc:  # the test thread re-raises it
+        errors.append(exc)
+
+
+def _count(bootstrap: str, topic: str) -> int:
+    return sum(end_offsets(bootstrap, topic).values())
+
+
+def test_active_active_counts_settle_at_the_union_for_60s_and_every_record_carries_the_marks_it_should(local_env, connect, unique):
+    src, tgt = local_env.source(), local_env.target()
+    topic = f"aa{unique}"
+    for side in (src, tgt):  # the same name on both clusters
+        create_topic(side.bootstrap_servers, topic, partitions=PARTITIONS)
+    spec = flow(f"aa{unique}", [topic], mark_copies=True, tasks_max=1, sync_topic_configs=False)
+    forward = _source_connector(render_connectors(src, tgt, spec))
+    reverse = _source_connector(render_reverse_connectors(src, tgt, spec, [topic]))
+
+    with _running(connect, forward, reverse):
+        errors: list[BaseException] = []
+        producers = [threading.Thread(target=_produce_slowly, args=(side.bootstrap_servers, topic, prefix, n, errors))
+                     for side, prefix, n in ((src, "a", N_A), (tgt, "b", N_B))]
+        for p in producers:
+            p.start()
+        for p in producers:
+            p.join(120)
+        assert not errors, errors
+        union = N_A + N_B
+        wait_until(lambda: _count(src.bootstrap_servers, topic) >= union and _count(tgt.bootstrap_servers, topic) >= union,
+                   timeout=120, what=f"both sides of {topic} holding {union} records")
+        readings = []
+        end = time.monotonic() + STABLE_S
+        while True:
+            readings.append((_count(src.bootstrap_servers, topic), _count(tgt.bootstrap_servers, topic)))
+            if time.monotonic() >= end:
+                break
+            time.sleep(POLL_S)
+        print(f"active/active {topic}: {len(readings)} readings over {STABLE_S}s every {POLL_S}s: {readings}")
+        assert len(readings) >= STABLE_S // POLL_S
+        assert set(readings) == {(union, union)}, readings  # stable and exactly the union: nothing looped
+        for name in (*forward, *reverse):  # still copying, not stopped by a failed task
+            connect.wait_state(name, "RUNNING", timeout=10, min_tasks=1)
+
+        for side, native, other in ((src, "a", tgt.alias), (tgt, "b", src.alias)):
+            got = consume_all(side.bootstrap_servers, topic, union, timeout=60)
+            keys = Counter(m.key().decode() for m in got)
+            assert len(got) == union and set(keys.values()) == {1}, (side.alias, len(got), keys.most_common(3))
+            assert {k.split("-")[0] for k in keys} == {"a", "b"}
+            for m in got:
+                path = origins(m.headers())
+                want = () if m.key().decode().startswith(native + "-") else (other,)
+                assert path == want, (side.alias, m.key(), m.headers())
+                # the producer's own header first, untouched; the mark appended after it, its value the alias
+                assert (m.headers() or [])[0] == ("app", b"x")
+                if want:
+                    assert (m.headers() or [])[-1] == (mark_header(other), other.encode())
+
+
+def test_both_directions_of_a_topic_without_marks_are_refused_before_any_connector_exists(local_env, connect, unique):
+    src, tgt = local_env.source(), local_env.target()
+    spec = flow(f"nl{unique}", [f"nl{unique}"])
+    before = set(connect.connectors())
+    with pytest.raises(UsageError) as err:
+        render_reverse_connectors(src, tgt, spec, [f"nl{unique}"])
+    assert err.value.field == "migration.mark_copies" and "loop" in err.value.message
+    assert set(connect.connectors()) == before
+
+
+def test_forwarding_a_to_b_to_c_brings_every_record_of_a_to_c_once_marked_by_a_and_b(local_env, connect, unique):
+    """A = the source cluster, B = the target, C = the source cluster again under its own alias ``c`` and a topic of
+    its own (the session worker pins the environment's two clusters, issue 37: a third cluster would need a second
+    worker). B -> C is rendered as the reverse flow of a spec that maps C's topic to B's."""
+    a, b = local_env.source(), local_env.target()
+    c = ClusterEndpoint(alias="c", bootstrap_servers=a.bootstrap_servers, auth=a.auth)
+    topic, at_c = f"fw{unique}", f"fw{unique}-c"
+    create_topic(a.bootstrap_servers, topic, partitions=PARTITIONS)
+    create_topic(b.bootstrap_servers, topic, partitions=PARTITIONS)
+    create_topic(c.bootstrap_servers, at_c, partitions=PARTITIONS)
+    ab = flow(f"fwab{unique}", [topic], mark_copies=True, tasks_max=1, sync_topic_configs=False)
+    bc = flow(f"fwbc{unique}", [at_c], mark_copies=True, tasks_max=1, topic_renames={at_c: topic})
+    with _running(connect, _source_connector(render_connectors(a, b, ab)),
+                  _source_connector(render_reverse_connectors(c, b, bc, [at_c]))):
+        n_a, n_b = 300, 100
+        produce(a.bootstrap_servers, topic, ((f"a-{i}".encode(), b"v", None, i % PARTITIONS) for i in range(n_a)))
+        produce(b.bootstrap_servers, topic, ((f"b-{i}".encode(), b"v", None, i % PARTITIONS) for i in range(n_b)))
+        wait_until(lambda: _count(c.bootstrap_servers, at_c) >= n_a + n_b, timeout=120, what=f"{at_c} holding {n_a + n_b} records")
+        time.sleep(2 * POLL_S)  # anything extra (a loop, a duplicate) would arrive within this
+        got = consume_all(c.bootstrap_servers, at_c, n_a + n_b, timeout=60)
+        assert _count(c.bootstrap_servers, at_c) == n_a + n_b and _count(b.bootstrap_servers, topic) == n_a + n_b
+        assert _count(a.bootstrap_servers, topic) == n_a  # nothing flows back to A
+        keys = Counter(m.key().decode() for m in got)
+        assert len(got) == n_a + n_b and set(keys.values()) == {1}
+        paths = Counter(origins(m.headers()) for m in got)
+        assert paths == {(a.alias, b.alias): n_a, (b.alias,): n_b}, paths
+        assert all(origins(m.headers()) == (a.alias, b.alias) for m in got if m.key().startswith(b"a-"))
