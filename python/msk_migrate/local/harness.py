@@ -36,7 +36,7 @@ from .procs import ProcRecord, stop
 from .reshape import apply_shape
 from .scram import ADMIN_USER
 from .shape import PEER, EnvironmentShape, default_shape
-from .state import LocalState, StateFile
+from .state import FlowWorker, LocalState, StateFile, flow_worker_name
 from .status import describe_status
 from .status import worker_name as _worker_name
 from .workers import plan_workers, start_workers
@@ -289,6 +289,43 @@ class LocalEnvironment:
         if rec is None:
             raise RuntimeError(f"worker {self.worker_name(index)} was not started")
         return rec
+
+    def ensure_flow_worker(self, name: str, source_role: str, target_role: str = "target") -> WorkerSpec:
+        """Start (or keep) a Connect worker of its own for the migration ``name`` (a group ``<name>-connect`` with
+        its own internal topics on ``target_role``'s cluster), pinned to ``source_role`` and ``target_role``: the
+        topology rehearsals run each migration on its own worker, as each environment has its own ECS service.
+        Recorded in the state (``down`` stops it, ``status`` shows it); returns its spec (REST and metrics ports)."""
+        import re
+
+        from .connect_worker import local_worker_spec, rest_url, start_connect_worker, wait_connect_ready
+
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,31}", name):
+            raise ValueError(f"flow worker name {name!r}: use lower-case letters, digits and hyphens")
+        state = self.state()
+        for role in (source_role, target_role):
+            if role not in state.roles:
+                raise ValueError(f"the {role} cluster is not part of this environment (local up --peer-brokers 1 adds the peer)")
+        known = state.flow_workers.get(name)
+        if known is None or (known.source, known.target) != (source_role, target_role):
+            spec = local_worker_spec(group_id=f"{name}-connect").model_copy(
+                update={"replication_factor": state.side(target_role).replication_factor})
+            with self.store.lock:
+                state.flow_workers[name] = FlowWorker(spec=spec, source=source_role, target=target_role)
+                self.store.save(state)
+        fw = state.flow_workers[name]
+        proc = flow_worker_name(name)
+        rec = state.proc(proc)
+        if not (rec and rec.alive()):
+            self.progress(f"starting Kafka Connect worker {proc} ({source_role} -> {target_role})")
+            source, target = cluster_endpoint(state, source_role), cluster_endpoint(state, target_role)
+            secrets = (worker_secret_env("source", read_secrets(state.secrets_file))
+                       if state.secrets_file and source_role == "source" else None)
+            rec = start_connect_worker(target, self.base_dir / proc, fw.spec, name=proc, source=source,
+                                       credentials_dir=self.base_dir / "connect", secret_env=secrets,
+                                       from_image=self.worker_from_image)
+            self._record(state)(proc, rec)
+        wait_connect_ready(rec, rest_url(fw.spec))
+        return fw.spec
 
     def worker_urls(self) -> list[str]:
         return [f"http://127.0.0.1:{w.rest_port}" for w in self.state().workers]

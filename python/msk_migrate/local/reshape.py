@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .procs import stop
 from .shape import PEER, EnvironmentShape
-from .state import ROLES, LocalState
+from .state import ROLES, LocalState, flow_worker_name
 
 
 def changes(old: EnvironmentShape, new: EnvironmentShape) -> dict[str, str]:
@@ -70,6 +70,10 @@ def apply_shape(state: LocalState, wanted: EnvironmentShape, base_dir: Path, pro
     if old.peer != wanted.peer and not any(what == "recreate" and role in ROLES for role, what in todo.items()):
         progress("restarting the Connect workers: they pin the clusters their connectors may reach")
         _stop(state, sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True))
+    for name, fw in list(state.flow_workers.items()):  # a flow worker whose cluster starts over or goes is forgotten
+        if todo.get(fw.source) in ("recreate", "remove") or todo.get(fw.target) in ("recreate", "remove"):
+            _stop(state, [flow_worker_name(name)])
+            state.flow_workers.pop(name)
     if any(what == "recreate" and role in ROLES for role, what in todo.items()):
         progress("stopping the Connect workers and Prometheus: they start again against the new clusters")
         _stop(state, sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True))

@@ -33,6 +33,23 @@ Role = Literal["source", "target", "peer"]
 ROLES: tuple[Role, Role] = ("source", "target")
 
 
+class FlowWorker(BaseModel):
+    """A Connect worker of its own for one more migration (the topology rehearsals run each migration on its
+    own worker group, as each environment has its own ECS service): pinned to ``source`` and ``target``, its
+    group and internal topics on ``target``. Process name: :func:`flow_worker_name`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: WorkerSpec
+    source: Role
+    target: Role
+
+
+def flow_worker_name(name: str) -> str:
+    """Process name of the flow worker of migration ``name`` (``connect-flow-<name>``: stopped with the workers)."""
+    return f"connect-flow-{name}"
+
+
 class LocalState(BaseModel):
     """Everything ``local up`` recorded about one environment directory."""
 
@@ -47,6 +64,8 @@ class LocalState(BaseModel):
     secrets_file: str | None = None  #: the MM2 user's secrets of a secured source (0600 JSON by purpose)
     #: schema registries started by ``up --schema-registry``; recorded only while their process is recorded
     registries: dict[Role, RegistryPorts] = Field(default_factory=dict)
+    #: migration name -> its own Connect worker (``LocalEnvironment.ensure_flow_worker``)
+    flow_workers: dict[str, FlowWorker] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

@@ -13,7 +13,7 @@ from .. import versions
 from .endpoints import cluster_endpoint
 from .layout import client_listener
 from .procs import ProcRecord
-from .state import LocalState
+from .state import LocalState, flow_worker_name
 
 
 def worker_name(index: int) -> str:
@@ -76,6 +76,11 @@ def describe_status(state: LocalState, base_dir: Path) -> dict[str, Any]:
     if len(workers) > 1 and "connect" in out:
         out["workers"] = workers
         out["connect"]["workers"] = len(workers)
+    for name, fw in state.flow_workers.items():  # one more migration's own worker (topology rehearsals)
+        if frec := state.proc(flow_worker_name(name)):
+            out[f"flow_worker_{name}"] = {"url": f"http://127.0.0.1:{fw.spec.rest_port}", "source": fw.source,
+                                          "target": fw.target, "metrics_url": f"http://127.0.0.1:{fw.spec.metrics_port}/metrics",
+                                          **_proc(frec)}
     prom = state.proc("prometheus")
     if prom is not None and state.prometheus_port:
         out["prometheus"] = {"url": f"http://127.0.0.1:{state.prometheus_port}", **_proc(prom)}

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..kafka import names
 from ..outcome import Outcome, View, col
 from .cleanup_role import cleanup_role_arn, deleting_session
+from .heartbeats import heartbeat_sources
 from .session import MigrationSession
 
 
@@ -74,9 +75,16 @@ def leftovers(s: MigrationSession, include_worker: bool, shared: dict[str, str] 
     target, migration, worker, source_alias, target_alias = s.target, s.migration, s.worker, s.source_alias, s.target_alias
     topics = set(target.topics(refresh=True))
     shared = shared or {}
-    out = [Leftover("kept", t, f"shared: connector {shared[t]} of another migration uses it") if t in shared
-           else Leftover("topic", t, "MM2 bookkeeping of the forward flow")
-           for t in names.flow_internal_topics(source_alias, target_alias, migration.internal_namespace) if t in topics]
+    internal = [t for t in names.flow_internal_topics(source_alias, target_alias, migration.internal_namespace) if t in topics]
+    # One `heartbeats` topic per target for every flow into it: another migration (its own worker, which this
+    # session cannot see) may still be writing there; its records' keys say so.
+    hb = names.HEARTBEATS_TOPIC in internal and names.HEARTBEATS_TOPIC not in shared
+    others = sorted(heartbeat_sources(target) - {source_alias}) if hb else []
+    kept = {t: f"shared: connector {c} of another migration uses it" for t, c in shared.items()}
+    if others:
+        kept[names.HEARTBEATS_TOPIC] = f"shared: the flow(s) from {', '.join(others)} of another migration write heartbeats there"
+    out = [Leftover("kept", t, kept[t]) if t in kept else Leftover("topic", t, "MM2 bookkeeping of the forward flow")
+           for t in internal]
     groups = set(target.groups())
     for c in migration_connectors(migration):
         g = f"{names.CONNECT_CONSUMER_GROUP_PREFIX}{c}"
