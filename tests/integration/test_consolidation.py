@@ -4,8 +4,8 @@ Three single-broker KRaft clusters of this module's own (two sources at the loca
 target at MSK's), on 127.0.0.1, stopped at teardown. `topology check` lists both sources' actual topics and
 groups: a topic or group both hold under the flows' regexes is refused (exit 1) naming both sources; disjoint
 selections are clean. Then each migration's MM2 bookkeeping is put on the shared target under the names its
-connectors would use, and cleanup's deletion set for one migration (runbook.cleanup.leftovers, deleted as
-cleanup deletes it) leaves the other migration's checkpoints and offset syncs in place; and preflight of one
+connectors would use, and cleanup's deletion set for one migration (runbook.cleanup.leftovers told of the other
+migration, deleted as cleanup deletes it) leaves the other migration's topics, the shared heartbeats among them; and preflight of one
 migration given the other (`--with-config`) fails its row "no collision with other migrations into the target".
 """
 
@@ -32,6 +32,7 @@ from msk_migrate.local.procs import stop
 from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.runbook.cleanup import delete, leftovers
 from msk_migrate.runbook.session import session_of
+from msk_migrate.topology.plan import ClusterRef, FlowRef, kept_on_shared_target
 from tests.kafka_helpers import admin, commit_group, create_topic
 
 RUN = uuid.uuid4().hex[:6]
@@ -122,29 +123,33 @@ def test_topology_check_is_clean_for_disjoint_topics_and_groups_of_two_sources(c
 
 
 def test_cleanup_of_one_migration_leaves_the_other_migrations_bookkeeping_on_the_shared_target(clusters3) -> None:
-    """Each migration's MM2 topics as its connectors name them on the target (per-migration names and each
-    source's alias); cleanup's deletion set for migration a, deleted, takes a's and none of b's."""
+    """Each migration's MM2 topics as its connectors name them on the target (per-migration names, each source's
+    alias, and the ``heartbeats`` every flow into the cluster writes); cleanup's deletion set for migration a,
+    told of migration b (topology.plan.kept_on_shared_target), deleted, takes a's own and none of b's."""
     u = uuid.uuid4().hex[:6]
     spec = {"replication_factor": 1, "internal_replication_factor": 1}
     mig = {x: MigrationSpec(name=f"mig-{x}-{u}", **spec) for x in ("a", "b")}
-    mm2 = {x: set(names.flow_internal_topics(f"src-{x}", "msk", mig[x].internal_namespace)) - {names.HEARTBEATS_TOPIC}
-           for x in ("a", "b")}
-    assert not mm2["a"] & mm2["b"]
+    refs = {x: FlowRef(x, ClusterRef.of(clusters3[x]), ClusterRef.of(clusters3["target"]), f"src-{x}", "msk", mig[x], WorkerSpec())
+            for x in ("a", "b")}
+    mm2 = {x: set(names.flow_internal_topics(f"src-{x}", "msk", mig[x].internal_namespace)) for x in ("a", "b")}
+    assert mm2["a"] & mm2["b"] == {names.HEARTBEATS_TOPIC}
     for t in sorted(mm2["a"] | mm2["b"]):
         create_topic(clusters3["target"], t, partitions=1)
     session = session_of(ClusterEndpoint(alias="src-a", bootstrap_servers=clusters3["a"]),
                          ClusterEndpoint(alias="msk", bootstrap_servers=clusters3["target"]), mig["a"],
                          WorkerSpec(group_id=f"connect-a-{u}", replication_factor=1))
-    items = leftovers(session, include_worker=False)
-    assert {i.name for i in items if i.kind == "topic"} == mm2["a"]
+    items = leftovers(session, include_worker=False, shared=kept_on_shared_target(refs["a"], [refs["b"]]))
+    own = mm2["a"] - {names.HEARTBEATS_TOPIC}
+    assert {i.name for i in items if i.kind == "topic"} == own
+    assert [(i.kind, i.name) for i in items if i.name == names.HEARTBEATS_TOPIC] == [("kept", names.HEARTBEATS_TOPIC)]
     delete(session.target, items)
     deadline = time.monotonic() + 30
     while True:  # topic deletion is asynchronous: metadata drops the names within seconds
         on_target = set(admin(clusters3["target"]).list_topics(timeout=10).topics)
-        if not mm2["a"] & on_target or time.monotonic() > deadline:
+        if not own & on_target or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    assert not mm2["a"] & on_target, sorted(mm2["a"] & on_target)
+    assert not own & on_target, sorted(own & on_target)
     assert mm2["b"] <= on_target, sorted(mm2["b"] - on_target)
 
 

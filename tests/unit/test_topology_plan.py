@@ -308,3 +308,11 @@ def test_preflight_refuses_the_flow_under_preflight_given_again_as_another(tmp_p
     capfd.readouterr()
     code = run_cli(cli, ["preflight", "--config", a, "--with-config", a], "msk-migrate")
     assert code == 2 and "is the one under preflight" in capfd.readouterr().err
+
+
+def test_cleanup_of_a_consolidated_migration_keeps_the_heartbeats_the_others_write() -> None:
+    from msk_migrate.topology.plan import kept_on_shared_target
+
+    a, b, elsewhere = flow("a", A, T), flow("b", B, T), flow("c", C, T2)
+    assert kept_on_shared_target(a, [a, b, elsewhere]) == {"heartbeats": "mm2-b-heartbeat"}
+    assert kept_on_shared_target(a, [elsewhere]) == {}

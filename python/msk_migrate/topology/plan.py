@@ -428,3 +428,18 @@ def plan_topology(flows: Sequence[FlowRef], inventories: Mapping[str, SourceInve
     for a, b in combinations(flows, 2):
         check_pair(plan, a, b, inventories)
     return plan
+
+
+def kept_on_shared_target(me: FlowRef, others: Sequence[FlowRef]) -> dict[str, str]:
+    """MM2 topics ``me``'s cleanup would delete that another flow into the same target also writes (``heartbeats``
+    always; ``<alias>.heartbeats`` or the internal topics when shared): topic -> the connector of the other
+    migration that writes it, the shape of ``runbook.cleanup.leftovers``'s ``shared`` (listed as kept, never deleted)."""
+    mine = set(names.flow_internal_topics(me.source_alias, me.target_alias, me.migration.internal_namespace))
+    out: dict[str, str] = {}
+    for o in others:
+        if o.label == me.label or not o.target.same(me.target):
+            continue
+        conn = o.migration.connector_names()
+        for t in sorted(mine & set(names.flow_internal_topics(o.source_alias, o.target_alias, o.migration.internal_namespace))):
+            out.setdefault(t, conn["heartbeat"] if t.endswith(names.HEARTBEATS_TOPIC) else conn["checkpoint"])
+    return out
