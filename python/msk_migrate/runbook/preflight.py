@@ -347,6 +347,10 @@ def check_other_migrations(p: Preflight) -> None:
         p.report.add(OTHER_MIGRATIONS, "skip", "the session names no flow to compare")
         return
     me = flow_ref(flow).with_ids(p.session.found.source_cluster_id, p.session.found.target_cluster_id)
+    if not me.target.known:
+        p.report.add(OTHER_MIGRATIONS, "skip", "this flow's target is not known yet: run preflight again after deploy with "
+                     "--target-bootstrap (stack output target_bootstrap_brokers_connect)")
+        return
     mine = SourceInventory(frozenset(p.source.topics()), frozenset(p.source.groups()))
     inventories = {me.label: mine}
     refs = []
