@@ -134,6 +134,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--cluster-arn": ["arn:aws:s3:::bucket", "not-an-arn"],
     "--validation-report": [MISSING_FILE, "s3:/no-bucket", "https://bucket/report.json"],
     "validate --validation-report": [UNWRITABLE + "/reports", "s3:/no-bucket", "s3://"],
+    "validate --marks": ["a,b,c", "bad alias!", "same,same", "", ",msk"],
     "offsets sync --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],
     "cutover check --certificate": [MISSING_FILE, "s3:/x"],
     "cutover run --certificate": [UNWRITABLE + "/certs", "s3://", "ftp://host/certs"],

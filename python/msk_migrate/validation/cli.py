@@ -75,6 +75,15 @@ def _config_name(value: str) -> str:
     return value
 
 
+def _marks_value(value: str) -> tuple[str, str | None]:
+    parts = value.split(",")
+    if len(parts) > 2 or not all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", p) for p in parts):
+        raise ValueError(f"{value!r} is not SOURCE_ALIAS or SOURCE_ALIAS,TARGET_ALIAS (letters, digits, _ and -)")
+    if len(parts) == 2 and parts[0] == parts[1]:
+        raise ValueError(f"the source and target aliases are both {parts[0]!r}")
+    return parts[0], (parts[1] if len(parts) == 2 else None)
+
+
 _ENV = Checked("env", _environment, "pass --env NAME of infra/environments/NAME.yaml or the YAML's path", "NAME|PATH")
 _FILE = Checked("file", lambda v: str(check_readable_file(v)), "give the path of an existing, readable file", "FILE")
 _BOOTSTRAP = Checked("bootstrap", check_host_ports, "give host:port[,host:port...]")
@@ -88,6 +97,8 @@ _KAFKA_OPTION = Checked("kafka-option", _kafka_option, "write KEY=VALUE of consu
 _CONFIG_NAME = Checked("config", _config_name, "name a topic config such as retention.ms")
 _WRITE_LOCATION = Checked("location", check_write_location, "give a writable directory or s3://BUCKET/PREFIX")
 _DEFAULT_MARK = "reports/proof-mark.json"
+_MARKS = Checked("marks", _marks_value, "write --marks SOURCE_ALIAS[,TARGET_ALIAS]: the MM2 aliases of the flow's clusters",
+                 "SRC[,TGT]")
 _MARK_LOCATION = Checked("mark", check_write_location, "give a writable path (.json or a directory) or s3://BUCKET/PREFIX")
 
 
@@ -212,6 +223,17 @@ def _flow_clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint
     return flow.source, target, flow
 
 
+def _copy_marks(kw: dict[str, Any], flow: Any) -> dict[str, str | None] | None:
+    """``--marks SRC[,TGT]``, else the flow's own aliases when its migration marks its copies (``mark_copies``)."""
+    if kw.get("marks"):
+        src, tgt = kw["marks"]
+        return {"source_alias": src, "target_alias": tgt}
+    if flow is not None and getattr(flow.migration, "mark_copies", False):
+        target = flow.require_target("validate")
+        return {"source_alias": flow.source.alias, "target_alias": target.alias}
+    return None
+
+
 def _registry_url(value: str) -> str:
     from ..schemas.client import check_registry_url
 
@@ -320,6 +342,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     registries = _registries(kw)
     if registries:
         data["schema_registry"] = registries
+    marks = _copy_marks(kw, flow)
+    if marks is not None:
+        data["marks"] = marks
     data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
     data["show_keys"] = bool(kw.get("show_keys"))
     flag = {
@@ -400,6 +425,11 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                    "data and the report lands in logs and buckets).")
 @click.option("--ignore-schemas", "ignore_schemas", is_flag=True,
               help="Do not prove schema ids: topics of schema'd records are 'skipped' instead of 'schemas-not-checked'.")
+@click.option("--marks", "marks", type=_MARKS, default=None,
+              help="The flow marks its copies (migration.mark_copies; default: on when the flow says so): remove the "
+                   "trailing msk-migrate.copied-from.SRC header of each target record before comparing (a record "
+                   "without it fails as 'mark missing/wrong'), and leave out source records copied from TGT "
+                   "(docs/active-active-proof.md).")
 @click.option("--follow", "follow", is_flag=True,
               help="Follow replication: compare only the records past a persisted verified-up-to mark per partition, "
                    "advance it, repeat every --interval (docs/follow.md).")
@@ -454,7 +484,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
 #: Options of a batch window that mean nothing to the follower (it compares every record past its mark).
 _BATCH_ONLY = (("from_timestamp", "--from-timestamp"), ("until_timestamp", "--until-timestamp"),
                ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"),
-               ("show_keys", "--show-keys"))
+               ("show_keys", "--show-keys"), ("marks", "--marks"))
 
 
 def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool) -> None:

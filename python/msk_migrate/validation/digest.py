@@ -25,6 +25,9 @@ class Digest:
     tombstones: int = 0
     sums: dict[str, int] = field(default_factory=lambda: {c: 0 for c in COMPONENTS})
     order: int = 0  #: order digest, mod ORDER_PRIME
+    #: copy marks counted by the native pass (:mod:`.copy_marks`): stripped, missing_or_wrong (target side),
+    #: origin_target (source side); None when marks are off or the Spark pass computed the digest
+    marks: dict[str, int] | None = None
 
     @property
     def fingerprint(self) -> str:

@@ -88,6 +88,8 @@ def job_arguments(request: ValidationRequest, kw: dict[str, Any]) -> list[str]:
         args += ["--kafka-option", pair]
     if kw.get("allow_duplicates"):
         args.append("--allow-duplicates")
+    if request.marks is not None:  # from --marks or the flow: the job has no flow file
+        args += ["--marks", ",".join(a for a in (request.marks.source_alias, request.marks.target_alias) if a)]
     return [*args, "--output", "json"]
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..topology.marks import mark_header
 from .digest import COMPONENTS
 from .reading import ReadPlan, read_records
 
@@ -87,8 +88,27 @@ def units(df: DataFrame, latest_topics: set[str]) -> DataFrame:
     return plain.unionByName(latest)
 
 
+def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str | None) -> DataFrame:
+    """The copy-mark account of :mod:`.copy_marks` in Spark SQL built-ins (no Python on executors): records with a
+    ``copied-from.<skip_marked_by>`` header are left out; a trailing ``copied-from.<strip_mark_of>`` header whose
+    value is the alias is removed (and nothing else: a misplaced or wrong mark stays, so the record cannot match).
+    An empty header array hashes as no headers (xxhash64 of an empty array leaves the seed unchanged; size 0)."""
+    headers = F.coalesce(F.col("headers"), F.array().cast(df.schema["headers"].dataType))
+    if skip_marked_by is not None:
+        key = mark_header(skip_marked_by)
+        df = df.filter(~F.exists(headers, lambda h: h["key"] == F.lit(key)))
+    if strip_mark_of is not None:
+        last = F.element_at(headers, -1)
+        ok = (F.size(headers) > 0) & (last["key"] == F.lit(mark_header(strip_mark_of))) & \
+            (last["value"] == F.lit(strip_mark_of.encode()))
+        df = df.withColumn("headers", F.when(ok, F.slice(headers, 1, F.size(headers) - 1)).otherwise(F.col("headers")))
+    return df
+
+
 def plan_units(spark: SparkSession, plan: ReadPlan, detail: bool = True) -> DataFrame | None:
     raw = read_records(spark, plan)
     if raw is None:
         return None
+    if plan.strip_mark_of is not None or plan.skip_marked_by is not None:
+        raw = without_marks(raw, plan.strip_mark_of, plan.skip_marked_by)
     return units(fingerprinted(raw, plan.no_ts_topics, detail), plan.latest_per_key_topics)

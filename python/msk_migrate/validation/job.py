@@ -217,6 +217,7 @@ def run_validation(
             "spark_version": spark_version,
             "checksum_engine": engine,
             "engine": engine,
+            **({"copy_marks": req.marks.model_dump()} if req.marks is not None else {}),
         },
         window={**plan.window, "timestamp_slack_seconds": req.timestamp_slack_seconds,
                 "grace_seconds": None if req.offsets_snapshot or req.until_timestamp_ms is not None else req.grace_seconds},

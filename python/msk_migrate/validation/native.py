@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
+from .copy_marks import MarkState, came_from, strip_mark
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
 from .schema_ids import HEADER_BYTES, count_ids, ids_of
 
@@ -92,13 +93,15 @@ class Task:
     hi: int
     no_ts: bool
     latest: bool
+    strip_mark_of: str | None = None  #: remove this alias's trailing copy mark (:func:`.copy_marks.strip_mark`)
+    skip_marked_by: str | None = None  #: leave out records copied from this alias (:func:`.copy_marks.came_from`)
 
 
 class _Acc:
     """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
 
-    __slots__ = ("done", "fast", "fp", "fps", "ids", "max_ts", "min_ts", "n", "null_keys", "order", "sums", "task",
-                 "tombstones", "tss", "units")
+    __slots__ = ("done", "fast", "fp", "fps", "ids", "marks", "max_ts", "min_ts", "n", "null_keys", "order", "sums",
+                 "task", "tombstones", "tss", "units")
 
     def __init__(self, task: Task, detail: bool):
         self.task = task
@@ -110,7 +113,11 @@ class _Acc:
         self.units: dict[int, tuple] | None = {} if task.latest else None
         #: Fast path (no per-field sums, every record counted in offset order): the read loop appends each
         #: compared record's fp and timestamp here and :meth:`fold` adds a batch at once.
-        self.fast = not detail and not task.latest
+        self.fast = not detail and not task.latest and task.strip_mark_of is None and task.skip_marked_by is None
+        #: copy marks seen (:meth:`add`), when the task accounts for them
+        self.marks: dict[str, int] | None = (
+            None if task.strip_mark_of is None and task.skip_marked_by is None
+            else {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0})
         self.fps: list[int] = []
         self.tss: list[int] = []
         #: Schema ids of the compared values (raw id bytes -> records; :func:`.schema_ids.count_ids`).
@@ -135,6 +142,13 @@ class _Acc:
 
     def add(self, key, value, headers, ts: int, offset: int) -> None:
         t = self.task
+        if self.marks is not None:
+            if t.skip_marked_by is not None and came_from(headers, t.skip_marked_by):
+                self.marks["origin_target"] += 1  # the opposite flow's record: not expected on the target
+                return
+            if t.strip_mark_of is not None:
+                headers, state = strip_mark(headers, t.strip_mark_of)
+                self.marks["stripped" if state is MarkState.OK else "missing_or_wrong"] += 1
         ts_used = 0 if t.no_ts else ts
         fp = fingerprint(key, value, headers, ts_used)
         if self.units is not None:  # latest record per key: decided at the end
@@ -169,7 +183,8 @@ class _Acc:
         sums["fp"] = self.fp & MASK64
         for name, v in (self.sums or {}).items():
             sums[name] = v & MASK64
-        return Digest(self.n, self.min_ts, self.max_ts, self.null_keys, self.tombstones, sums, self.order % ORDER_PRIME)
+        return Digest(self.n, self.min_ts, self.max_ts, self.null_keys, self.tombstones, sums, self.order % ORDER_PRIME,
+                      dict(self.marks) if self.marks is not None else None)
 
 
 _FATAL = {
@@ -372,7 +387,8 @@ def tasks_of(side: str, plan: ReadPlan, tps: list[TP] | None = None) -> list[Tas
             lo, hi = _NO_LIMIT
         topic, part = tp
         out.append(Task(side, topic, plan.topic_names.get(topic, topic), part, start, end, lo, hi,
-                        topic in plan.no_ts_topics, topic in plan.latest_per_key_topics))
+                        topic in plan.no_ts_topics, topic in plan.latest_per_key_topics,
+                        plan.strip_mark_of, plan.skip_marked_by))
     return out
 
 
@@ -396,6 +412,13 @@ def worker_count(tasks: list[Task], requested: int | None = None) -> int:
     return max(1, min(os.cpu_count() or 1, len(tasks), MAX_WORKERS))
 
 
+def _no_marks(plan: ReadPlan) -> dict[str, int] | None:
+    """The copy-mark counts of a partition with nothing read (None: the plan does not account for marks)."""
+    if plan.strip_mark_of is None and plan.skip_marked_by is None:
+        return None
+    return {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0}
+
+
 def native_checksum(
     plans: dict[str, ReadPlan],
     confs: dict[str, dict[str, Any]],
@@ -412,7 +435,8 @@ def native_checksum(
     partitions. ``id_rows``: when given, one :data:`IdRow` per range read is appended (the schema ids of
     its compared values, read in the same pass). Raises :class:`NativeReadError` when a cluster cannot be
     read."""
-    out = {side: {tp: Digest() for tp in plan.ranges if tps is None or tp in tps} for side, plan in plans.items()}
+    out = {side: {tp: Digest(marks=_no_marks(plan)) for tp in plan.ranges if tps is None or tp in tps}
+           for side, plan in plans.items()}
     tasks = [t for side, plan in plans.items() for t in tasks_of(side, plan, tps)]
     if not tasks:
         return out

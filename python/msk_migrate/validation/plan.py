@@ -101,6 +101,7 @@ class ValidationPlan:
         self.target = ReadPlan(
             self._target_options, ranges, self.tgt_name, partition_windows=pw, no_ts_topics=self.no_ts,
             latest_per_key_topics=self.latest_topics, min_partitions=self.req.min_partitions,
+            strip_mark_of=self.req.marks.source_alias if self.req.marks else None,
         )
         return self.target
 
@@ -229,4 +230,8 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         plan.target = ReadPlan(opts["target"], tgt_ranges, tgt_name, window=(frm, until), **common)
         plan.window = {"kind": "timestamps", "from_timestamp_ms": frm, "until_timestamp_ms": until,
                        "from": iso(frm), "until": iso(until)}
+    if req.marks is not None:
+        plan.source.skip_marked_by = req.marks.target_alias
+        if plan.target is not None:
+            plan.target.strip_mark_of = req.marks.source_alias
     return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -37,19 +37,14 @@ class ReadPlan:
     no_ts_topics: set[str] = field(default_factory=set)  #: timestamps left out of the fingerprint
     latest_per_key_topics: set[str] = field(default_factory=set)
     min_partitions: int | None = None
+    #: copy marks (:mod:`.copy_marks`): remove the trailing ``copied-from.<strip_mark_of>`` of each record (the
+    #: target of a marked flow); leave out records carrying ``copied-from.<skip_marked_by>`` (its source)
+    strip_mark_of: str | None = None
+    skip_marked_by: str | None = None
 
     def restricted(self, tps: Iterable[TP]) -> ReadPlan:
         keep = set(tps)
-        return ReadPlan(
-            self.options,
-            {tp: r for tp, r in self.ranges.items() if tp in keep},
-            self.topic_names,
-            self.window,
-            self.partition_windows,
-            self.no_ts_topics,
-            self.latest_per_key_topics,
-            self.min_partitions,
-        )
+        return replace(self, ranges={tp: r for tp, r in self.ranges.items() if tp in keep})
 
 
 # ---- reading ------------------------------------------------------------------------------------

@@ -48,12 +48,15 @@ class SideDigest:
     end_offset: int | None
     null_keys: int
     tombstones: int
+    #: copy marks (docs/active-active-proof.md): stripped, missing_or_wrong, origin_target; None when not counted
+    copy_marks: dict[str, int] | None = None
 
     @classmethod
     def of(cls, d: Any, rng: tuple[int, int] | None) -> SideDigest:
         return cls(
             d.count, d.min_ts, d.max_ts, d.fingerprint, d.order_fingerprint,
             rng[0] if rng else None, rng[1] if rng else None, d.null_keys, d.tombstones,
+            getattr(d, "marks", None),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +72,7 @@ class SideDigest:
             "end_offset": self.end_offset,
             "null_keys": self.null_keys,
             "tombstones": self.tombstones,
+            **({"copy_marks": dict(self.copy_marks)} if self.copy_marks is not None else {}),
         }
 
 

@@ -111,6 +111,16 @@ class SchemaRegistries(BaseModel):
         return v.rstrip("/")
 
 
+class CopyMarks(BaseModel):
+    """The copy marks of a flow with ``mark_copies`` (docs/active-active-proof.md): target records carry
+    ``msk-migrate.copied-from.<source_alias>`` last, which the comparison removes; source records carrying
+    ``copied-from.<target_alias>`` came from the target and are not expected there."""
+
+    model_config = ConfigDict(extra="forbid")
+    source_alias: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    target_alias: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+
 class ValidationRequest(BaseModel):
     """Inputs of :func:`msk_migrate.validation.run_validation`.
 
@@ -162,6 +172,9 @@ class ValidationRequest(BaseModel):
     ignore_schemas: bool = Field(
         False, description="Opt out of the schema proof: schema'd topics without registries are 'skipped', not "
         "'schemas-not-checked' (which fails the run).")
+    marks: CopyMarks | None = Field(
+        None, description="The flow marks its copies: the target's trailing mark is removed before comparing, and "
+        "source records that came from the target are left out (docs/active-active-proof.md).")
     show_keys: bool = Field(
         False, description="Print the record keys of difference samples as they are; by default a sample names its key "
         "by sha256 only (keys can hold personal data, and the report lands in logs and buckets).")

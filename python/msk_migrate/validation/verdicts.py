@@ -69,7 +69,17 @@ def _evidence(plan: ValidationPlan, tp: TP, pr: PartitionResult) -> PartitionRes
 
 def partition_result(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
                      dr: DiffResult | None) -> PartitionResult:
-    return _evidence(plan, tp, _compare(plan, tp, sd, td, dr))
+    return _evidence(plan, tp, _marks(plan, td, _compare(plan, tp, sd, td, dr)))
+
+
+def _marks(plan: ValidationPlan, td: Digest | None, pr: PartitionResult) -> PartitionResult:
+    """A target record without the flow's trailing copy mark (or with a wrong one) fails the partition, named."""
+    bad = ((td.marks if td is not None else None) or {}).get("missing_or_wrong", 0)
+    if bad and plan.req.marks is not None:
+        pr.status = "mismatch"
+        pr.differences.insert(0, f"mark missing/wrong: {bad} target record(s) without the trailing copy mark "
+                                 f"msk-migrate.copied-from.{plan.req.marks.source_alias} (value {plan.req.marks.source_alias})")
+    return pr
 
 
 def _compare(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
