@@ -178,3 +178,19 @@ def test_preflight_with_the_other_migration_fails_its_collision_row_naming_both_
     clean = row("--with-config", disjoint)
     assert clean["status"] == "ok" and disjoint in clean["detail"], clean  # the other migration, by its flow file
     assert row()["status"] == "skip"
+
+
+def test_fan_out_is_accepted_and_a_target_that_is_its_own_source_by_cluster_id_is_refused(clusters3, tmp_path, capfd) -> None:
+    """One source into two clusters (the target and source b standing in for a second target) is a fan-out; a
+    target written as another bootstrap string of the source itself (localhost vs 127.0.0.1) is caught by the
+    cluster ids the check reads, and refused as bad input naming target.bootstrap_servers."""
+    u = uuid.uuid4().hex[:6]
+    create_topic(clusters3["a"], f"fan.{u}", partitions=1)
+    one = _flow_file(tmp_path, "one", clusters3["a"], clusters3["target"], topics=[rf"fan\.{u}"], groups=[rf"fan-{u}.*"])
+    two = _flow_file(tmp_path, "two", clusters3["a"], clusters3["b"], topics=[rf"fan\.{u}"], groups=[rf"fan-{u}.*"])
+    code, doc, _ = _check(capfd, one, two)
+    assert code == 0 and [r["kind"] for r in doc["rows"]] == ["fan-out"], doc
+    itself = _flow_file(tmp_path, "itself", clusters3["a"], clusters3["a"].replace("127.0.0.1", "localhost"), topics=[rf"fan\.{u}"])
+    code, doc, err = _check(capfd, one, itself)
+    assert code == 2 and doc["verdict"] == "refused", doc
+    assert err.startswith("error: target.bootstrap_servers: flow ") and "is its own source" in err and "cluster id" in err
