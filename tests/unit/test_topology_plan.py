@@ -316,3 +316,33 @@ def test_cleanup_of_a_consolidated_migration_keeps_the_heartbeats_the_others_wri
     a, b, elsewhere = flow("a", A, T), flow("b", B, T), flow("c", C, T2)
     assert kept_on_shared_target(a, [a, b, elsewhere]) == {"heartbeats": "mm2-b-heartbeat"}
     assert kept_on_shared_target(a, [elsewhere]) == {}
+
+
+def test_a_ring_of_three_flows_round_which_a_topic_travels_is_a_loop_naming_the_ring() -> None:
+    ring = [flow("ab", A, B, topics=["orders"]), flow("bc", B, C), flow("ca", C, A)]
+    plan = plan_topology(ring)
+    (p,) = plan.problems
+    assert p.kind == "loop" and p.subject == "orders" and p.stage == "config" and plan.exit_code == 2
+    assert set(p.flows) == {"ab", "bc", "ca"} and "travels round" in p.detail
+    assert sorted(r.kind for r in plan.relations) == ["forwarding", "forwarding", "forwarding"]
+
+
+def test_a_ring_whose_flows_all_mark_their_copies_under_one_alias_per_cluster_is_loop_free() -> None:
+    al = {A: "dc-a", B: "dc-b", C: "dc-c"}
+    ring = [_aliased(flow(n, s, t, topics=["orders"], mark_copies=True), al[s], al[t]) for n, s, t in (("ab", A, B), ("bc", B, C), ("ca", C, A))]
+    plan = plan_topology(ring)
+    assert plan.problems == [] and "ring" in [r.kind for r in plan.relations] and plan.exit_code == 0
+    ring[2] = _aliased(ring[2], "dc-c", "a-again")
+    (p,) = plan_topology(ring).problems
+    assert p.kind == "loop" and p.field == "source.alias"
+
+
+def test_a_chain_that_does_not_come_back_is_no_ring() -> None:
+    plan = plan_topology([flow("ab", A, B, topics=["orders"]), flow("bc", B, C), flow("cd", C, T)])
+    assert plan.problems == [] and plan.exit_code == 0
+
+
+def test_a_ring_broken_by_a_rename_is_no_loop() -> None:
+    """The topic comes back under another name: it is not copied onto itself."""
+    ring = [flow("ab", A, B, topics=["orders"]), flow("bc", B, C, topic_renames={"orders": "orders-c"}), flow("ca", C, A)]
+    assert plan_topology(ring).problems == []

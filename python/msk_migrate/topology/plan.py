@@ -22,7 +22,8 @@ Problems (:class:`Problem`), each naming the flows, the field to change and the 
   and a copied topic of one flow) to one target name;
 - fan-out: a target that is the flow's own source;
 - loop: a topic both flows of an A <-> B pair select, unless both set ``migration.mark_copies`` and call each
-  cluster by one alias (a marked flow S -> T skips what is marked as copied from T's alias: docs/active-active.md).
+  cluster by one alias (a marked flow S -> T skips what is marked as copied from T's alias: docs/active-active.md);
+  the same for a ring of three or more flows a topic travels round (A -> B -> C -> A).
 
 Invariants: cluster identity prefers cluster ids (when both are known), then MSK cluster ARNs, then the
 bootstrap servers as given (lower-cased, sorted; one shared broker makes one cluster). A problem found
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from typing import Any, Literal
 
@@ -119,8 +120,6 @@ class FlowRef:
 
     def with_ids(self, source_id: str | None, target_id: str | None) -> FlowRef:
         """This flow with the cluster ids a command found (None keeps what was known)."""
-        from dataclasses import replace
-
         return replace(self, source=replace(self.source, cluster_id=source_id or self.source.cluster_id),
                        target=replace(self.target, cluster_id=target_id or self.target.cluster_id))
 
@@ -149,10 +148,11 @@ class SourceInventory:
 
 @dataclass(frozen=True)
 class Relation:
-    """How two flows relate (``kind``: consolidation | fan-out | active/active | reverse pair | forwarding | parallel)."""
+    """How flows relate: a pair (``kind``: consolidation | fan-out | active/active | reverse pair | forwarding |
+    parallel), or a ring of three or more flows a topic travels round with its copies marked (``ring``)."""
 
     kind: str
-    flows: tuple[str, str]
+    flows: tuple[str, ...]
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -419,6 +419,62 @@ def check_pair(plan: TopologyPlan, a: FlowRef, b: FlowRef, inv: Mapping[str, Sou
                                            f"{x.source.describe()} -> {x.target.describe()} -> {y.target.describe()}"))
 
 
+def _cycles(flows: Sequence[FlowRef], inv: Mapping[str, SourceInventory] | None) -> list[tuple[list[FlowRef], str, Stage]]:
+    """Rings of three or more flows a topic travels round and back to where it started (A -> B -> C -> A): the
+    flows in order, the topic, and whether the configuration alone shows it. Each flow downstream takes the
+    topic when its selection matches the name the upstream flow writes (it need not exist there yet: the upstream
+    flow creates it). Pairs are :func:`check_pair`'s."""
+    found: dict[frozenset[str], tuple[list[FlowRef], str, Stage]] = {}
+    for start in flows:
+        literal = target_topics(start, None)
+        listed = target_topics(start, inv.get(start.label)) if inv is not None and start.label in inv else {}
+        for name, origin in sorted({**listed, **literal}.items()):
+            stage: Stage = "config" if name in literal else "cluster"
+            stack: list[tuple[ClusterRef, str, list[FlowRef]]] = [(start.target, name, [start])]
+            while stack:
+                where, topic, path = stack.pop()
+                for g in flows:
+                    if g in path or not g.source.same(where) or not g.topics.matches(topic):
+                        continue
+                    nxt = g.topics.target_name(topic)
+                    if g.target.same(start.source) and nxt == origin:
+                        if len(path) >= 2:
+                            found.setdefault(frozenset(f.label for f in (*path, g)), ([*path, g], origin, stage))
+                    elif len(path) + 1 < len(flows):
+                        stack.append((g.target, nxt, [*path, g]))
+    return list(found.values())
+
+
+def check_rings(plan: TopologyPlan, flows: Sequence[FlowRef], inv: Mapping[str, SourceInventory] | None) -> None:
+    """A ring of flows round which a topic travels loops unless every flow marks its copies and each cluster has
+    one alias in all of them (a marked flow skips what is marked as copied from its own target)."""
+    for ring, topic, stage in _cycles(flows, inv):
+        labels = tuple(f.label for f in ring)
+        path = " -> ".join(labels)
+        unmarked = [f.label for f in ring if not f.marks_copies]
+        clusters: list[tuple[ClusterRef, set[str]]] = []
+        for f in ring:
+            for ref, alias in ((f.source, f.source_alias), (f.target, f.target_alias)):
+                entry = next((c for c in clusters if c[0].same(ref)), None)
+                if entry is None:
+                    clusters.append((ref, {alias}))
+                else:
+                    entry[1].add(alias)
+        split = next((sorted(aliases) for _, aliases in clusters if len(aliases) > 1), None)
+        if unmarked:
+            plan.add(Problem("loop", labels, "migration.mark_copies", topic,
+                             f"topic {topic} travels round the flows {path} and back, and {', '.join(unmarked)} does not "
+                             "mark its copies: every record would go round for ever",
+                             "set migration.mark_copies: true on every flow of the ring (docs/active-active.md), or "
+                             "exclude the topic from one of them", stage))
+        elif split:
+            plan.add(Problem("loop", labels, "source.alias", topic,
+                             f"the flows {path} mark their copies but call one cluster {' and '.join(split)}: a record "
+                             "would come back unrecognised", "give each cluster one alias in every flow", "config"))
+        else:
+            plan.relations.append(Relation("ring", labels, f"topic {topic} travels {path} (copies marked: loop-free)"))
+
+
 def plan_topology(flows: Sequence[FlowRef], inventories: Mapping[str, SourceInventory] | None = None) -> TopologyPlan:
     """Every relation and problem of ``flows`` (labels unique); ``inventories`` None = offline (exact names only)."""
     plan = TopologyPlan(list(flows), offline=inventories is None)
@@ -427,6 +483,7 @@ def plan_topology(flows: Sequence[FlowRef], inventories: Mapping[str, SourceInve
         check_renames_within(plan, f, inventories.get(f.label) if inventories is not None else None)
     for a, b in combinations(flows, 2):
         check_pair(plan, a, b, inventories)
+    check_rings(plan, flows, inventories)
     return plan
 
 
