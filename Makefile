@@ -27,7 +27,7 @@ test-python:
 # Shape: SOURCE=2.8.2 (ZooKeeper, SCRAM/TLS + ACLs) or 3.9.2 (KRaft, default); BROKERS=3 per side (or
 # SOURCE_BROKERS / TARGET_BROKERS); SECURITY=plaintext|scram-tls; HEAP=384m per broker.
 rehearse: setup   ## one-command local migration rehearsal (clusters, MM2, validation verdict); WORKER=image runs Connect from the built image
-	$(VENV)/msk-migrate rehearse $(if $(WORKER),--worker $(WORKER)) $(if $(SOURCE),--source-kafka $(SOURCE)) \
+	$(VENV)/msk-migrate rehearse $(if $(TOPOLOGY),--topology $(TOPOLOGY)) $(if $(WORKER),--worker $(WORKER)) $(if $(SOURCE),--source-kafka $(SOURCE)) \
 	  $(if $(or $(SOURCE_BROKERS),$(BROKERS)),--source-brokers $(or $(SOURCE_BROKERS),$(BROKERS))) \
 	  $(if $(or $(TARGET_BROKERS),$(BROKERS)),--target-brokers $(or $(TARGET_BROKERS),$(BROKERS))) \
 	  $(if $(SECURITY),--source-security $(SECURITY)) $(if $(HEAP),--broker-heap $(HEAP))

@@ -127,6 +127,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--source-kafka": ["2.7.0", "latest"],  # versions the harness cannot start
     "--broker-heap": ["12x", "64m"],
     "--peer-brokers": ["-1", "100000", "two"],
+    "--topology": ["star", "active_active"],
     "--images": ["no-such-image"],
     "--repository-prefix": ["UPPER/Case!"],
     "--group": ["", "bad group\n", "tab\there"],

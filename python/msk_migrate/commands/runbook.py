@@ -318,9 +318,12 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
 @click.option("--no-validate", is_flag=True, help="Skip the Spark validation steps.")
 @click.option("--worker", type=click.Choice(["local", "image"]), default="local", show_default=True,
               help="image: run the Connect worker from the kafka-connect image built with buildah (docs/images.md).")
+@click.option("--topology", type=click.Choice(["active-passive", "consolidate", "fan-out"]), default="active-passive",
+              show_default=True, help="consolidate: two sources into one target; fan-out: one source into two targets "
+              "(docs/topologies.md). Both start a third cluster, the peer, and run each migration on its own worker.")
 @shape_options
 @output_option
-def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: str | None, source_brokers: int,
+def rehearse(no_monitoring: bool, no_validate: bool, worker: str, topology: str, source_kafka: str | None, source_brokers: int,
              target_brokers: int, source_security: str, broker_heap: str, output: str) -> None:
     """Walk the whole runbook on local clusters and their schema registries: preflight, apply, schemas copy,
     lag, validate, cutover check, move a group (decoded on the target), move producers, reverse replication,
@@ -331,6 +334,21 @@ def rehearse(no_monitoring: bool, no_validate: bool, worker: str, source_kafka: 
     from ..rehearsal.report import rehearsal_outcome
 
     shape = make_shape(source_kafka, source_brokers, target_brokers, source_security, broker_heap)  # before anything starts
+    if topology != "active-passive":
+        from ..rehearsal.topology import rehearse_topology
+        from ..rehearsal.topology.report import topology_outcome
+
+        ctx = click.get_current_context()
+        moved = [f"--{n.replace('_', '-')}" for n in ("source_kafka", "source_brokers", "target_brokers", "source_security",
+                                                      "worker", "no_validate")
+                 if ctx.get_parameter_source(n) not in (None, click.core.ParameterSource.DEFAULT)]
+        if moved:
+            raise UsageError(moved[0], f"--topology {topology} rehearses on one broker per cluster with the local worker",
+                             f"drop {moved[0]}, or rehearse the default topology (active-passive) with it")
+        with progress(output, f"rehearsal ({topology})") as say:
+            res = rehearse_topology(topology, say=say, broker_heap=broker_heap)
+        render(topology_outcome(topology, res), output)
+        return
     with progress(output, "rehearsal") as say:
         res = run(say=say, with_monitoring=not no_monitoring, validate=not no_validate, worker=worker, shape=shape)
     render(rehearsal_outcome(res), output)
