@@ -346,3 +346,11 @@ def test_a_ring_broken_by_a_rename_is_no_loop() -> None:
     """The topic comes back under another name: it is not copied onto itself."""
     ring = [flow("ab", A, B, topics=["orders"]), flow("bc", B, C, topic_renames={"orders": "orders-c"}), flow("ca", C, A)]
     assert plan_topology(ring).problems == []
+
+
+def test_a_ring_of_clusters_with_regex_selections_is_undecided_offline_and_found_on_the_clusters() -> None:
+    ring = [flow("ab", A, B, topics=["orders.*"]), flow("bc", B, C), flow("ca", C, A)]
+    offline = plan_topology(ring)
+    assert offline.problems == [] and any("ring of clusters" in u.what for u in offline.undecided) and offline.exit_code == 1
+    online = plan_topology(ring, {"ab": inv(["orders.eu"]), "bc": inv([]), "ca": inv([])})
+    assert [(p.kind, p.subject, p.stage) for p in online.problems] == [("loop", "orders.eu", "cluster")] and online.exit_code == 2

@@ -445,9 +445,35 @@ def _cycles(flows: Sequence[FlowRef], inv: Mapping[str, SourceInventory] | None)
     return list(found.values())
 
 
+def _cluster_rings(flows: Sequence[FlowRef]) -> list[list[FlowRef]]:
+    """Rings of three or more flows by their clusters alone (each flow's target the next one's source), once each."""
+    out: dict[frozenset[str], list[FlowRef]] = {}
+    for start in flows:
+        stack: list[list[FlowRef]] = [[start]]
+        while stack:
+            path = stack.pop()
+            for g in flows:
+                if g in path or not g.source.same(path[-1].target):
+                    continue
+                if g.target.same(start.source):
+                    if len(path) >= 2:
+                        out.setdefault(frozenset(f.label for f in (*path, g)), [*path, g])
+                elif len(path) + 1 < len(flows):
+                    stack.append([*path, g])
+    return list(out.values())
+
+
 def check_rings(plan: TopologyPlan, flows: Sequence[FlowRef], inv: Mapping[str, SourceInventory] | None) -> None:
     """A ring of flows round which a topic travels loops unless every flow marks its copies and each cluster has
-    one alias in all of them (a marked flow skips what is marked as copied from its own target)."""
+    one alias in all of them (a marked flow skips what is marked as copied from its own target). Offline, a ring
+    of clusters whose flows select topics by regex is a question left open."""
+    if inv is None:
+        for ring in _cluster_rings(flows):
+            if not all(_all_literal(f.migration.topics) for f in ring):
+                around = [f.label for f in ring]
+                plan.undecided.append(Undecided((around[0], around[-1]), f"the flows {' -> '.join(around)} form a ring of "
+                                                "clusters and select topics by regex: whether a topic travels round it "
+                                                "needs the sources' topic lists"))
     for ring, topic, stage in _cycles(flows, inv):
         labels = tuple(f.label for f in ring)
         path = " -> ".join(labels)
