@@ -5,22 +5,25 @@ session's real clusters and Connect worker, with connectors rendered by the prod
   read every 5 s, stays at the union for 60 s (a loop would keep it growing), and every record carries exactly the
   marks it should (written here: none; copied: the other cluster's).
 * Without marks the same two flows are refused by the renderer: no loop is ever started.
-* Forwarding A -> B -> C: every record of A reaches C once, marked by A and by B.
+* Forwarding A -> B -> C over three clusters (the harness's peer as A): every record of A reaches C once, marked
+  by A and by B.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections import Counter
 
 import pytest
 
-from msk_migrate.config.migration import ClusterEndpoint
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
 from msk_migrate.errors import UsageError
+from msk_migrate.local.harness import LocalEnvironment
+from msk_migrate.local.shape import make_shape
 from msk_migrate.topology.marks import mark_header, marked, origins
 from tests.kafka_helpers import consume_all, create_topic, end_offsets, produce, wait_until
 
@@ -137,28 +140,41 @@ def test_both_directions_of_a_topic_without_marks_are_refused_before_any_connect
     assert set(connect.connectors()) == before
 
 
-def test_forwarding_a_to_b_to_c_brings_every_record_of_a_to_c_once_marked_by_a_and_b(local_env, connect, unique):
-    """A = the source cluster, B = the target, C = the source cluster again under its own alias ``c`` and a topic of
-    its own (the session worker pins the environment's two clusters, issue 37: a third cluster would need a second
-    worker). B -> C is rendered as the reverse flow of a spec that maps C's topic to B's."""
-    a, b = local_env.source(), local_env.target()
-    c = ClusterEndpoint(alias="c", bootstrap_servers=a.bootstrap_servers, auth=a.auth)
-    topic, at_c = f"fw{unique}", f"fw{unique}-c"
-    create_topic(a.bootstrap_servers, topic, partitions=PARTITIONS)
-    create_topic(b.bootstrap_servers, topic, partitions=PARTITIONS)
-    create_topic(c.bootstrap_servers, at_c, partitions=PARTITIONS)
-    ab = flow(f"fwab{unique}", [topic], mark_copies=True, tasks_max=1, sync_topic_configs=False)
-    bc = flow(f"fwbc{unique}", [at_c], mark_copies=True, tasks_max=1, topic_renames={at_c: topic})
-    with _running(connect, _source_connector(render_connectors(a, b, ab)),
-                  _source_connector(render_reverse_connectors(c, b, bc, [at_c]))):
+@pytest.fixture(scope="module")
+def peer(local_env):
+    """A third cluster beside the session's pair: the harness's peer (one plaintext KRaft broker on 127.0.0.1),
+    added by an ``up`` that asks for it (the workers restart pinning it too) and removed at teardown by an ``up``
+    that asks for none (the peer stopped and wiped, the workers restarted pinning the pair alone)."""
+    pair = local_env.shape()
+    with_peer = dataclasses.replace(pair, peer=make_shape(peer_brokers=1, available=1 << 30).peer)
+    LocalEnvironment(local_env.base_dir, shape=with_peer).up()
+    try:
+        yield local_env.peer()
+    finally:
+        LocalEnvironment(local_env.base_dir, shape=dataclasses.replace(with_peer, peer=None)).up()
+
+
+def test_forwarding_a_to_b_to_c_brings_every_record_of_a_to_c_once_marked_by_a_and_b(local_env, connect, peer, unique):
+    """A = the peer, B = the source, C = the target, one topic name on all three. The hops are chosen so that each
+    flow's records are written where the worker may write: A -> B through the reverse flow's producer (to the
+    source), B -> C as the forward flow (to the worker's own cluster)."""
+    a, b, c = peer, local_env.source(), local_env.target()
+    topic = f"fw{unique}"
+    for side in (a, b, c):
+        create_topic(side.bootstrap_servers, topic, partitions=PARTITIONS)
+    ab = flow(f"fwab{unique}", [topic], mark_copies=True, tasks_max=1)
+    bc = flow(f"fwbc{unique}", [topic], mark_copies=True, tasks_max=1, sync_topic_configs=False)
+    with _running(connect, _source_connector(render_reverse_connectors(b, a, ab, [topic])),
+                  _source_connector(render_connectors(b, c, bc))):
         n_a, n_b = 300, 100
         produce(a.bootstrap_servers, topic, ((f"a-{i}".encode(), b"v", None, i % PARTITIONS) for i in range(n_a)))
         produce(b.bootstrap_servers, topic, ((f"b-{i}".encode(), b"v", None, i % PARTITIONS) for i in range(n_b)))
-        wait_until(lambda: _count(c.bootstrap_servers, at_c) >= n_a + n_b, timeout=120, what=f"{at_c} holding {n_a + n_b} records")
+        wait_until(lambda: _count(c.bootstrap_servers, topic) >= n_a + n_b, timeout=120, what=f"C's {topic} holding {n_a + n_b} records")
         time.sleep(2 * POLL_S)  # anything extra (a loop, a duplicate) would arrive within this
-        got = consume_all(c.bootstrap_servers, at_c, n_a + n_b, timeout=60)
-        assert _count(c.bootstrap_servers, at_c) == n_a + n_b and _count(b.bootstrap_servers, topic) == n_a + n_b
-        assert _count(a.bootstrap_servers, topic) == n_a  # nothing flows back to A
+        got = consume_all(c.bootstrap_servers, topic, n_a + n_b, timeout=60)
+        counts = {ep.alias: _count(ep.bootstrap_servers, topic) for ep in (a, b, c)}
+        print(f"forwarding {topic}: {a.alias} -> {b.alias} -> {c.alias}, records per cluster {counts}")
+        assert counts == {a.alias: n_a, b.alias: n_a + n_b, c.alias: n_a + n_b}, counts  # nothing flows back to A
         keys = Counter(m.key().decode() for m in got)
         assert len(got) == n_a + n_b and set(keys.values()) == {1}
         paths = Counter(origins(m.headers()) for m in got)
