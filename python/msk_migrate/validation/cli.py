@@ -345,6 +345,17 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     marks = _copy_marks(kw, flow)
     if marks is not None:
         data["marks"] = marks
+    data["compare"] = kw.get("compare") or "records"
+    if data["compare"] == "multiset":
+        if marks is None or marks["target_alias"] is None:
+            raise UsageError("--compare multiset", "tells each record's origin by its copy mark, and no marks are known",
+                             "give --marks SOURCE_ALIAS,TARGET_ALIAS, or a flow whose migration has mark_copies: true")
+        spark_only = [f for f, on in (("--engine spark", data["engine"] == "spark"), ("--mode full", data["mode"] == "full"),
+                                      ("--kafka-option", bool(data["kafka_options"])),
+                                      ("--min-partitions", bool(data["min_partitions"]))) if on]
+        if spark_only:
+            raise UsageError("--compare multiset", f"is computed by the native checksum pass; {spark_only[0]} needs Spark's "
+                             "pass or its full diff (one order per partition)", f"drop {spark_only[0]}")
     data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
     data["show_keys"] = bool(kw.get("show_keys"))
     flag = {
@@ -430,6 +441,10 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                    "trailing msk-migrate.copied-from.SRC header of each target record before comparing (a record "
                    "without it fails as 'mark missing/wrong'), and leave out source records copied from TGT "
                    "(docs/active-active-proof.md).")
+@click.option("--compare", "compare", type=click.Choice(["records", "multiset"]), default=None,
+              help="records (default): the target holds the source's records in its order. multiset: active/active, "
+                   "both sides fed from both origins: per partition the same records, each origin's in the same order "
+                   "(needs --marks SRC,TGT or a flow with mark_copies; docs/active-active-proof.md).")
 @click.option("--follow", "follow", is_flag=True,
               help="Follow replication: compare only the records past a persisted verified-up-to mark per partition, "
                    "advance it, repeat every --interval (docs/follow.md).")
@@ -458,7 +473,11 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         from .emr_run import environment, validate_on_emr_serverless
 
         cfg = environment(kw)
-        code = validate_on_emr_serverless(cfg, build_request(kw), kw, output)
+        request = build_request(kw)
+        if request.compare == "multiset":
+            raise UsageError("--compare multiset", "is computed by the native pass on this machine, not by the Spark job "
+                             "EMR Serverless runs", "drop --on emr-serverless")
+        code = validate_on_emr_serverless(cfg, request, kw, output)
         if code:
             sys.exit(code)
         return
@@ -484,7 +503,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
 #: Options of a batch window that mean nothing to the follower (it compares every record past its mark).
 _BATCH_ONLY = (("from_timestamp", "--from-timestamp"), ("until_timestamp", "--until-timestamp"),
                ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"),
-               ("show_keys", "--show-keys"), ("marks", "--marks"))
+               ("show_keys", "--show-keys"), ("marks", "--marks"), ("compare", "--compare"))
 
 
 def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool) -> None:

@@ -83,6 +83,8 @@ def engine_for(req: ValidationRequest, spark: Any) -> str:
     option), spark otherwise."""
     if req.engine != "auto":
         return req.engine
+    if req.compare == "multiset":  # per-origin ranks exist in the native pass only
+        return "native"
     return "native" if spark is None and not req.kafka_options and req.min_partitions is None else "spark"
 
 
@@ -129,14 +131,15 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
     differing = needs_diff(plan, src_dig, tgt_dig)
     assert plan.target is not None
     fields = [tp for tp in differing if src_dig[tp].count == tgt_dig[tp].count and not src_dig[tp].same_records(tgt_dig[tp])]
-    if req.mode == "checksum" and fields:  # which field differs: per-field sums of those partitions only
+    if (req.mode == "checksum" or req.compare == "multiset") and fields:  # which field differs: per-field sums of those partitions only
         say(f"checksum{how}: per-field sums of {len(fields)} differing partition(s)")
         per_field = _checksums(plan, lazy, engine, {"source": plan.source, "target": plan.target}, say,
                                detail=True, tps=fields)
         for side, side_dig in (("source", src_dig), ("target", tgt_dig)):
             for tp in fields:
                 side_dig[tp].sums = per_field[side][tp].sums
-    to_diff = {"full": plan.both, "auto": differing}.get(req.mode, [])
+    # multiset: no full diff (it compares one order per partition); the checksum's explanation says what differs
+    to_diff = [] if req.compare == "multiset" else {"full": plan.both, "auto": differing}.get(req.mode, [])
     diffs: dict[TP, DiffResult] = {}
     if to_diff:
         session = lazy()
@@ -218,6 +221,7 @@ def run_validation(
             "checksum_engine": engine,
             "engine": engine,
             **({"copy_marks": req.marks.model_dump()} if req.marks is not None else {}),
+            **({"compare": req.compare} if req.compare != "records" else {}),
         },
         window={**plan.window, "timestamp_slack_seconds": req.timestamp_slack_seconds,
                 "grace_seconds": None if req.offsets_snapshot or req.until_timestamp_ms is not None else req.grace_seconds},

@@ -95,13 +95,14 @@ class Task:
     latest: bool
     strip_mark_of: str | None = None  #: remove this alias's trailing copy mark (:func:`.copy_marks.strip_mark`)
     skip_marked_by: str | None = None  #: leave out records copied from this alias (:func:`.copy_marks.came_from`)
+    two_origin: bool = False  #: natives and copies of ``strip_mark_of``'s records, each origin ranked apart
 
 
 class _Acc:
     """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
 
-    __slots__ = ("done", "fast", "fp", "fps", "ids", "marks", "max_ts", "min_ts", "n", "null_keys", "order", "sums",
-                 "task", "tombstones", "tss", "units")
+    __slots__ = ("done", "fast", "fp", "fps", "ids", "marks", "max_ts", "min_ts", "n", "null_keys", "order", "ranks",
+                 "sums", "task", "tombstones", "tss", "units")
 
     def __init__(self, task: Task, detail: bool):
         self.task = task
@@ -117,7 +118,9 @@ class _Acc:
         #: copy marks seen (:meth:`add`), when the task accounts for them
         self.marks: dict[str, int] | None = (
             None if task.strip_mark_of is None and task.skip_marked_by is None
-            else {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0})
+            else {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0, **({"natives": 0} if task.two_origin else {})})
+        #: two-origin: the rank of the next record of each origin (copies, natives) for the order digest
+        self.ranks: list[int] | None = [0, 0] if task.two_origin else None
         self.fps: list[int] = []
         self.tss: list[int] = []
         #: Schema ids of the compared values (raw id bytes -> records; :func:`.schema_ids.count_ids`).
@@ -148,7 +151,17 @@ class _Acc:
                 return
             if t.strip_mark_of is not None:
                 headers, state = strip_mark(headers, t.strip_mark_of)
-                self.marks["stripped" if state is MarkState.OK else "missing_or_wrong"] += 1
+                if t.two_origin and state is MarkState.MISSING:
+                    self.marks["natives"] += 1  # written here by a producer: this side's own record
+                else:
+                    self.marks["stripped" if state is MarkState.OK else "missing_or_wrong"] += 1
+                if self.ranks is not None and self.units is None:
+                    origin = 0 if state is MarkState.OK else 1
+                    rank = self.ranks[origin]
+                    self.ranks[origin] += 1
+                    fp = fingerprint(key, value, headers, 0 if t.no_ts else ts)
+                    self._count(fp, ts, key is None, value is None, key, value, headers, 0 if t.no_ts else ts, rank)
+                    return
         ts_used = 0 if t.no_ts else ts
         fp = fingerprint(key, value, headers, ts_used)
         if self.units is not None:  # latest record per key: decided at the end
@@ -157,8 +170,8 @@ class _Acc:
             return
         self._count(fp, ts, key is None, value is None, key, value, headers, ts_used)
 
-    def _count(self, fp, ts, key_null, value_null, key, value, headers, ts_used) -> None:
-        self.order += fp * self.n
+    def _count(self, fp, ts, key_null, value_null, key, value, headers, ts_used, rank: int | None = None) -> None:
+        self.order += fp * (self.n if rank is None else rank)
         self.n += 1
         self.fp += fp
         if self.min_ts is None or ts < self.min_ts:
@@ -388,7 +401,7 @@ def tasks_of(side: str, plan: ReadPlan, tps: list[TP] | None = None) -> list[Tas
         topic, part = tp
         out.append(Task(side, topic, plan.topic_names.get(topic, topic), part, start, end, lo, hi,
                         topic in plan.no_ts_topics, topic in plan.latest_per_key_topics,
-                        plan.strip_mark_of, plan.skip_marked_by))
+                        plan.strip_mark_of, plan.skip_marked_by, plan.two_origin))
     return out
 
 
@@ -416,7 +429,7 @@ def _no_marks(plan: ReadPlan) -> dict[str, int] | None:
     """The copy-mark counts of a partition with nothing read (None: the plan does not account for marks)."""
     if plan.strip_mark_of is None and plan.skip_marked_by is None:
         return None
-    return {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0}
+    return {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0, **({"natives": 0} if plan.two_origin else {})}
 
 
 def native_checksum(

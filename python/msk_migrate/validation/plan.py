@@ -101,7 +101,7 @@ class ValidationPlan:
         self.target = ReadPlan(
             self._target_options, ranges, self.tgt_name, partition_windows=pw, no_ts_topics=self.no_ts,
             latest_per_key_topics=self.latest_topics, min_partitions=self.req.min_partitions,
-            strip_mark_of=self.req.marks.source_alias if self.req.marks else None,
+            **mark_fields(self.req, "target"),
         )
         return self.target
 
@@ -230,8 +230,25 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: N
         plan.target = ReadPlan(opts["target"], tgt_ranges, tgt_name, window=(frm, until), **common)
         plan.window = {"kind": "timestamps", "from_timestamp_ms": frm, "until_timestamp_ms": until,
                        "from": iso(frm), "until": iso(until)}
-    if req.marks is not None:
-        plan.source.skip_marked_by = req.marks.target_alias
-        if plan.target is not None:
-            plan.target.strip_mark_of = req.marks.source_alias
+    for side, read in (("source", plan.source), ("target", plan.target)):
+        for k, v in mark_fields(req, side).items():
+            if read is not None:
+                setattr(read, k, v)
     return plan
+
+
+def mark_fields(req: ValidationRequest, side: str) -> dict[str, Any]:
+    """The copy-mark settings of one side's :class:`ReadPlan` (docs/active-active-proof.md).
+
+    records: the target's trailing ``copied-from.<source>`` is removed, source records copied from the target are
+    left out. multiset: each side's records are its natives and the copies of the other side's (their trailing mark
+    removed), ranked per origin."""
+    m = req.marks
+    if m is None:
+        return {}
+    if req.compare == "multiset":
+        peer = m.target_alias if side == "source" else m.source_alias
+        return {"strip_mark_of": peer, "skip_marked_by": None, "two_origin": True}
+    if side == "source":
+        return {"skip_marked_by": m.target_alias}
+    return {"strip_mark_of": m.source_alias}

@@ -41,6 +41,9 @@ class ReadPlan:
     #: target of a marked flow); leave out records carrying ``copied-from.<skip_marked_by>`` (its source)
     strip_mark_of: str | None = None
     skip_marked_by: str | None = None
+    #: two-origin partitions (``--compare multiset``): a record with ``strip_mark_of``'s trailing mark is a copy of
+    #: that cluster's record, any other one this cluster's own; the order digest ranks each origin's records apart
+    two_origin: bool = False
 
     def restricted(self, tps: Iterable[TP]) -> ReadPlan:
         keep = set(tps)

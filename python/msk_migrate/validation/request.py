@@ -19,6 +19,7 @@ Mode = Literal["auto", "checksum", "full"]
 CompactedMode = Literal["records", "latest-per-key"]
 IsolationLevel = Literal["read_committed", "read_uncommitted"]
 Engine = Literal["auto", "spark", "native"]
+Compare = Literal["records", "multiset"]
 
 #: Topics never validated by a regex selection (MM2's own and Kafka's internal topics).
 DEFAULT_EXCLUDES: list[str] = list(dict.fromkeys([*DEFAULT_TOPICS_EXCLUDE, *MM2_TOPIC_PATTERNS]))
@@ -175,6 +176,10 @@ class ValidationRequest(BaseModel):
     marks: CopyMarks | None = Field(
         None, description="The flow marks its copies: the target's trailing mark is removed before comparing, and "
         "source records that came from the target are left out (docs/active-active-proof.md).")
+    compare: Compare = Field(
+        "records", description="records: the target holds the source's records in the source's order; multiset: "
+        "both sides are fed from both origins (active/active): per partition the same multiset of records, and each "
+        "origin's records in the same order on both sides (docs/active-active-proof.md). Needs marks with both aliases.")
     show_keys: bool = Field(
         False, description="Print the record keys of difference samples as they are; by default a sample names its key "
         "by sha256 only (keys can hold personal data, and the report lands in logs and buckets).")
@@ -200,6 +205,14 @@ class ValidationRequest(BaseModel):
             raise ValueError("give --topics, --topic-regex or --offsets-snapshot")
         if self.engine == "native" and (self.kafka_options or self.min_partitions):
             raise ValueError("--kafka-option and --min-partitions tune Spark's Kafka source; use --engine spark or auto")
+        if self.compare == "multiset":
+            if self.marks is None or self.marks.target_alias is None:
+                raise ValueError("--compare multiset tells each record's origin by its copy mark: give --marks SRC,TGT "
+                                 "(both aliases) or a flow with migration.mark_copies")
+            if self.engine == "spark" or self.mode == "full" or self.kafka_options or self.min_partitions:
+                raise ValueError("--compare multiset is computed by the native checksum pass, without the full diff "
+                                 "(which compares one order per partition): use --engine native/auto and --mode checksum/auto, "
+                                 "without --kafka-option/--min-partitions")
         if self.offsets_snapshot and (self.from_timestamp_ms is not None or self.until_timestamp_ms is not None):
             raise ValueError("an offsets snapshot replaces --from-timestamp/--until-timestamp; give one or the other")
         if (

@@ -69,16 +69,37 @@ def _evidence(plan: ValidationPlan, tp: TP, pr: PartitionResult) -> PartitionRes
 
 def partition_result(plan: ValidationPlan, tp: TP, sd: Digest | None, td: Digest | None,
                      dr: DiffResult | None) -> PartitionResult:
-    return _evidence(plan, tp, _marks(plan, td, _compare(plan, tp, sd, td, dr)))
+    return _evidence(plan, tp, _marks(plan, sd, td, _compare(plan, tp, sd, td, dr)))
 
 
-def _marks(plan: ValidationPlan, td: Digest | None, pr: PartitionResult) -> PartitionResult:
-    """A target record without the flow's trailing copy mark (or with a wrong one) fails the partition, named."""
-    bad = ((td.marks if td is not None else None) or {}).get("missing_or_wrong", 0)
-    if bad and plan.req.marks is not None:
+def _marks(plan: ValidationPlan, sd: Digest | None, td: Digest | None, pr: PartitionResult) -> PartitionResult:
+    """Copy marks in the verdict (docs/active-active-proof.md). records: a target record without the flow's trailing
+    mark (or with a wrong or misplaced one) fails the partition, named. multiset: a wrong or misplaced mark on either
+    side fails it; a mismatch is explained per origin (its records on each side) and an order difference is one
+    within an origin (the interleaving of the origins is not compared)."""
+    m = plan.req.marks
+    if m is None:
+        return pr
+    s_marks = (sd.marks if sd is not None else None) or {}
+    t_marks = (td.marks if td is not None else None) or {}
+    if plan.req.compare != "multiset":
+        bad = t_marks.get("missing_or_wrong", 0)
+        if bad:
+            pr.status = "mismatch"
+            pr.differences.insert(0, f"mark missing/wrong: {bad} target record(s) without the trailing copy mark "
+                                     f"msk-migrate.copied-from.{m.source_alias} (value {m.source_alias})")
+        return pr
+    lines = [f"copy mark wrong or misplaced: {n} {side} record(s) carry copied-from.{peer} elsewhere than last or "
+             "with another value" for side, peer, n in (("source", m.target_alias, s_marks.get("missing_or_wrong", 0)),
+                                                       ("target", m.source_alias, t_marks.get("missing_or_wrong", 0))) if n]
+    if pr.status not in ("match", "duplicates") or lines:
         pr.status = "mismatch"
-        pr.differences.insert(0, f"mark missing/wrong: {bad} target record(s) without the trailing copy mark "
-                                 f"msk-migrate.copied-from.{plan.req.marks.source_alias} (value {plan.req.marks.source_alias})")
+        lines += [f"origin {alias}: {a} record(s) on the source, {b} on the target" for alias, a, b in (
+            (m.source_alias, s_marks.get("natives", 0), t_marks.get("stripped", 0)),
+            (m.target_alias, s_marks.get("stripped", 0), t_marks.get("natives", 0)))]
+        pr.differences = lines + [
+            "an origin's records are in a different order on the two sides (same multiset; the interleaving of the "
+            "origins is not compared)" if d.startswith("records reordered") else d for d in pr.differences]
     return pr
 
 
@@ -152,7 +173,7 @@ def topic_results(plan: ValidationPlan, src_dig: dict[TP, Digest], tgt_dig: dict
             target_topic=t_name,
             source_partitions=n_src,
             target_partitions=n_tgt,
-            compare="latest-per-key" if t in plan.latest_topics else "records",
+            compare="latest-per-key" if t in plan.latest_topics else req.compare,
             timestamps_in_fingerprint=t not in plan.no_ts,
             timestamp_type={
                 "source": s_m.configs.get("message.timestamp.type") if s_m else None,

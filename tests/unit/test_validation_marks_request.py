@@ -1,0 +1,43 @@
+"""What a validation request with copy marks reads on each side, and the combinations it refuses (no cluster)."""
+
+from __future__ import annotations
+
+import pytest
+
+from msk_migrate.config import ClusterEndpoint
+from msk_migrate.validation.plan import mark_fields
+from msk_migrate.validation.request import CopyMarks, ValidationRequest
+
+
+def _req(**kw) -> ValidationRequest:
+    return ValidationRequest(source=ClusterEndpoint(alias="onprem", bootstrap_servers="127.0.0.1:9"),
+                             target=ClusterEndpoint(alias="msk", bootstrap_servers="127.0.0.1:9"), topics=["t"], **kw)
+
+
+def test_one_way_marks_strip_the_sources_mark_on_the_target_and_leave_out_the_targets_records_on_the_source():
+    req = _req(marks=CopyMarks(source_alias="onprem", target_alias="msk"))
+    assert mark_fields(req, "target") == {"strip_mark_of": "onprem"}
+    assert mark_fields(req, "source") == {"skip_marked_by": "msk"}
+    assert mark_fields(_req(), "target") == {}
+
+
+def test_multiset_reads_each_side_as_its_natives_and_the_other_sides_copies():
+    req = _req(marks=CopyMarks(source_alias="onprem", target_alias="msk"), compare="multiset")
+    assert mark_fields(req, "source") == {"strip_mark_of": "msk", "skip_marked_by": None, "two_origin": True}
+    assert mark_fields(req, "target") == {"strip_mark_of": "onprem", "skip_marked_by": None, "two_origin": True}
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({}, "give --marks SRC,TGT"),
+    ({"marks": CopyMarks(source_alias="onprem")}, "both aliases"),
+    ({"marks": CopyMarks(source_alias="onprem", target_alias="msk"), "mode": "full"}, "without the full diff"),
+    ({"marks": CopyMarks(source_alias="onprem", target_alias="msk"), "engine": "spark"}, "native checksum pass"),
+])
+def test_multiset_needs_both_aliases_and_the_native_pass_without_the_full_diff(kw, words):
+    with pytest.raises(ValueError, match=words):
+        _req(compare="multiset", **kw)
+
+
+def test_an_alias_that_is_not_an_mm2_alias_is_refused():
+    with pytest.raises(ValueError):
+        CopyMarks(source_alias="bad alias")

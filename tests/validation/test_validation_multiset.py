@@ -1,0 +1,129 @@
+"""``validate --compare multiset`` on the real local clusters (issue 33, active/active with identical names).
+
+Each side's partitions are written the way two marked flows (``onprem -> msk`` and ``msk -> onprem``) leave them,
+without MM2: each side's natives, and the other side's natives as copies (the trailing mark
+``msk-migrate.copied-from.<origin>``), in a different interleaving on each side. What is checked: per partition
+the same multiset of records, and each origin's records in the same order on both sides; the interleaving of the
+origins is not (docs/active-active-proof.md).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from tests.kafka_helpers import BASE_TS, Rec, create_topic, produce
+from validation_helpers import cli_args, make_request
+
+from msk_migrate.topology.marks import mark_header
+from msk_migrate.validation.request import CopyMarks
+
+SRC, TGT = "onprem", "msk"
+MARKS = CopyMarks(source_alias=SRC, target_alias=TGT)
+N = 10
+
+
+def _native(origin: str, p: int, i: int) -> Rec:
+    headers = (("trace", f"{origin}{i}".encode()),) if i % 3 == 0 else ()
+    return Rec(p, f"{origin}-{p}-{i}".encode(), f"v{i}".encode(), headers, BASE_TS + 7 * i + (1 if origin == TGT else 0))
+
+
+def _copy(r: Rec, origin: str) -> Rec:
+    return r.with_(headers=(*r.headers, (mark_header(origin), origin.encode())))
+
+
+def _side(side: str, peer: str, p: int, order: str, copies=None) -> list[Rec]:
+    """``order``: "n" = the next native, "c" = the next copy of the peer's natives (``copies``: those copies)."""
+    nat = iter(_native(side, p, i) for i in range(N))
+    cop = iter(copies if copies is not None else [_copy(_native(peer, p, i), peer) for i in range(N)])
+    return [next(nat) if c == "n" else next(cop) for c in order]
+
+
+CASES = ("same", "swapped", "lost", "bad-mark")
+
+
+@pytest.fixture(scope="module")
+def topics(clusters):
+    """One two-partition topic per case; partition 1 is right in every case, partition 0 carries the case."""
+    out = {}
+    for case in CASES:
+        topic = f"multiset-{case}-{time.time_ns()}"
+        for bs in clusters.values():
+            create_topic(bs, topic, partitions=2)
+        for p in (0, 1):
+            src = _side(SRC, TGT, p, "nc" * N)  # onprem: alternating
+            copies = [_copy(_native(SRC, p, i), SRC) for i in range(N)]
+            if p == 0 and case == "swapped":
+                copies[3], copies[4] = copies[4], copies[3]  # msk got onprem's 3 and 4 in the other order
+            if p == 0 and case == "lost":
+                copies[5] = None  # msk never got onprem's 5
+            if p == 0 and case == "bad-mark":
+                own = _native(SRC, p, 3)  # a record with a header of its own: the mark put before it
+                copies[3] = own.with_(headers=((mark_header(SRC), SRC.encode()), *own.headers))
+            kept = [c for c in copies if c is not None]
+            tgt = _side(TGT, SRC, p, "n" * 4 + "c" * len(kept) + "n" * (N - 4), kept)  # msk: blocks
+            produce(clusters["source"], topic, src)
+            produce(clusters["target"], topic, tgt)
+        out[case] = topic
+    return out
+
+
+def _run(clusters, topic, **kw):
+    from msk_migrate.validation import run_validation
+
+    until = int(time.time() * 1000) + 600_000
+    return run_validation(make_request(clusters, topics=[topic], until_timestamp_ms=until, engine="native", **kw))
+
+
+def test_both_sides_holding_every_record_of_both_origins_in_another_interleaving_match(clusters, topics):
+    rep = _run(clusters, topics["same"], compare="multiset", marks=MARKS)
+    t = rep.topic(topics["same"])
+    assert rep.verdict == "match" and t.status == "match" and t.compare == "multiset", [p.differences for p in t.partitions]
+    for p in t.partitions:
+        assert (p.source.count, p.target.count) == (2 * N, 2 * N)
+        assert p.source.copy_marks == {"stripped": N, "natives": N, "missing_or_wrong": 0, "origin_target": 0}
+        assert p.target.copy_marks == p.source.copy_marks
+    assert rep.to_dict()["run"]["compare"] == "multiset"
+
+
+def test_the_same_topic_compared_as_one_way_records_is_a_mismatch(clusters, topics):
+    assert _run(clusters, topics["same"], marks=MARKS).verdict == "mismatch"  # records mode: target natives unexpected
+    assert _run(clusters, topics["same"]).verdict == "mismatch"  # no marks at all
+
+
+def test_an_origins_records_in_another_order_on_one_side_fail_as_an_order_difference_within_that_origin(clusters, topics):
+    rep = _run(clusters, topics["swapped"], compare="multiset", marks=MARKS, mode="checksum")
+    p0, p1 = rep.topic(topics["swapped"]).partitions
+    assert rep.verdict == "mismatch" and p1.status == "match"
+    assert p0.status == "mismatch" and p0.source.count == p0.target.count == 2 * N
+    assert any("in a different order on the two sides (same multiset" in d for d in p0.differences), p0.differences
+    assert f"origin {SRC}: {N} record(s) on the source, {N} on the target" in p0.differences
+
+
+def test_a_copy_lost_on_one_side_fails_naming_the_origin_short_of_records(clusters, topics):
+    rep = _run(clusters, topics["lost"], compare="multiset", marks=MARKS)
+    p0 = rep.topic(topics["lost"]).partitions[0]
+    assert rep.verdict == "mismatch" and p0.status == "mismatch"
+    assert f"origin {SRC}: {N} record(s) on the source, {N - 1} on the target" in p0.differences
+    assert f"origin {TGT}: {N} record(s) on the source, {N} on the target" in p0.differences
+
+
+def test_a_misplaced_mark_fails_the_partition_named(clusters, topics):
+    rep = _run(clusters, topics["bad-mark"], compare="multiset", marks=MARKS)
+    p0 = rep.topic(topics["bad-mark"]).partitions[0]
+    assert p0.status == "mismatch" and p0.target.copy_marks["missing_or_wrong"] == 1
+    assert p0.differences[0].startswith("copy mark wrong or misplaced: 1 target record(s)"), p0.differences
+
+
+def test_the_command_line_runs_the_multiset_comparison_and_refuses_it_without_both_aliases(clusters, topics, msk_migrate_cli):
+    until = str(int(time.time() * 1000) + 600_000)
+    args = cli_args(clusters, "--topics", topics["same"], "--until-timestamp", until, "--no-report", "--output", "json")
+    code, out, err = msk_migrate_cli("validate", *args, "--compare", "multiset", "--marks", f"{SRC},{TGT}")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verdict"] == "match" and doc["run"]["compare"] == "multiset" and doc["topics"][0]["compare"] == "multiset"
+    code, _out, err = msk_migrate_cli("validate", *args, "--compare", "multiset", "--marks", SRC)
+    assert code == 2 and err.count("\n") == 1 and "--compare multiset" in err and "--marks SOURCE_ALIAS,TARGET_ALIAS" in err
+    code, _out, err = msk_migrate_cli("validate", *args, "--compare", "multiset", "--marks", f"{SRC},{TGT}", "--mode", "full")
+    assert code == 2 and "--mode full" in err and "Traceback" not in err
