@@ -29,10 +29,11 @@ TIERS = ("kafka", "spark")
 #: (ten minutes and more on a machine shared by parallel jobs), not one test's 15 minutes of pyproject.toml.
 pytestmark = pytest.mark.timeout(2400)
 
-STEPS = ["environment up", "produce demo data", "preflight", "apply connectors", "schemas copy", "schemas verify",
-         "lag until in sync", "offsets translated", "validate", "cutover check", "late schema caught", "move consumer groups", "decode on target",
-         "fence wave first", "producer gate", "move producers", "confirm producers moved", "reverse replication",
-         "schemas copy to source", "roll a group back", "decode on source", "validate in reverse", "cleanup", "status"]
+STEPS = ["environment up", "produce demo data", "preflight", "apply connectors", "proof follower started", "schemas copy",
+         "schemas verify", "lag until in sync", "offsets translated", "validate", "cutover check", "late schema caught",
+         "move consumer groups", "decode on target", "fence wave first", "producer gate", "producer gate on the proof mark",
+         "move producers", "confirm producers moved", "reverse replication", "schemas copy to source", "roll a group back",
+         "decode on source", "validate in reverse", "proof follower stopped", "cleanup", "status"]
 
 
 def assert_every_step_to_a_match_both_ways_with_exact_cutovers(res) -> None:
@@ -51,6 +52,26 @@ def assert_every_step_to_a_match_both_ways_with_exact_cutovers(res) -> None:
     assert "placed exactly" in moved and "0 re-delivered, no gap" in moved
     assert "placed exactly on the source" in back and "0 re-delivered, no gap" in back
     assert_schemas_travel_with_the_data(res)
+    assert_the_gates_used_the_followers_mark(res)
+
+
+def assert_the_gates_used_the_followers_mark(res) -> None:
+    """Issue 34: `validate --follow` ran from the connectors' apply to cleanup, both gates took its verified-up-to
+    mark as their evidence (their rows say so, with the proof lag at that moment), and it stopped on SIGTERM with
+    every partition still following and records proven."""
+    rows = {s.name: s.result for s in res.steps}
+    for gate in ("cutover check", "producer gate on the proof mark"):
+        assert "evidence: verified-up-to mark: proof mark at or past" in rows[gate], rows[gate]
+        assert "proof lag at the gate" in rows[gate], rows[gate]
+    assert "the groups' commit points" in rows["cutover check"]
+    assert "the fenced end offsets" in rows["producer gate on the proof mark"]
+    f = res.validation["follower"]
+    assert f["exit_code"] == 0 and f["verdict"] == "proven", f
+    assert set(f["states"]) == {"following"} and f["partitions"] > 0, f
+    # every record the batch validation compared forward was proven by the follower too (it kept going after it)
+    assert f["records_proven"] >= res.validation["records_compared"] > 0, (f, res.validation["records_compared"])
+    assert set(f["at_gates"]) == {"cutover check", "producer gate"}, f
+    assert f"{f['records_proven']:,} record(s) proven" in rows["proof follower stopped"]
 
 
 def assert_schemas_travel_with_the_data(res) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,11 @@ class RehearsalContext:
     rollback_wait: str | None = None  #: why the rollback's placement is still waiting
     moved_schema_id: int | None = None  #: the schema the moved producers registered on the target registry
     straggler_records: int = 0  #: records the forgotten producer wrote to the source before the fence stopped it
+    # The proof follower (proof_steps.py), from "apply connectors" to "cleanup":
+    follower: subprocess.Popen | None = None  #: the `validate --follow` process while it runs
+    proof_mark: str | None = None  #: its mark: the gates' evidence
+    proof_metrics: str | None = None  #: its metrics endpoint (proof lag)
+    proof_at_gates: dict[str, dict[str, float]] = field(default_factory=dict)  #: gate -> proof lag as it passed
 
     @property
     def logs(self) -> Path:

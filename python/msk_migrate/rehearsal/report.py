@@ -42,6 +42,9 @@ def _where(res: RehearsalResult) -> list[str]:
             out.append(f"prometheus {st['prometheus']['url']}")
     for label, v in (("validation", res.validation), ("reverse validation", res.reverse_validation)):
         out += [f"{label} report: {loc}" for loc in v.get("locations", [])]
+    follower = res.validation.get("follower")
+    if follower:  # validate --follow, from the connectors' apply to cleanup
+        out.append(f"proof mark: {follower['mark']} ({follower['records_proven']:,} record(s) proven)")
     return out
 
 

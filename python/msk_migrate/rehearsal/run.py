@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape, default_shape
-from . import producer_steps, schema_steps, steps
+from . import producer_steps, proof_steps, schema_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
 from .result import RehearsalResult, Step, StepFailed
@@ -21,6 +21,7 @@ def plan(validate: bool) -> list[tuple[str, StepFn]]:
     out: list[tuple[str, StepFn]] = [
         ("environment up", steps.environment_up), ("produce demo data", steps.produce_demo_data),
         ("preflight", steps.preflight), ("apply connectors", steps.apply_connectors),
+        *([("proof follower started", proof_steps.start_follower)] if validate else []),
         ("schemas copy", schema_steps.schemas_copy), ("schemas verify", schema_steps.schemas_verify),
         ("lag until in sync", steps.lag_until_in_sync), ("offsets translated", steps.offsets_translated),
     ]
@@ -30,12 +31,15 @@ def plan(validate: bool) -> list[tuple[str, StepFn]]:
             ("move consumer groups", steps.move_consumer_groups),
             ("decode on target", schema_steps.decode_on_target),
             ("fence wave first", producer_steps.fence_wave), ("producer gate", producer_steps.gate_wave),
+            *([("producer gate on the proof mark", proof_steps.producer_gate_on_mark)] if validate else []),
             ("move producers", steps.move_producers), ("confirm producers moved", producer_steps.confirm_moved),
             ("reverse replication", steps.reverse_replication),
             ("schemas copy to source", schema_steps.schemas_copy_to_source),
             ("roll a group back", steps.roll_a_group_back), ("decode on source", schema_steps.decode_on_source)]
     if validate:
         out.append(("validate in reverse", steps.validate_in_reverse))
+    if validate:  # the follower ran from the connectors' apply; it stops before they go
+        out.append(("proof follower stopped", proof_steps.stop_follower))
     out += [("cleanup", steps.cleanup), ("status", producer_steps.status)]
     return out
 
@@ -77,6 +81,8 @@ def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool 
             run_step(ctx, name, fn)
     except StepFailed:
         pass
+    finally:
+        proof_steps.stop_quietly(ctx)  # a step failed (or Ctrl-C) while the follower ran
     res = ctx.result
     res.seconds = {s.name: s.seconds for s in res.steps}
     res.seconds["total"] = round(time.time() - t0, 1)

@@ -28,11 +28,12 @@ from ..runbook.cutover import Gate, cutover_check
 from ..runbook.group_offsets import verify_offsets
 from ..runbook.lag import measure_lag, replicated_positions
 from ..runbook.preflight import run_preflight
+from ..runbook.proof_mark import NAME as PROOF_MARK
 from ..runbook.rollback import apply_rollback, plan
 from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
 from ..runbook.session import session_of
 from ..validation.kafka_meta import synced_config_differences
-from . import schema_steps
+from . import proof_steps, schema_steps
 from .context import RehearsalContext
 from .demo import (
     DEMO_GROUPS,
@@ -236,11 +237,15 @@ def validate_in_reverse(ctx: RehearsalContext) -> str:
 
 
 def cutover_ready(ctx: RehearsalContext) -> str:
+    """`cutover check` for the moved groups; its validation evidence the proof follower's mark when it runs
+    (`--validation-report <mark>`), the batch report otherwise (which stays the audit document either way)."""
+    evidence = ctx.proof_mark or ctx.report_dir
+
     def ready():
         conds = cutover_check(ctx.migration_session(), Gate([MOVED_GROUP, ROLLBACK_GROUP], max_records=0, max_redelivery=100_000,
-                                                            report=ctx.report_dir, max_report_age_s=3600,
+                                                            report=evidence, max_report_age_s=3600,
                                                             registries=schema_steps.registries(ctx)))
-        conds = [c for c in conds if c.name != "validation report" or ctx.validate]
+        conds = [c for c in conds if c.name not in ("validation report", PROOF_MARK) or ctx.validate]
         if all(c.ok for c in conds):
             return conds
         ctx.unmet = [c for c in conds if not c.ok]
@@ -252,7 +257,8 @@ def cutover_ready(ctx: RehearsalContext) -> str:
     sync = next((c for c in conds if c.name == SCHEMAS_IN_SYNC), None)
     if sync is None:  # the moved group reads schema'd topics: the gate must have asked
         raise StepFailed(f"no '{SCHEMAS_IN_SYNC}' condition although {MOVED_GROUP} reads {', '.join(SCHEMA_TOPICS)}")
-    return f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}; {SCHEMAS_IN_SYNC}: {sync.evidence}"
+    text = f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}; {SCHEMAS_IN_SYNC}: {sync.evidence}"
+    return f"{text}; {proof_steps.cutover_evidence(ctx, conds)}" if ctx.proof_mark else text
 
 
 def _again(again: Counter, expected: Counter) -> str:
