@@ -101,7 +101,7 @@ def test_a_copy_without_its_mark_or_with_a_wrong_or_misplaced_one_is_named_and_f
     assert p0.changes == {"headers": 2}
 
 
-def test_the_spark_pass_accounts_for_the_marks_with_the_native_digests(clusters, marked, spark):
+def test_the_spark_pass_removes_and_counts_the_marks_with_the_native_digests(clusters, marked, spark):
     from msk_migrate.access.secrets import SecretResolver
     from msk_migrate.validation.checksum import checksum
     from msk_migrate.validation.native import native_checksum
@@ -117,5 +117,10 @@ def test_the_spark_pass_accounts_for_the_marks_with_the_native_digests(clusters,
             for tp, s in by_spark[side].items():
                 n = by_native[side][tp]
                 assert (n.count, n.sums, n.order) == (s.count, s.sums, s.order), (name, side, tp)
+                if side == "target":  # Spark counts what it removed and what it could not (not what it left out)
+                    assert s.marks == {k: n.marks[k] for k in ("stripped", "missing_or_wrong")}, (name, tp)
     rep = _run(clusters, marked["good"], spark=spark, mode="full", engine="spark", marks=MARKS)
     assert rep.verdict == "match", [p.differences for p in rep.topic(marked["good"]).partitions]
+    rep = _run(clusters, marked["bad"], spark=spark, mode="checksum", engine="spark", marks=MARKS)
+    p0 = rep.topic(marked["bad"]).partitions[0]
+    assert p0.status == "mismatch" and p0.differences[0].startswith("mark missing/wrong: 3 target record(s)"), p0.differences

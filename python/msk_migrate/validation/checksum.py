@@ -22,7 +22,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest, _Chunk, explain_checksum, fold_order
-from .fingerprint import plan_units
+from .fingerprint import MARK_STATE, plan_units
 from .reading import TP, ReadPlan
 
 _M22 = (1 << 22) - 1
@@ -60,7 +60,8 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
     records; the driver collects one row per task and side. ``detail``: also the per-field sums
     that :func:`explain_checksum` reads."""
     comps = COMPONENTS if detail else ("fp",)
-    out = {side: {tp: Digest() for tp in plan.ranges} for side, plan in plans.items()}
+    out = {side: {tp: Digest(marks={"stripped": 0, "missing_or_wrong": 0} if plan.strip_mark_of is not None else None)
+                  for tp in plan.ranges} for side, plan in plans.items()}
     frames = []
     for side, plan in plans.items():
         df = plan_units(spark, plan, detail=detail)
@@ -70,7 +71,8 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
         return out
     df = frames[0]
     for other in frames[1:]:
-        df = df.unionByName(other)
+        df = df.unionByName(other, allowMissingColumns=True)  # mark_state: on the side whose marks are removed
+    marked = MARK_STATE in df.columns
     aggs: list[Column] = [
         F.count(F.lit(1)).alias("n"),
         F.min("offset").alias("first_offset"),
@@ -82,6 +84,9 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
     for comp in comps:
         aggs += _slice_sums(comp)
     aggs += _order_sums()
+    if marked:
+        aggs += [F.sum((F.col(MARK_STATE) == 1).cast("long")).alias("marks_ok"),
+                 F.sum((F.col(MARK_STATE) == 2).cast("long")).alias("marks_bad")]
     chunks: dict[tuple[str, TP], list[_Chunk]] = {}
     exact: dict[tuple[str, TP], dict[str, int]] = {}
     for row in df.groupBy("side", "topic", "partition", "chunk").agg(*aggs).collect():
@@ -92,6 +97,11 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
         d.max_ts = row["max_ts"] if d.max_ts is None else max(d.max_ts, row["max_ts"])
         d.null_keys += row["null_keys"] or 0
         d.tombstones += row["tombstones"] or 0
+        if marked and plans[key[0]].strip_mark_of is not None:
+            m = d.marks if d.marks is not None else {"stripped": 0, "missing_or_wrong": 0}
+            m["stripped"] += row["marks_ok"] or 0
+            m["missing_or_wrong"] += row["marks_bad"] or 0
+            d.marks = m
         sums = exact.setdefault(key, {c: 0 for c in comps})
         for comp in comps:
             sums[comp] += _exact(row, comp)

@@ -34,6 +34,8 @@ from .reading import ReadPlan, read_records
 __all__ = ["COMPONENTS", "fingerprinted", "plan_units", "units"]
 
 KEY_SAMPLE_BYTES = 200
+#: Column of :func:`without_marks` on a side whose trailing mark is removed: 1 removed, 2 missing or wrong.
+MARK_STATE = "mark_state"
 IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row number below
 
 
@@ -55,6 +57,8 @@ def fingerprinted(df: DataFrame, no_ts_topics: set[str], detail: bool = True) ->
         .withColumn("h_key", F.xxhash64("key_null", "key"))  # the unit key of latest-per-key topics
     )
     cols = ["topic", "partition", "offset", "chunk", "idx", "ts_ms", "ts_used", "key_null", "value_null", "fp", "h_key"]
+    if MARK_STATE in df.columns:  # set by without_marks: the checksum pass counts the copy marks
+        cols.append(MARK_STATE)
     if detail:
         df = (
             df.withColumn("h_value", F.xxhash64("value_null", "value"))
@@ -92,7 +96,9 @@ def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str 
     """The copy-mark account of :mod:`.copy_marks` in Spark SQL built-ins (no Python on executors): records with a
     ``copied-from.<skip_marked_by>`` header are left out; a trailing ``copied-from.<strip_mark_of>`` header whose
     value is the alias is removed (and nothing else: a misplaced or wrong mark stays, so the record cannot match).
-    An empty header array hashes as no headers (xxhash64 of an empty array leaves the seed unchanged; size 0)."""
+    An empty header array hashes as no headers (xxhash64 of an empty array leaves the seed unchanged; size 0).
+    Where a mark is removed, :data:`MARK_STATE` says per record what was found (the checksum pass counts it); the
+    records left out are not counted here (the native pass counts them as ``origin_target``)."""
     headers = F.coalesce(F.col("headers"), F.array().cast(df.schema["headers"].dataType))
     if skip_marked_by is not None:
         key = mark_header(skip_marked_by)
@@ -101,7 +107,8 @@ def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str 
         last = F.element_at(headers, -1)
         ok = (F.size(headers) > 0) & (last["key"] == F.lit(mark_header(strip_mark_of))) & \
             (last["value"] == F.lit(strip_mark_of.encode()))
-        df = df.withColumn("headers", F.when(ok, F.slice(headers, 1, F.size(headers) - 1)).otherwise(F.col("headers")))
+        df = (df.withColumn(MARK_STATE, F.when(ok, F.lit(1)).otherwise(F.lit(2)))
+              .withColumn("headers", F.when(ok, F.slice(headers, 1, F.size(headers) - 1)).otherwise(F.col("headers"))))
     return df
 
 
