@@ -318,9 +318,11 @@ def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
 @click.option("--no-validate", is_flag=True, help="Skip the Spark validation steps.")
 @click.option("--worker", type=click.Choice(["local", "image"]), default="local", show_default=True,
               help="image: run the Connect worker from the kafka-connect image built with buildah (docs/images.md).")
-@click.option("--topology", type=click.Choice(["active-passive", "consolidate", "fan-out"]), default="active-passive",
-              show_default=True, help="consolidate: two sources into one target; fan-out: one source into two targets "
-              "(docs/topologies.md). Both start a third cluster, the peer, and run each migration on its own worker.")
+@click.option("--topology", type=click.Choice(["active-passive", "consolidate", "fan-out", "active-active"]),
+              default="active-passive", show_default=True,
+              help="consolidate: two sources into one target; fan-out: one source into two targets (both start a third "
+              "cluster, the peer); active-active: both directions at once with identical names, loop-free by copy marks "
+              "(docs/topologies.md). Each migration runs on its own worker.")
 @shape_options
 @output_option
 def rehearse(no_monitoring: bool, no_validate: bool, worker: str, topology: str, source_kafka: str | None, source_brokers: int,

@@ -9,7 +9,7 @@ from pathlib import Path
 from ...local.harness import DEFAULT_DIR, LocalEnvironment
 from ...local.shape import make_shape
 from ..result import RehearsalResult, Step, StepFailed
-from . import consolidate, fan_out
+from . import active_active, consolidate, fan_out
 from .context import FlowCase, TopologyContext
 
 StepFn = Callable[[TopologyContext], str]
@@ -17,7 +17,10 @@ StepFn = Callable[[TopologyContext], str]
 TOPOLOGIES: dict[str, tuple[Callable[[int], dict[str, FlowCase]], list[tuple[str, StepFn]]]] = {
     "consolidate": (consolidate.flows, consolidate.PLAN),
     "fan-out": (fan_out.flows, fan_out.PLAN),
+    "active-active": (active_active.flows, active_active.PLAN),
 }
+#: the topologies that need the third cluster (the peer)
+WITH_PEER = {"consolidate", "fan-out"}
 
 
 def run_step(ctx: TopologyContext, name: str, fn: StepFn) -> None:
@@ -41,7 +44,7 @@ def rehearse_topology(topology: str, say: Callable[[str], None] = lambda m: None
     its own Connect worker. The environment is brought to that shape first (a previous run's shape never stays)."""
     make_flows, steps = TOPOLOGIES[topology]
     t0 = time.time()
-    shape = make_shape(heap=broker_heap, peer_brokers=1)
+    shape = make_shape(heap=broker_heap, peer_brokers=1 if topology in WITH_PEER else 0)
     env = LocalEnvironment(Path(base_dir), with_monitoring=False, progress=say, shape=shape)
     ctx = TopologyContext(env=env, say=say, result=RehearsalResult(status={}), timeout=timeout,
                           flows=make_flows(shape.target.replication_factor))
