@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from msk_migrate.config import ClusterEndpoint
 from msk_migrate.validation.plan import mark_fields
 from msk_migrate.validation.request import CopyMarks, ValidationRequest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _req(**kw) -> ValidationRequest:
@@ -41,3 +45,23 @@ def test_multiset_needs_both_aliases_and_the_native_pass_without_the_full_diff(k
 def test_an_alias_that_is_not_an_mm2_alias_is_refused():
     with pytest.raises(ValueError):
         CopyMarks(source_alias="bad alias")
+
+
+def _marked_flow(tmp_path) -> str:
+    flow = (REPO / "tests/unit/data/nowhere-flow.yaml").read_text().replace(
+        'groups: [".*"]', 'groups: [".*"]\n  mark_copies: true').replace("alias: source", "alias: onprem").replace(
+        "alias: target", "alias: msk")
+    path = tmp_path / "flow.yaml"
+    path.write_text(flow)
+    return str(path)
+
+
+def test_a_flow_with_marks_gives_both_aliases_and_the_follower_refuses_it(tmp_path, capfd):
+    from msk_migrate.validation.cli import build_request, run_cli
+
+    flow = _marked_flow(tmp_path)
+    req = build_request({"config": flow, "no_report": True, "compare": "multiset"})
+    assert req.marks == CopyMarks(source_alias="onprem", target_alias="msk") and req.compare == "multiset"
+    code = run_cli(["--config", flow, "--follow", "--once"])
+    err = capfd.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--follow" in err and "mark_copies" in err and "Traceback" not in err

@@ -524,6 +524,9 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
                          "drop --follow, or follow with --compacted records")
     kw["no_report"] = True
     request = build_request(kw)
+    if request.marks is not None:  # its digests would compare every copy with its mark: a mismatch on every record
+        raise UsageError("--follow", "the flow marks its copies (migration.mark_copies) and the follower does not account "
+                         "for copy marks", "validate in batch (drop --follow): it removes exactly the mark")
     migration = "validate"
     if kw.get("env") or kw.get("config") or kw.get("local"):
         migration = _flow_clusters(kw)[2].migration.name
