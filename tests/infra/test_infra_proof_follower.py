@@ -11,12 +11,26 @@ import re
 
 import yaml
 from infra_helpers import REPO, Synth
-from test_infra_synth import egress_rules, ingress_rules, sg_ref
 
 from msk_migrate.aws.operator_entry import ARGV_ENV, CONFIG_ENV, IN_TASK_FLOW, request
 from msk_migrate.config.environment import PROOF_METRICS_PORT
 from msk_migrate.config.migration_file import MigrationFile
 from mskinfra.tfjson import unescape_template
+
+
+# (the rule helpers of test_infra_synth.py, not imported: that module loads the cdktf bindings, this one stays light)
+def ingress_rules(synth: Synth, env: str) -> list[dict]:
+    return list(synth.resources(env, "aws_vpc_security_group_ingress_rule").values())
+
+
+def egress_rules(synth: Synth, env: str) -> list[dict]:
+    return list(synth.resources(env, "aws_vpc_security_group_egress_rule").values())
+
+
+def sg_ref(synth: Synth, env: str, name: str) -> str:
+    (key,) = [k for k, v in synth.resources(env, "aws_security_group").items() if v["name"] == f"{synth.configs[env].resource_prefix}-{name}"]
+    return "${aws_security_group." + key + ".id}"
+
 
 ENV = "msk-scram"  # IAM source, SCRAM target (a secret with its KMS key), created cluster, own namespace
 WITHOUT = "dev"
