@@ -111,15 +111,17 @@ def cleanup_one(ctx: TopologyContext) -> str:
     ops, billing = ctx.flows["ops"], ctx.flows["billing"]
     removed = steps.remove_connectors(ctx, ops)
     session = ctx.session(ops)
+    billing_mm2 = [t for t in names.flow_internal_topics("peer", "target", billing.spec.internal_namespace)
+                   if t in session.target.topics(refresh=True)]  # billing's, as they are before ops' cleanup
     items = leftovers(session, include_worker=False)
     delete(session.target, items)
     deleted = sorted(i.name for i in items if i.kind != "kept")
     kept = [i for i in items if i.kind == "kept"]
-    topics = set(session.target.topics(refresh=True))
-    billing_mm2 = [t for t in names.flow_internal_topics("peer", "target", billing.spec.internal_namespace) if t != names.HEARTBEATS_TOPIC]
+    topics = steps.wait(lambda: (t := set(session.target.topics(refresh=True))).isdisjoint(deleted) and t, 30, 1) \
+        or set(session.target.topics(refresh=True))
     gone = [t for t in billing_mm2 if t not in topics]
-    if gone:
-        raise StepFailed(f"billing's MM2 topics deleted by ops' cleanup: {gone}")
+    if gone or not billing_mm2:
+        raise StepFailed(f"billing's MM2 topics deleted by ops' cleanup: {gone}" if gone else "billing had no MM2 topics to keep")
     if names.HEARTBEATS_TOPIC not in topics or not any(i.name == names.HEARTBEATS_TOPIC for i in kept):
         raise StepFailed(f"the shared {names.HEARTBEATS_TOPIC} topic was not kept (billing's heartbeats still arrive there)")
     running = [r for r in ctx.connect(billing).connectors() if r.startswith("billing-")]
@@ -131,7 +133,8 @@ def cleanup_one(ctx: TopologyContext) -> str:
     if steps.topic_counts(ctx, "target", ["billing.late"]).get("billing.late") != 50:
         raise StepFailed("billing stopped replicating after ops' cleanup (billing.late did not arrive)")
     return (f"ops: {len(removed)} connector(s) removed, deleted {', '.join(deleted)}; kept {names.HEARTBEATS_TOPIC} "
-            f"({kept[0].why}); billing: {len(running)} connector(s) RUNNING, its MM2 topics in place, a new topic still arrives")
+            f"({kept[0].why}); billing: {len(running)} connector(s) RUNNING, its MM2 topics {', '.join(billing_mm2)} in place, "
+            "a new topic still arrives")
 
 
 PLAN: list[tuple[str, Callable[[TopologyContext], str]]] = [
