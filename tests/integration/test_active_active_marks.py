@@ -19,6 +19,7 @@ from collections import Counter
 
 import pytest
 
+from msk_migrate.connect_api.apply import apply
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
 from msk_migrate.errors import UsageError
@@ -35,7 +36,9 @@ N_A = 600  #: records produced on the source cluster
 N_B = 400  #: records produced on the target cluster, at the same time
 PARTITIONS = 2
 POLL_S = 5
-STABLE_S = 60
+#: The 60 s window of issue 33 is the active/active rehearsal's (rehearsal/topology/active_active.py, in make
+#: test); here a shorter one, beside the per-record check of the marks that the rehearsal does not make.
+STABLE_S = 20
 
 
 def _source_connector(configs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -45,23 +48,19 @@ def _source_connector(configs: dict[str, dict[str, str]]) -> dict[str, dict[str,
 
 @contextlib.contextmanager
 def _running(connect: ConnectClient, *configs: dict[str, dict[str, str]]):
-    """The connectors validated by the worker, applied and RUNNING with a task; deleted at the end whatever happens.
-
-    Applied over REST rather than through ``connect_api.apply``: its loop guard (``check_no_loop``) does not yet
-    exempt a pair of marked connectors (``topology.marks.marked``), so each config is checked to be marked here."""
-    names: list[str] = []
+    """The connectors applied in one ``connect_api.apply`` call (its loop guard lets a pair of marked connectors of
+    opposite directions through, and would refuse the same pair unmarked) and RUNNING with a task; deleted at the
+    end whatever happens."""
+    merged = {name: c for cfg in configs for name, c in cfg.items()}
     try:
-        for cfg in configs:
-            for name, c in cfg.items():
-                assert marked(c), f"{name} is not a marked flow"
-                assert connect.validate({**c, "name": name}) == [], name
-                names.append(name)
-                connect.put_config(name, {k: v for k, v in c.items() if k != "name"})
-        for name in names:
+        for name, c in merged.items():
+            assert marked(c), f"{name} is not a marked flow"
+        apply(connect, merged, wait=True, timeout=120)
+        for name in merged:
             connect.wait_state(name, "RUNNING", timeout=120, min_tasks=1)
         yield
     finally:
-        for n in names:
+        for n in merged:
             with contextlib.suppress(Exception):
                 connect.delete(n)
 
@@ -81,7 +80,7 @@ def _count(bootstrap: str, topic: str) -> int:
     return sum(end_offsets(bootstrap, topic).values())
 
 
-def test_active_active_counts_settle_at_the_union_for_60s_and_every_record_carries_the_marks_it_should(local_env, connect, unique):
+def test_active_active_counts_settle_at_the_union_and_stay_there_and_every_record_carries_the_marks_it_should(local_env, connect, unique):
     src, tgt = local_env.source(), local_env.target()
     topic = f"aa{unique}"
     for side in (src, tgt):  # the same name on both clusters
@@ -137,6 +136,18 @@ def test_both_directions_of_a_topic_without_marks_are_refused_before_any_connect
     with pytest.raises(UsageError) as err:
         render_reverse_connectors(src, tgt, spec, [f"nl{unique}"])
     assert err.value.field == "migration.mark_copies" and "loop" in err.value.message
+    assert set(connect.connectors()) == before
+
+
+def test_an_unmarked_pair_of_opposite_flows_in_one_apply_is_refused_and_nothing_is_applied(local_env, connect, unique):
+    src, tgt = local_env.source(), local_env.target()
+    topic = f"np{unique}"
+    there = _source_connector(render_connectors(src, tgt, flow(f"np{unique}", [topic])))
+    back = _source_connector(render_connectors(tgt, src, flow(f"np{unique}-back", [topic])))
+    before = set(connect.connectors())
+    with pytest.raises(UsageError) as err:
+        apply(connect, {**there, **back}, wait=False)
+    assert err.value.field == "topics" and "mark_copies" in err.value.fix and topic in err.value.message
     assert set(connect.connectors()) == before
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import UsageError
 from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, MIRROR_PACKAGE, SOURCE_CONNECTOR_CLASS, checkpoints_topic, connector_namespace
 from ..kafka.selection import NameFilter
+from ..topology.marks import marked
 from .rest import ConnectClient, ConnectorFailed, ConnectRestError, failure
 from .sources import check_no_plaintext_secrets
 
@@ -42,8 +43,10 @@ def _filter(cfg: dict[str, str]) -> NameFilter:
 
 
 def check_no_loop(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
-    """Refuse a MirrorSourceConnector whose topics a live connector of the opposite direction replicates
-    (identity topic names cannot detect the cycle: records would loop between the clusters)."""
+    """Refuse a MirrorSourceConnector whose topics a connector of the opposite direction replicates -- a live one
+    on the worker or another one of the same apply -- unless both mark their copies (``migration.mark_copies``:
+    each skips what the other brought in, docs/active-active.md). Without marks identity topic names cannot
+    detect the cycle: records would loop between the clusters."""
     new = {n: c for n, c in configs.items() if c.get("connector.class") == SOURCE_CONNECTOR_CLASS}
     if not new:
         return
@@ -54,16 +57,21 @@ def check_no_loop(client: ConnectClient, configs: dict[str, dict[str, str]]) -> 
         cfg = client.config(name) or {}
         if cfg.get("connector.class") == SOURCE_CONNECTOR_CLASS:
             live[name] = cfg
-    for name, cfg in new.items():
-        for other, ocfg in live.items():
-            if (ocfg.get("source.cluster.alias"), ocfg.get("target.cluster.alias")) != (
-                    cfg.get("target.cluster.alias"), cfg.get("source.cluster.alias")):
-                continue
-            for a, acfg, b, bcfg in ((name, cfg, other, ocfg), (other, ocfg, name, cfg)):
-                for topic in _exact_names(acfg.get("topics", "")):
-                    if _filter(bcfg).matches(topic):
-                        raise UsageError("topics", f"{topic} would flow both ways ({a} and {b}): records would loop",
-                                         f"exclude {topic} from one direction first; nothing was applied")
+    pairs = [(n, c, o, oc) for n, c in new.items() for o, oc in live.items()]
+    names = sorted(new)
+    pairs += [(a, new[a], b, new[b]) for i, a in enumerate(names) for b in names[i + 1:]]
+    for name, cfg, other, ocfg in pairs:
+        if (ocfg.get("source.cluster.alias"), ocfg.get("target.cluster.alias")) != (
+                cfg.get("target.cluster.alias"), cfg.get("source.cluster.alias")):
+            continue
+        if marked(cfg) and marked(ocfg):
+            continue  # both skip what the other copied in: active/active, no loop
+        for a, acfg, b, bcfg in ((name, cfg, other, ocfg), (other, ocfg, name, cfg)):
+            for topic in _exact_names(acfg.get("topics", "")):
+                if _filter(bcfg).matches(topic):
+                    raise UsageError("topics", f"{topic} would flow both ways ({a} and {b}): records would loop",
+                                     f"exclude {topic} from one direction first, or set migration.mark_copies on both "
+                                     "flows (docs/active-active.md); nothing was applied")
 
 
 def check_internal_topic_names(client: ConnectClient, configs: dict[str, dict[str, str]]) -> None:
