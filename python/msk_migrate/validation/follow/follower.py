@@ -153,6 +153,11 @@ class Follower:
         self.back = {v: k for k, v in self.names.items()}
         self.ends: dict[str, dict[TP, int]] = {"source": {}, "target": {}}  #: newest end offset seen per side
         self.paused: set[tuple[str, TP]] = set()
+        #: side -> partition -> where librdkafka said it ended, no record delivered since: everything deliverable
+        #: below it was read, so once its pending records are proven the mark moves there (past a transaction's
+        #: trailing marker). Kept because the end is signalled once, often while records still wait for the
+        #: other side; a record delivered after it clears the entry.
+        self.eof: dict[str, dict[TP, int]] = {"source": {}, "target": {}}
         #: where this process began on each partition (source, target): the persisted mark it resumed from
         self.resumed_from: dict[TP, tuple[int, int]] = {tp: (pm.source_next, pm.target_next) for tp, pm in mark.items()}
 
@@ -171,6 +176,7 @@ class Follower:
             if pm.state == "following" and (t, p) not in self.cmp:
                 self.cmp[(t, p)] = PartitionCompare(pm, self.clusters.req.allow_duplicates)
         live = [tp for tp, c in self.cmp.items() if not c.stopped]
+        self.eof = {"source": {}, "target": {}}  # positions start again at the marks: an end seen before says nothing
         self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live])
         self._consumer("target").assign([TopicPartition(self.names[t], p, self.cmp[(t, p)].mark.target_next) for t, p in live])
 
@@ -240,8 +246,14 @@ class Follower:
                 n, done = self._read(side, want[side])
                 got += n
                 reached[side] |= done
-            for c in self.cmp.values():
+            for tp, c in self.cmp.items():
                 proven += c.step()
+                for side in ("source", "target"):
+                    at = self.eof[side].get(tp)
+                    if at is not None:
+                        c.caught_up(side, at)
+                        if tp in want[side] and (c.mark.source_next if side == "source" else c.mark.target_next) >= want[side][tp]:
+                            reached[side].add(tp)
             self._flow_control()
             if got:
                 last = time.monotonic()
@@ -271,6 +283,7 @@ class Follower:
                     if c is not None:
                         c.step()
                         c.caught_up(side, m.offset())
+                        self.eof[side][tp] = m.offset()
                         self.ends[side][tp] = max(self.ends[side].get(tp, 0), m.offset())
                         if m.offset() >= want.get(tp, 0):
                             done.add(tp)
@@ -281,6 +294,7 @@ class Follower:
             c = self.cmp.get(tp)
             if c is None or c.stopped:
                 continue
+            self.eof[side].pop(tp, None)
             ts = m.timestamp()[1]
             (c.src if side == "source" else c.tgt).append(record(m.offset(), m.key(), m.value(), m.headers(), ts, topic in no_ts))
             n += 1
