@@ -106,7 +106,7 @@ class MigrationStack(TerraformStack):
             log_group_arns={c: g.arn for c, g in logs.groups.items()},
             service_secrets={
                 "kafka-connect": [*cfg.secret_arns(), *creds.connect_secret_arns()],
-                "prometheus": [creds.prometheus_web.arn, creds.internal_ca.arn],
+                "prometheus": creds.prometheus_secret_arns(),
                 "grafana": [grafana_secret_arn, creds.prometheus_web.arn, creds.internal_ca.arn],
             },
             # Prometheus and Grafana make their TLS certificate with the Connect image's serving-cert.sh.

@@ -154,3 +154,22 @@ def test_only_the_execution_roles_read_the_generated_credentials(synth: Synth, e
     operator = [role for name, role, _ in readers[rest] if name == "operator"]
     assert len(operator) == 1 and "operator_task" in operator[0]  # the operator task role, never the Connect task role
     assert len(readers[rest]) == 2 and len(readers[prom]) == 2  # Connect + operator; Prometheus and Grafana
+
+
+@pytest.mark.parametrize("env", ALL_ENVS)
+def test_each_persons_secret_is_read_by_the_connect_and_prometheus_execution_roles_only(synth: Synth, env: str) -> None:
+    """A person's one login serves the Connect REST API and Prometheus: the two execution roles that inject it read
+    it (Grafana's does not: it logs in to Prometheus as the machine), and no task role does."""
+    people = {k: ref("aws_secretsmanager_secret", k, "arn") for k in synth.resources(env, "aws_secretsmanager_secret")
+              if k.startswith("connect_rest_person_")}
+    assert len(people) == len(synth.configs[env].connect.people)
+    for key, arn in people.items():
+        readers = set()
+        for policy in synth.resources(env, "aws_iam_role_policy").values():
+            for st in json.loads(policy["policy"])["Statement"]:
+                resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+                if arn in resources:
+                    readers.add((policy["name"], policy["role"]))
+        assert {name for name, _ in readers} == {"execution"}, (key, readers)
+        roles = " ".join(role for _, role in readers)
+        assert len(readers) == 2 and "kafka-connect" in roles.replace("_", "-") and "prometheus" in roles, (key, readers)
