@@ -87,9 +87,14 @@ def test_both_sides_holding_every_record_of_both_origins_in_another_interleaving
     assert rep.to_dict()["run"]["compare"] == "multiset"
 
 
-def test_the_same_topic_compared_as_one_way_records_is_a_mismatch(clusters, topics):
-    assert _run(clusters, topics["same"], marks=MARKS).verdict == "mismatch"  # records mode: target natives unexpected
-    assert _run(clusters, topics["same"]).verdict == "mismatch"  # no marks at all
+def test_the_same_topic_compared_as_one_way_records_is_a_mismatch_that_points_to_multiset(clusters, topics):
+    rep = _run(clusters, topics["same"], marks=MARKS, mode="checksum")  # records mode: the target's natives unexpected
+    assert rep.verdict == "mismatch"
+    p0 = rep.topic(topics["same"]).partitions[0]
+    assert p0.source.copy_marks["origin_target"] == N and p0.differences[0].startswith(f"mark missing/wrong: {N} target")
+    assert f"origin: target: {N} source record(s) came from the target, so this topic flows both ways (active/active): " \
+        "compare it with --compare multiset" in p0.differences
+    assert _run(clusters, topics["same"], mode="checksum").verdict == "mismatch"  # no marks at all
 
 
 def test_an_origins_records_in_another_order_on_one_side_fail_as_an_order_difference_within_that_origin(clusters, topics):

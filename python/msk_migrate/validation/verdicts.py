@@ -88,6 +88,10 @@ def _marks(plan: ValidationPlan, sd: Digest | None, td: Digest | None, pr: Parti
             pr.status = "mismatch"
             pr.differences.insert(0, f"mark missing/wrong: {bad} target record(s) without the trailing copy mark "
                                      f"msk-migrate.copied-from.{m.source_alias} (value {m.source_alias})")
+        back = s_marks.get("origin_target", 0)
+        if back and pr.status not in ("match", "duplicates"):
+            pr.differences.append(f"origin: target: {back} source record(s) came from the target, so this topic flows "
+                                  "both ways (active/active): compare it with --compare multiset")
         return pr
     lines = [f"copy mark wrong or misplaced: {n} {side} record(s) carry copied-from.{peer} elsewhere than last or "
              "with another value" for side, peer, n in (("source", m.target_alias, s_marks.get("missing_or_wrong", 0)),
