@@ -44,3 +44,15 @@ def test_validate_env_report_names_the_msk_cluster_arn_the_environment_reference
     assert clusters["source"]["msk_cluster_arn"] is None
     dev = build_request({"env": "dev", "target_bootstrap": "b-1.dev.kafka.eu-west-1.amazonaws.com:9098", "no_report": True})
     assert report_clusters(dev, {})["target"]["msk_cluster_arn"] is None
+
+
+def test_validate_from_a_flow_follows_its_renames_and_topic_map_overrides_them(tmp_path) -> None:
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("source: {alias: source, bootstrap_servers: 'a:9092'}\n"
+                    "target: {alias: target, bootstrap_servers: 'b:9092'}\n"
+                    "migration: {topics: ['billing\\\\..*', 'shared\\\\.events'], "
+                    "topic_renames: {shared.events: billing.shared.events, billing.old: billing.new}}\n")
+    req = build_request({"config": str(flow), "no_report": True})
+    assert req.topic_map == {"shared.events": "billing.shared.events", "billing.old": "billing.new"}
+    req = build_request({"config": str(flow), "no_report": True, "topic_map": ("billing.old=billing.newer",)})
+    assert req.topic_map == {"shared.events": "billing.shared.events", "billing.old": "billing.newer"}

@@ -296,7 +296,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
         "target": target,
         "topics": topics,
         "topic_regex": kw.get("topic_regex"),
-        "topic_map": _pairs(kw.get("topic_map") or (), "--topic-map"),
+        # a flow's renames are followed (the target topic of a renamed source topic); --topic-map adds or overrides
+        "topic_map": {**(dict(flow.migration.topic_renames) if flow is not None else {}),
+                      **_pairs(kw.get("topic_map") or (), "--topic-map")},
         "mode": kw.get("mode") or "auto",
         "from_timestamp_ms": parse_timestamp(kw.get("from_timestamp"), "--from-timestamp"),
         "until_timestamp_ms": parse_timestamp(kw.get("until_timestamp"), "--until-timestamp"),
