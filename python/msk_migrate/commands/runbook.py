@@ -111,12 +111,12 @@ def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bo
     its commit point, found by content (docs/design.md, exact offset translation). Unproven partitions fall
     back to MM2's checkpoint and say why (--exact-only refuses instead). Exit 0 every partition exact, 1 some
     placed on the checkpoint or left, 2 bad input (nothing written)."""
-    from ..offset_translation.sync import SyncRequest, sync_group
+    from ..offset_translation.sync import SyncRequest, move_group
 
     request = SyncRequest(group, "source" if to == "source" else "target", exact_only, dry_run, force, certificate)
     s = session_from_kwargs(kw, output, why="offsets sync")
     with progress(output, f"placing {group} on the {to} by content") as say:
-        res = sync_group(s, request, say)
+        res = move_group(s, request, say)
     render(res.outcome(s.talked_to()), output)
 
 

@@ -98,6 +98,11 @@ def write(cert: dict[str, Any], dest: str) -> list[str]:
     return [place.write(body, "application/json"), place.with_suffix(".html").write(render_html(cert), "text/html")]
 
 
+def write_json(cert: dict[str, Any], dest: str) -> list[str]:
+    """Write ``<dest>`` as JSON only (a certificate of another kind than :func:`build`'s, e.g. the two-origin one)."""
+    return [_place(dest, cert["group"]).write(json.dumps(cert, indent=2, sort_keys=True) + "\n", "application/json")]
+
+
 def read(location: str, group: str | None = None) -> dict[str, Any]:
     """A certificate from a .json path, a directory (``offset-certificate-<group>.json``) or s3:// URI."""
     place = _place(location, group)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..access.admin import AdminSession
 from ..access.offsets import latest_checkpoints
@@ -26,6 +26,9 @@ from ..outcome import Outcome, View, col
 from . import certificate as cert_mod
 from .plan import apply_plans, require_group_stopped, translate_group
 from .planner import Action, PartitionPlan, Placement
+
+if TYPE_CHECKING:
+    from .two_origin_sync import TwoOriginSyncResult
 
 
 class Clusters(Protocol):
@@ -132,6 +135,17 @@ class SyncResult:
 
 def _quiet(_: str) -> None:
     """No progress shown."""
+
+
+def move_group(clusters: Clusters, request: SyncRequest,
+               progress: Callable[[str], None] = _quiet) -> SyncResult | TwoOriginSyncResult:
+    """``offsets sync``: :func:`sync_group`, or for a flow that marks its copies (active/active, a partition fed
+    from both clusters) the two-origin translation (:mod:`.two_origin_sync`)."""
+    if getattr(clusters.migration, "mark_copies", False):
+        from .two_origin_sync import sync_two_origin
+
+        return sync_two_origin(clusters, request, progress)
+    return sync_group(clusters, request, progress)
 
 
 def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = _quiet) -> SyncResult:

@@ -29,7 +29,8 @@ from ...access.admin import AdminSession
 from ...access.offsets import end_offsets, partitions
 from ...config.migration import MigrationSpec
 from ...kafka.fingerprint import fingerprint
-from ...offset_translation.two_origin_read import translate_commits
+from ...offset_translation.sync import SyncRequest, move_group
+from ...offset_translation.two_origin_sync import TwoOriginSyncResult
 from ...validation.copy_marks import strip_mark
 from ..demo import commit, wait
 from ..result import StepFailed
@@ -203,16 +204,20 @@ def consumer_moves(ctx: TopologyContext) -> str:
     position translated by the two-origin translation, then it reads on the target; nothing missed or twice."""
     group = "app-orders-reader"
     seen = _read(ctx, "source", "target", group)  # drained on the source, committed at the end
-    S = AdminSession.for_endpoint("source", ctx.endpoint("source"))
-    T = AdminSession.for_endpoint("target", ctx.endpoint("target"))
-    committed = {(TOPIC, q): o for (t, q), o in S.committed(group).items() if t == TOPIC}
-    translated = translate_commits(S, "source", T, "target", committed)
-    if not all(tr.proven for tr in translated.values()):
-        raise StepFailed("; ".join(tr.reason for tr in translated.values() if not tr.proven))
-    exact = all(tr.exact for tr in translated.values())
+    # `msk-migrate offsets sync --group app-orders-reader --certificate …` on the east flow (it marks its copies:
+    # the two-origin translation moves the group)
+    res = move_group(ctx.session(ctx.flows["east"]), SyncRequest(group, "target", certificate=str(ctx.work_dir / "certificates")),
+                     ctx.say)
+    if not isinstance(res, TwoOriginSyncResult):
+        raise StepFailed("offsets sync did not take the two-origin translation for a flow that marks its copies")
+    translated = {(p.topic, p.partition): p.translation for p in res.placements}
+    if not all(tr.proven for tr in translated.values()) or res.written != len(translated):
+        raise StepFailed(f"offsets sync wrote {res.written} of {len(translated)}: "
+                         + "; ".join(tr.reason for tr in translated.values() if not tr.proven))
+    committed = {tp: tr.position for tp, tr in translated.items()}
+    exact = res.exact
     redelivered = sum(tr.redelivered_count for tr in translated.values())
     start = {q: translated[(TOPIC, q)].offset or 0 for q in range(PARTITIONS)}
-    T.alter_committed(group, {(TOPIC, q): o for q, o in start.items()})
     for role, tag, base in (("source", "orders", BEFORE["source"] + DURING["source"]),
                             ("target", "billing", 10_000)):
         _write(ctx, role, AFTER, tag, base)  # both apps keep writing after the move
@@ -226,7 +231,8 @@ def consumer_moves(ctx: TopologyContext) -> str:
         raise StepFailed(f"{group}: {len(both)} distinct records read of {want}, {twice} twice "
                          f"(the translation declared {redelivered})")
     ctx.figures["consumer_moved"] = {"exact": exact, "redelivered": redelivered, "records": want}
-    return (f"{group} drained on the source, translated ({'exact' if exact else f'{redelivered} re-delivered, declared'}: "
+    return (f"{group} drained on the source, moved by offsets sync ({res.verdict}, two-origin; certificate "
+            f"{', '.join(res.locations)}; {'exact' if exact else f'{redelivered} re-delivered, declared'}: "
             f"{', '.join(f'[{q}] {committed[(TOPIC, q)]}->{start[q]}' for q in range(PARTITIONS))}), then read on the target: "
             f"{len(both)} distinct records of {want}, {twice} twice")
 
