@@ -6,6 +6,7 @@
 #   MM2_CONNECT_DNS_NAME      Cloud Map DNS name resolving to every Connect task (A records)
 #   MM2_CONNECT_METRICS_PORT  the JMX agent port of the Connect tasks (9404)
 #   MM2_ENVIRONMENT           environment name, added as external label `environment`
+#   MM2_PROOF_DNS_NAME        Cloud Map DNS name of the proof follower service (proof.<namespace>), when it runs
 #   MM2_MSK_BROKERS           comma-separated MSK broker DNS names: adds the jobs msk-jmx (:11001) and
 #                             msk-node (:11002), MSK open monitoring's JMX and node exporters
 #   MM2_PROMETHEUS_WEB_USER, MM2_PROMETHEUS_WEB_PASSWORD_BCRYPT, MM2_PROMETHEUS_WEB_PASSWORD
@@ -50,6 +51,10 @@ case "$DNS_NAME" in
 esac
 case "$PORT" in
   *[!0-9]*) die "MM2_CONNECT_METRICS_PORT=$PORT is not a port number" ;;
+esac
+PROOF_DNS_NAME="${MM2_PROOF_DNS_NAME:-}"
+case "$PROOF_DNS_NAME" in
+  *[!A-Za-z0-9.-]*) die "MM2_PROOF_DNS_NAME=$PROOF_DNS_NAME is not a DNS name" ;;
 esac
 case "$ENV_NAME" in
   *[!A-Za-z0-9_.-]*) die "MM2_ENVIRONMENT=$ENV_NAME may only contain letters, digits, '_', '.', '-'" ;;
@@ -112,6 +117,7 @@ SCRIPT="s|^  - rules/|  - $DIR/rules/|"
 [ -z "$DNS_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_DNS_NAME\$/s|\"[^\"]*\"|\"$DNS_NAME\"|"
 [ -z "$PORT" ] || SCRIPT="$SCRIPT$NL/# MM2_CONNECT_METRICS_PORT\$/s|port: [0-9]*|port: $PORT|"
 [ -z "$ENV_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_ENVIRONMENT\$/s|\"[^\"]*\"|\"$ENV_NAME\"|"
+[ -z "$PROOF_DNS_NAME" ] || SCRIPT="$SCRIPT$NL/# MM2_PROOF_DNS_NAME\$/s|\"[^\"]*\"|\"$PROOF_DNS_NAME\"|"
 sed -e "$SCRIPT" "$TEMPLATE" > "$OUT"
 
 if [ -n "$DNS_NAME" ]; then grep -q "\"$DNS_NAME\" *# MM2_CONNECT_DNS_NAME" "$OUT" || die "could not set the Connect DNS name in $OUT"; fi

@@ -128,6 +128,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--broker-heap": ["12x", "64m"],
     "--peer-brokers": ["-1", "100000", "two"],
     "--topology": ["star", "active_active"],
+    "--metrics-bind": ["not-an-ip", "localhost", "300.1.1.1"],
     "--images": ["no-such-image"],
     "--repository-prefix": ["UPPER/Case!"],
     "--group": ["", "bad group\n", "tab\there"],

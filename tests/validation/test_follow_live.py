@@ -97,8 +97,9 @@ def test_follower_keeps_up_and_a_killed_follower_resumes_from_the_mark_with_noth
     mark = tmp_path / "mark.json"
     port = _free_port()
     url = f"http://127.0.0.1:{port}/metrics"
+    # --metrics-bind as the stack's service passes it (0.0.0.0 there, inside its task; the loopback address here)
     cmd = [sys.executable, "-m", "msk_migrate.validation.cli", *_args(src, tgt, topic, mark, "--interval", "0.5",
-                                                                       "--metrics-port", str(port))]
+                                                                       "--metrics-port", str(port), "--metrics-bind", "127.0.0.1")]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         # replication goes on while the follower follows: it keeps up (proof lag 0 once MM2 caught up)

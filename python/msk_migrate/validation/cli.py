@@ -88,6 +88,16 @@ _ENV = Checked("env", _environment, "pass --env NAME of infra/environments/NAME.
 _FILE = Checked("file", lambda v: str(check_readable_file(v)), "give the path of an existing, readable file", "FILE")
 _BOOTSTRAP = Checked("bootstrap", check_host_ports, "give host:port[,host:port...]")
 _SECRET_ARN = Checked("secret-arn", lambda v: check_secret_arn(v, "secret"), "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
+def _bind_address(value: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        raise ValueError(f"{value.strip()!r} is not an IP address") from None
+
+
+_BIND = Checked("metrics-bind", _bind_address, "give the address to listen on, e.g. 127.0.0.1 (default) or 0.0.0.0 in a task", "ADDR")
 _TOPICS = Checked("topics", lambda v: check_topic_list(v) and v, "name topics as Kafka allows, comma-separated: T1,T2")
 _TOPIC_REGEX = Checked("regex", check_topic_regex, "give a regular expression over topic names, e.g. 'orders\\..*|payments'")
 _REGEX = Checked("regex", check_regex, "give a Python regular expression")
@@ -456,6 +466,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
               help="--follow: seconds between passes (default: 10).")
 @click.option("--metrics-port", "metrics_port", type=click.IntRange(0, 65535), default=None,
               help="--follow: serve proof-lag metrics for Prometheus on 127.0.0.1:PORT/metrics (0: any free port).")
+@click.option("--metrics-bind", "metrics_bind", type=_BIND, default=None,
+              help="--follow: the address the metrics endpoint listens on (default 127.0.0.1; the stack's follower "
+              "service: 0.0.0.0 inside its task, reachable from the Prometheus security group only).")
 @click.option("--once", "once", is_flag=True, help="--follow: one pass, persist the mark and exit (0 proven, 1 not).")
 @output_option
 @click.pass_context
@@ -466,7 +479,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     """
     spark = (ctx.obj or {}).get("spark") if isinstance(ctx.obj, dict) else None
     verbose = kw.pop("verbose", False)
-    follow_opts = {k: kw.pop(k) for k in ("follow", "mark", "interval", "metrics_port", "once")}
+    follow_opts = {k: kw.pop(k) for k in ("follow", "mark", "interval", "metrics_port", "metrics_bind", "once")}
     if follow_opts["follow"] or any(v not in (None, False) for v in follow_opts.values()):
         _follow(kw, follow_opts, output, verbose)
         return
@@ -512,7 +525,7 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     """``validate --follow``: the follower's options checked before any network call, then its run
     (:func:`.follow.run.follow`), printed by the one renderer."""
     given = [flag for key, flag in (("mark", "--mark"), ("interval", "--interval"), ("metrics_port", "--metrics-port"),
-                                    ("once", "--once")) if opts[key] not in (None, False)]
+                                    ("metrics_bind", "--metrics-bind"), ("once", "--once")) if opts[key] not in (None, False)]
     if not opts["follow"]:
         raise UsageError(given[0], "applies to --follow only", f"add --follow, or drop {given[0]}")
     if kw.get("on", "local") != "local":
@@ -539,7 +552,7 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
 
     fo = FollowOptions(mark=opts["mark"] or _DEFAULT_MARK, migration=migration,
                        interval=opts["interval"] if opts["interval"] is not None else 10.0, once=bool(opts["once"]),
-                       metrics_port=opts["metrics_port"], verbose=verbose)
+                       metrics_port=opts["metrics_port"], metrics_bind=opts["metrics_bind"] or "127.0.0.1", verbose=verbose)
     con = human(output)
     show = con.is_terminal or output == "text"
     with (_client_logs_to_stderr(None) if verbose else nullcontext()), \
