@@ -244,13 +244,14 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
     prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
     ca_seed = INTERNAL_CA_SECRET
-    # Each person's own REST login (connect.people) is read by Connect's execution role only.
+    # Each person's own login (connect.people) is read by Connect's and Prometheus' execution roles (the REST
+    # password, and the bcrypt hash Prometheus' web config takes), by no other role.
     people = ["${aws_secretsmanager_secret." + k + ".arn}" for k, v in synth.resources(env, "aws_secretsmanager_secret").items()
               if v["name"].startswith(f"{cfg.resource_prefix}/connect-rest/")]
     assert len(people) == len(cfg.connect.people)
     expected_secrets = {
         "kafka-connect": [*cfg.secret_arns(), rest_auth, ca_seed, *people],
-        "prometheus": [prom_auth, ca_seed],
+        "prometheus": [prom_auth, ca_seed, *people],
         "grafana": [grafana_secret, prom_auth, ca_seed],
     }
     for component, secrets in expected_secrets.items():
