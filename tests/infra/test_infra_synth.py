@@ -332,22 +332,25 @@ def test_operator_load_balancer_logs_every_request_to_the_access_log_bucket_only
     assert "checkov:skip=CKV_AWS_91" not in json.dumps(lb)
 
 
-def test_each_person_has_a_generated_rest_login_that_only_connect_receives(synth: Synth) -> None:
+def test_each_person_has_a_generated_login_that_only_connect_and_prometheus_receive(synth: Synth) -> None:
     cfg = synth.configs["prod"]
     assert cfg.connect.people == ["alice", "j-smith"]
     secrets = {v["name"]: k for k, v in synth.resources("prod", "aws_secretsmanager_secret").items()}
-    for person, env_name in (("alice", "CONNECT_REST_PERSON_ALICE"), ("j-smith", "CONNECT_REST_PERSON_J_SMITH")):
+    for person, upper in (("alice", "ALICE"), ("j-smith", "J_SMITH")):
         key = secrets[f"{cfg.resource_prefix}/connect-rest/{person}"]
         arn = "${aws_secretsmanager_secret." + key + ".arn}"
-        injected = {}
+        injected = []
         for td in synth.resources("prod", "aws_ecs_task_definition").values():
             for c in json.loads(td["container_definitions"]):
                 for sec in c.get("secrets", []):
                     if sec["valueFrom"].startswith(arn):
-                        injected[td["family"]] = (sec["name"], sec["valueFrom"])
-        # Only the Connect task receives it, as the one variable its entrypoint turns into the person's line.
-        assert list(injected.values()) == [(env_name, arn + ":password::")], injected
-        assert all("connect" in family for family in injected)
+                        injected.append((td["family"], sec["name"], sec["valueFrom"]))
+        # The Connect task gets the password (its entrypoint's credentials line), Prometheus the bcrypt hash (its
+        # web config's basic_auth_users entry); no other task gets anything of it.
+        assert sorted(injected) == [
+            (f"{cfg.resource_prefix}-kafka-connect", f"CONNECT_REST_PERSON_{upper}", arn + ":password::"),
+            (f"{cfg.resource_prefix}-prometheus", f"MM2_PROMETHEUS_PERSON_{upper}_BCRYPT", arn + ":password_bcrypt::"),
+        ], injected
         # Only an execution role may read it: the operator task's role never sees a person's password.
         readers = [k for k, v in synth.resources("prod", "aws_iam_role_policy").items() if arn in v["policy"]]
         assert readers and all("exec" in k for k in readers), readers
