@@ -70,3 +70,38 @@ def test_a_chained_spark_run_advances_the_mark_exactly_past_the_new_records_and_
     rows = {r["partition"]: r for r in doc["rows"]}
     assert code == 1 and rows[0]["proven_this_run"] == 0 and rows[0]["compared"] == 400, doc
     assert rows[1]["state"] == "mismatch" and rows[1]["compared"] == 250, doc
+
+
+def test_validate_follow_once_engine_spark_is_one_chained_run_and_the_follower_resumes_from_its_mark(
+        clusters, spark, uniq, tmp_path, capfd):
+    """The operator's command for it: `validate --follow --once --engine spark` (each scheduled run starts from the
+    mark the last one wrote); the follower (native) then resumes from that mark with nothing compared twice."""
+    src, tgt = clusters["source"], clusters["target"]
+    topic = f"chaincli-{uniq}"
+    for b in (src, tgt):
+        create_topic(b, topic, partitions=2)
+        produce(b, topic, _recs("a", 0, 120) + _recs("a", 1, 80))
+    mark = tmp_path / "mark.json"
+    args = ["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+            "--mark", str(mark), "--once", "--output", "json"]
+    capfd.readouterr()
+    code = run_cli([*args, "--engine", "spark"])
+    doc = json.loads(capfd.readouterr().out)
+    assert code == 0 and doc["engine"] == "spark", doc
+    assert {r["partition"]: (r["compared"], r["proven_this_run"]) for r in doc["rows"]} == {0: (120, 120), 1: (80, 80)}, doc
+    for b in (src, tgt):
+        produce(b, topic, _recs("b", 0, 30, 120))
+    code = run_cli(args)  # the follower resumes from the chained mark
+    rows = {r["partition"]: r for r in json.loads(capfd.readouterr().out)["rows"]}
+    assert code == 0 and rows[0]["compared"] == 150 and rows[0]["proven_this_run"] == 30, rows
+    assert rows[1]["compared"] == 80 and rows[1]["proven_this_run"] == 0, rows
+
+
+def test_a_chained_spark_follower_is_one_run_per_start(capfd):
+    args = ["--follow", "--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
+            "--topics", "t", "--engine", "spark"]
+    assert run_cli(args) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--engine spark" in err[0] and "--once" in err[0]
+    assert run_cli([*args, "--once", "--metrics-port", "0"]) == 2
+    assert "--metrics-port" in capfd.readouterr().err

@@ -537,6 +537,17 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     if kw.get("compacted") == "latest-per-key":
         raise UsageError("--compacted", "latest-per-key is compared by the batch validator only",
                          "drop --follow, or follow with --compacted records")
+    chained = kw.get("engine") == "spark"  # the follower's logic as one Spark batch run on the mark (follow/chain_run.py)
+    if chained and not opts["once"]:
+        raise UsageError("--engine spark", "the Spark follower is one chained batch run per start, not a long-running process",
+                         "add --once and start it on a schedule (each run starts from the mark the last one wrote)")
+    if chained and (opts["metrics_port"] is not None or opts["metrics_bind"] is not None):
+        flag = "--metrics-port" if opts["metrics_port"] is not None else "--metrics-bind"
+        raise UsageError(flag, "a chained Spark run serves no metrics endpoint (the follower service does)",
+                         f"drop {flag}, or follow with --engine native")
+    if chained and kw.get("allow_duplicates"):
+        raise UsageError("--allow-duplicates", "the chained Spark run compares every record in order (no duplicates pass-over)",
+                         "drop --allow-duplicates, or follow with --engine native")
     kw["no_report"] = True
     request = build_request(kw)
     if request.marks is not None:  # its digests would compare every copy with its mark: a mismatch on every record
@@ -557,7 +568,12 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     show = con.is_terminal or output == "text"
     with (_client_logs_to_stderr(None) if verbose else nullcontext()), \
             (follow_progress(con) if show else nullcontext(lambda _m: None)) as say:
-        outcome = follow(request, fo, say)
+        if chained:
+            from .follow.chain_run import follow_chained
+
+            outcome = follow_chained(request, fo, None, say)
+        else:
+            outcome = follow(request, fo, say)
     render(outcome, output)
 
 
