@@ -28,8 +28,11 @@ def _table(status: dict) -> Table:
     rows = [
         ("source cluster", status.get("source", {}), "bootstrap_servers"),
         ("target cluster", status.get("target", {}), "bootstrap_servers"),
+        ("peer cluster", status.get("peer", {}), "bootstrap_servers"),
         ("connect (REST)", status.get("connect", {}), "url"),
         ("connect (metrics)", status.get("connect", {}), "metrics_url"),
+        *((f"flow worker {k.removeprefix('flow_worker_')} ({v['source']} -> {v['target']})", v, "url")
+          for k, v in status.items() if k.startswith("flow_worker_") and isinstance(v, dict)),
         ("prometheus", status.get("prometheus", {}), "url"),
         ("source schema registry", status.get("source_registry", {}), "url"),
         ("target schema registry", status.get("target_registry", {}), "url"),
