@@ -31,6 +31,7 @@ def test_consolidation_refuses_the_collision_then_both_flows_validate_and_one_cl
     res = _run("consolidate")
     by = {s.name: s.result for s in res.steps}
     assert "exit 1" in by["collision refused"] and "shared.events" in by["collision refused"]
+    assert "fail" in by["preflight refuses it too"] and "preflight's row ok" in by["names mapped"]
     assert all(v.get("verdict") == "match" for v in res.validation.values()) and set(res.validation) == {"ops", "billing"}
     assert "kept heartbeats" in by["cleanup of one migration"]
     assert all(r["source records"] == r["target records"] for r in res.topics) and len(res.topics) == 4
@@ -39,7 +40,8 @@ def test_consolidation_refuses_the_collision_then_both_flows_validate_and_one_cl
 def test_fan_out_proves_each_target_and_rolls_one_back_while_the_other_keeps_replicating():
     res = _run("fan-out")
     by = {s.name: s.result for s in res.steps}
-    assert "fan-out" in by["topology check"] and "exit 2" in by["topology check"]
+    # the flow into its own source is written as localhost: refused by the cluster id the check reads
+    assert "fan-out" in by["topology check"] and "exit 2" in by["topology check"] and "localhost" in by["topology check"]
     assert set(res.validation) == {"east", "west"} and all(v.get("verdict") == "match" for v in res.validation.values())
     assert "kept replicating" in by["rollback from one target"]
 

@@ -67,6 +67,26 @@ def collision_refused(ctx: TopologyContext) -> str:
             f"{src} and {peer}; nothing applied")
 
 
+def _preflight_row(ctx: TopologyContext, me: FlowCase, other: FlowCase) -> dict:
+    """``msk-migrate preflight --config ME --with-config OTHER``'s row for the other migrations into the target."""
+    from ...runbook.preflight import OTHER_MIGRATIONS
+
+    code, doc, err = ctx.cli("preflight", "--config", str(ctx.flow_file(me)), "--with-config", str(ctx.flow_file(other)))
+    rows = [c for c in doc.get("checks", []) if c.get("name") == OTHER_MIGRATIONS]
+    if not rows:
+        raise StepFailed(f"preflight (exit {code}) has no '{OTHER_MIGRATIONS}' row: {err[:300]}")
+    return rows[0]
+
+
+def preflight_refuses(ctx: TopologyContext) -> str:
+    """Preflight of ops, told about billing, fails its row naming both sources (before anything is applied)."""
+    row = _preflight_row(ctx, ctx.flows["ops"], ctx.flows["billing"])
+    src, peer = ctx.endpoint("source").bootstrap_servers, ctx.endpoint("peer").bootstrap_servers
+    if row["status"] != "fail" or src not in row["detail"] or peer not in row["detail"] or SHARED_TOPIC not in row["detail"]:
+        raise StepFailed(f"preflight's row: {row}")
+    return f"preflight --with-config billing: '{row['name']}' fail: {row['detail'][:160]}"
+
+
 def names_mapped(ctx: TopologyContext) -> str:
     b = ctx.flows["billing"]
     b.spec = b.spec.model_copy(update={"topic_renames": {SHARED_TOPIC: RENAMED},
@@ -75,8 +95,11 @@ def names_mapped(ctx: TopologyContext) -> str:
     if code != 0:
         raise StepFailed(f"topology check exited {code} after the mapping: {err or doc.get('rows')}")
     kinds = sorted({r.get("kind") for r in doc.get("rows", []) if r.get("row") == "relation"})
+    row = _preflight_row(ctx, ctx.flows["ops"], b)
+    if row["status"] != "ok":
+        raise StepFailed(f"preflight's row after the mapping: {row}")
     return (f"billing maps {SHARED_TOPIC} -> {RENAMED} (topic_renames) and leaves {SHARED_GROUP} out (groups_exclude); "
-            f"topology check exit 0, {doc.get('verdict')} ({', '.join(map(str, kinds))})")
+            f"topology check exit 0, {doc.get('verdict')} ({', '.join(map(str, kinds))}); preflight's row ok")
 
 
 def _each(fn: Callable[[TopologyContext, FlowCase], str]) -> Callable[[TopologyContext], str]:
@@ -141,6 +164,7 @@ PLAN: list[tuple[str, Callable[[TopologyContext], str]]] = [
     ("environment up", steps.environment_up),
     ("produce on both sources", produce),
     ("collision refused", collision_refused),
+    ("preflight refuses it too", preflight_refuses),
     ("names mapped", names_mapped),
     ("apply both flows", _each(steps.apply_flow)),
     ("lag until in sync", _each(steps.in_sync)),

@@ -62,9 +62,11 @@ def topology_checked(ctx: TopologyContext) -> str:
 
 def _aliased(path: Path) -> Path:
     """The loopback flow file with distinct aliases (MM2 refuses one alias on both sides before the topology
-    check could): the source's cluster under the target alias ``again``."""
+    check could): the source's cluster under the target alias ``again``, written as ``localhost`` rather than
+    127.0.0.1 (another bootstrap string of the same cluster: the check tells it by the cluster id it reads)."""
     doc = yaml.safe_load(path.read_text())
     doc["target"]["alias"] = "again"
+    doc["target"]["bootstrap_servers"] = doc["target"]["bootstrap_servers"].replace("127.0.0.1", "localhost")
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
 
