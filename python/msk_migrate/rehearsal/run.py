@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape, default_shape
@@ -44,7 +45,19 @@ def plan(validate: bool) -> list[tuple[str, StepFn]]:
     return out
 
 
-def run_step(ctx: RehearsalContext, name: str, fn: StepFn) -> None:
+class StepContext(Protocol):
+    """What :func:`run_step` needs of a rehearsal's context (the default one and the topology rehearsals')."""
+
+    @property
+    def say(self) -> Callable[[str], None]: ...
+    @property
+    def result(self) -> RehearsalResult: ...
+
+
+C = TypeVar("C", bound=StepContext)
+
+
+def run_step(ctx: C, name: str, fn: Callable[[C], str]) -> None:
     """One step: its row in the result; a failed step raises :class:`StepFailed` to stop the rehearsal."""
     t = time.time()
     ctx.say(name)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ...local.harness import DEFAULT_DIR, LocalEnvironment
 from ...local.shape import make_shape
-from ..result import RehearsalResult, Step, StepFailed
+from ..result import RehearsalResult, StepFailed
+from ..run import run_step
 from . import active_active, consolidate, fan_out
 from .context import FlowCase, TopologyContext
 
@@ -21,21 +22,6 @@ TOPOLOGIES: dict[str, tuple[Callable[[int], dict[str, FlowCase]], list[tuple[str
 }
 #: the topologies that need the third cluster (the peer)
 WITH_PEER = {"consolidate", "fan-out"}
-
-
-def run_step(ctx: TopologyContext, name: str, fn: StepFn) -> None:
-    """One step: its row in the result; a failed step raises :class:`StepFailed` to stop the rehearsal."""
-    t = time.time()
-    ctx.say(name)
-    try:
-        result, ok = fn(ctx), True
-    except StepFailed as exc:
-        result, ok = str(exc), False
-    except Exception as exc:
-        result, ok = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", False
-    ctx.result.steps.append(Step(name, ok, round(time.time() - t, 1), result))
-    if not ok:
-        raise StepFailed(f"{name}: {result}")
 
 
 def rehearse_topology(topology: str, say: Callable[[str], None] = lambda m: None, base_dir: Path = DEFAULT_DIR,

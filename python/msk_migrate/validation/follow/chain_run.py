@@ -16,10 +16,10 @@ from typing import Any
 
 from ...access.secrets import SecretResolver
 from ...access.spark_options import spark_kafka_options
-from ...outcome import Outcome, View, col
+from ...outcome import Outcome, col
 from ..request import ValidationRequest
 from .follower import Clusters, FollowOptions, prepare
-from .run import _mismatch_text, _verdict
+from .run import _verdict, marks_view
 from .store import MarkStore
 
 
@@ -61,11 +61,6 @@ def follow_chained(req: ValidationRequest, opts: FollowOptions, spark: Any = Non
         notes.append(f"[red]truncated: retention deleted source records past the mark of {len(truncated)} partition(s)[/]")
     return Outcome("validate --follow", verdict, code, rows, talked,
                    extra={"mark": str(store), "migration": written.migration, "verdict_reason": verdict, "engine": "spark"},
-                   views=[View("proof: verified-up-to marks (chained Spark run)", [
-                       col("topic", "topic"), col("partition", "partition", numeric=True),
-                       col("state", "state", ok=lambda r: r["state"] == "following"),
-                       col("source mark", "source_verified_up_to", numeric=True),
-                       col("target mark", "target_verified_up_to", numeric=True),
-                       col("compared", "compared", numeric=True), col("this run", "proven_this_run", numeric=True),
-                       col("first difference", _mismatch_text)])],
+                   views=[marks_view("proof: verified-up-to marks (chained Spark run)",
+                                     col("this run", "proven_this_run", numeric=True))],
                    notes=notes)

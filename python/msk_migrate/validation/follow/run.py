@@ -98,14 +98,19 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
         notes.append(f"[red]truncated: retention deleted source records past the mark of {len(truncated)} partition(s)[/]")
     return Outcome("validate --follow", verdict, code, rows, talked,
                    extra={"mark": str(store), "migration": mark.migration, "verdict_reason": verdict},
-                   views=[View("proof: verified-up-to marks", [
-                       col("topic", "topic"), col("partition", "partition", numeric=True),
-                       col("state", "state", ok=lambda r: r["state"] == "following"),
-                       col("source mark", "source_verified_up_to", numeric=True),
-                       col("target mark", "target_verified_up_to", numeric=True),
-                       col("compared", "compared", numeric=True), col("lag", "lag_records", numeric=True),
-                       col("first difference", _mismatch_text)])],
+                   views=[marks_view("proof: verified-up-to marks", col("lag", "lag_records", numeric=True))],
                    notes=notes)
+
+
+def marks_view(title: str, progress: Any) -> View:
+    """The follower's table of marks (and the chained Spark run's): ``progress`` is the column between the
+    records compared and the first difference (the lag, or what one run proved)."""
+    return View(title, [
+        col("topic", "topic"), col("partition", "partition", numeric=True),
+        col("state", "state", ok=lambda r: r["state"] == "following"),
+        col("source mark", "source_verified_up_to", numeric=True),
+        col("target mark", "target_verified_up_to", numeric=True),
+        col("compared", "compared", numeric=True), progress, col("first difference", _mismatch_text)])
 
 
 def follow_loop(follower: Follower, clusters: Clusters, facts: ClusterFacts, opts: FollowOptions,
