@@ -38,6 +38,19 @@ def require_group_stopped(frm: AdminSession, to: AdminSession, group: str) -> No
                              f"cluster ({', '.join(members[:3])})", f"stop its consumers on the {session.role} first")
 
 
+def group_commits(frm: AdminSession, group: str, keep: Callable[[str], bool]) -> dict[TP, int]:
+    """``group``'s commits on ``frm`` for the topics ``keep`` selects; an unknown group, or one without a commit
+    on them, is bad input naming ``--group`` (before anything is planned or written)."""
+    committed = {tp: o for tp, o in frm.committed(group).items() if keep(tp[0])}
+    if not committed:
+        if group not in frm.groups():
+            raise UsageError("--group", f"unknown consumer group {group!r} on the {frm.role} cluster",
+                             "check the name with `kafka-consumer-groups --list` (names are case-sensitive)")
+        raise UsageError("--group", f"group {group!r} has no committed offset for a topic of this migration on the "
+                         f"{frm.role} cluster", "name a group that consumed the migrated topics")
+    return committed
+
+
 def place_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, int], to_name: Callable[[str], str],
                   checkpoints: dict[TP, Checkpoint], current: dict[TP, int], *, force: bool = False,
                   limits: Limits = LIMITS) -> list[PartitionPlan]:

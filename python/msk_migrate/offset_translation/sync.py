@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..kafka.selection import topic_selection
 from ..outcome import Outcome, View, col
 from . import certificate as cert_mod
-from .plan import apply_plans, require_group_stopped, translate_group
+from .plan import apply_plans, group_commits, require_group_stopped, translate_group
 from .planner import Action, PartitionPlan, Placement
 
 if TYPE_CHECKING:
@@ -169,13 +169,7 @@ def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str
     # the forward flow's checkpoints live on the target, the reverse flow's (its own name) on the source
     cps_on, cps_alias, cps_ns = ((target, clusters.source_alias, migration.internal_namespace) if forward
                                  else (source, clusters.target_alias, reverse_spec(migration, []).internal_namespace))
-    committed = {tp: o for tp, o in frm.committed(group).items() if topic_ok(tp[0])}
-    if not committed:
-        if group not in frm.groups():
-            raise UsageError("--group", f"unknown consumer group {group!r} on the {frm.role} cluster",
-                             "check the name with `kafka-consumer-groups --list` (names are case-sensitive)")
-        raise UsageError("--group", f"group {group!r} has no committed offset for a topic of this migration on the "
-                         f"{frm.role} cluster", "name a group that consumed the migrated topics")
+    committed = group_commits(frm, group, topic_ok)
     require_group_stopped(frm, dest, group)
     if request.certificate:
         cert_mod.check_destination(request.certificate, group)

@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..kafka.selection import topic_selection
 from ..outcome import Outcome, View, col
 from . import certificate as cert_mod
-from .plan import require_group_stopped
+from .plan import group_commits, require_group_stopped
 from .two_origin import TwoOriginTranslation
 from .two_origin_read import translate_commits
 
@@ -123,18 +123,12 @@ def sync_two_origin(clusters: Clusters, request: SyncRequest, progress: Callable
     frm, dest = (source, target) if forward else (target, source)
     frm_alias, dest_alias = ((clusters.source_alias, clusters.target_alias) if forward
                              else (clusters.target_alias, clusters.source_alias))
-    committed = {tp: o for tp, o in frm.committed(group).items() if sel.matches(tp[0])}
+    committed = group_commits(frm, group, sel.matches)
     renamed = sorted({t for t, _ in committed if sel.target_name(t) != t})
     if renamed:
         raise UsageError("migration.topic_renames", f"{renamed[0]} is renamed on the target; a flow that marks its copies "
                          "moves groups by the two-origin translation, which compares one topic name on both clusters",
                          "drop the rename for topics that flow both ways")
-    if not committed:
-        if group not in frm.groups():
-            raise UsageError("--group", f"unknown consumer group {group!r} on the {frm.role} cluster",
-                             "check the name with `kafka-consumer-groups --list` (names are case-sensitive)")
-        raise UsageError("--group", f"group {group!r} has no committed offset for a topic of this migration on the "
-                         f"{frm.role} cluster", "name a group that consumed the migrated topics")
     require_group_stopped(frm, dest, group)
     if request.certificate:
         cert_mod.check_destination(request.certificate, group)
