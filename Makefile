@@ -21,8 +21,8 @@ test-jvm:         ## JUnit 5 tests of the replication policy JAR and the Connect
 	mvn -q -B -f jvm/pom.xml -pl replication-policy,connect-extensions test
 	@grep -h "Tests run" jvm/replication-policy/target/surefire-reports/*.txt jvm/connect-extensions/target/surefire-reports/*.txt
 
-test-python:
-	$(VENV)/pytest
+test-python:     ## pytest in two sessions side by side (scripts/test_python.sh; MSK_MIGRATE_TEST_SERIAL=1 for one)
+	scripts/test_python.sh
 
 # Shape: SOURCE=2.8.2 (ZooKeeper, SCRAM/TLS + ACLs) or 3.9.2 (KRaft, default); BROKERS=3 per side (or
 # SOURCE_BROKERS / TARGET_BROKERS); SECURITY=plaintext|scram-tls; HEAP=384m per broker.

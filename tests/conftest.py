@@ -3,6 +3,7 @@ worker with MM2) is started ONCE per test session and shared by every suite that
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import uuid
@@ -108,6 +109,27 @@ def pytest_collection_modifyitems(config, items):
             if item.nodeid.split("::")[0] in NO_UNIT_TESTS:
                 raise pytest.UsageError(f"{item.nodeid} is a unit test in a module `-m unit` skips: "
                                         "take the module out of NO_UNIT_TESTS (tests/conftest.py)")
+
+
+# librdkafka handles (Consumer, Producer) left unclosed, e.g. by a test that failed half-way, are freed by
+# whichever thread the garbage collector next runs on; freed from a py4j or HTTP-server thread, a consumer's
+# implicit close calls back into Python from the wrong thread state and the interpreter segfaults
+# (confluentinc/confluent-kafka-python#1761). Collecting on the main thread after a failed test and at the end
+# of every module frees them where it is safe.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and outcome.get_result().failed:
+        item.stash[_FAILED] = True
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    if item.stash.get(_FAILED, False) or nextitem is None or nextitem.module is not item.module:
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

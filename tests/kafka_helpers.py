@@ -133,26 +133,26 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0
     """Every record of ``topic`` (reads until ``expected`` records arrived or timeout)."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False, "isolation.level": "read_committed"})
-    c.subscribe([topic])
-    out = []
-    deadline = time.time() + timeout
-    while len(out) < expected and time.time() < deadline:
-        for m in c.consume(500, timeout=1.0):
-            if m.error() is None:
-                out.append(m)
-    c.close()
-    return out
+    try:
+        c.subscribe([topic])
+        out = []
+        deadline = time.time() + timeout
+        while len(out) < expected and time.time() < deadline:
+            for m in c.consume(500, timeout=1.0):
+                if m.error() is None:
+                    out.append(m)
+        return out
+    finally:
+        c.close()
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "end-offsets"})
-    md = c.list_topics(topic, timeout=10).topics[topic]
-    out = {}
-    for p in md.partitions:
-        _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-        out[p] = hi
-    c.close()
-    return out
+    try:
+        md = c.list_topics(topic, timeout=10).topics[topic]
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
+    finally:
+        c.close()
 
 
 def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
@@ -173,8 +173,10 @@ def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-    res = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
-    c.close()
+    try:
+        res = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
+    finally:
+        c.close()
     return {tp.partition: tp.offset for tp in res}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
 from functools import partial
 from typing import Any
 
@@ -246,20 +247,23 @@ def commit(consumer: Consumer, offsets: list[TopicPartition]) -> None:
 def commit_groups(apps: DemoApps, bootstrap: str) -> None:
     """Each demo group commits its fraction of its topic's log."""
     for group, (topic, fraction) in DEMO_GROUPS.items():
-        c = Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        offsets = []
-        for p in parts:
-            _lo, hi = retrying(f"{topic} end offsets", partial(c.get_watermark_offsets, TopicPartition(topic, p), timeout=10))
-            offsets.append(TopicPartition(topic, p, int(hi * fraction)))
-        commit(c, offsets)
-        c.close()
+        with closing(Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))) as c:
+            parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+            offsets = []
+            for p in parts:
+                _lo, hi = retrying(f"{topic} end offsets", partial(c.get_watermark_offsets, TopicPartition(topic, p), timeout=10))
+                offsets.append(TopicPartition(topic, p, int(hi * fraction)))
+            commit(c, offsets)
 
 
 def read_from(apps: DemoApps, bootstrap: str, group: str, topic: str, timeout: float = 30.0) -> list[bytes]:
     """Values a consumer of ``group`` reads from its committed offsets to the current end (no commit)."""
-    c = Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False,
-                                           "auto.offset.reset": "earliest", "isolation.level": "read_committed"}))
+    with closing(Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False,
+                                                   "auto.offset.reset": "earliest", "isolation.level": "read_committed"}))) as c:
+        return _read_to_end(c, topic, timeout)
+
+
+def _read_to_end(c: Consumer, topic: str, timeout: float) -> list[bytes]:
     parts = c.list_topics(topic, timeout=10).topics[topic].partitions
     ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
     committed = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in parts], timeout=10)}
@@ -273,15 +277,13 @@ def read_from(apps: DemoApps, bootstrap: str, group: str, topic: str, timeout: f
         for p in list(todo):
             if c.position([TopicPartition(topic, p)])[0].offset >= ends[p]:
                 todo.discard(p)
-    c.close()
     return out
 
 
 def values_after(apps: DemoApps, bootstrap: str, topic: str, offsets: dict[int, int]) -> list[bytes]:
     """Values of ``topic`` from ``offsets`` (partition -> first offset) to the current end."""
     g = f"rehearsal-reader-{time.time_ns()}"
-    c = Consumer(apps.config(bootstrap, **{"group.id": g, "enable.auto.commit": False}))
-    commit(c, [TopicPartition(topic, p, o) for p, o in offsets.items()])
-    c.close()
+    with closing(Consumer(apps.config(bootstrap, **{"group.id": g, "enable.auto.commit": False}))) as c:
+        commit(c, [TopicPartition(topic, p, o) for p, o in offsets.items()])
     return read_from(apps, bootstrap, g, topic)
 

@@ -21,6 +21,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -242,11 +243,10 @@ def create_schema_topics(apps: DemoApps, bootstrap: str, replication_factor: int
 
 def commit_schema_group(apps: DemoApps, bootstrap: str, group: str) -> None:
     """``group`` (the moved one) has read every schema'd demo topic to its end."""
-    c = Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
-    offsets = []
-    for topic in SCHEMA_TOPICS:
-        for p in c.list_topics(topic, timeout=10).topics[topic].partitions:
-            _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            offsets.append(TopicPartition(topic, p, hi))
-    commit(c, offsets)
-    c.close()
+    with closing(Consumer(apps.config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))) as c:
+        offsets = []
+        for topic in SCHEMA_TOPICS:
+            for p in c.list_topics(topic, timeout=10).topics[topic].partitions:
+                _lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                offsets.append(TopicPartition(topic, p, hi))
+        commit(c, offsets)

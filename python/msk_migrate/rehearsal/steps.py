@@ -305,10 +305,9 @@ def move_producers(ctx: RehearsalContext) -> str:
     ctx.moved_schema_id = write_moved_avro(ctx.apps, tgt.bootstrap_servers, ROLLBACK_TOPIC, MOVED_PRODUCER_RECORDS,
                                            schema_steps.registries(ctx)[1].url)
     # the rolled-back group consumes part of the new records on the target, then stops
-    c = Consumer(ctx.apps.config(tgt.bootstrap_servers, **{"group.id": ROLLBACK_GROUP, "enable.auto.commit": False}))
     half = {tp: before[tp] + (end - before[tp]) // 2 for tp, end in end_offsets(T, tps).items()}
-    commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
-    c.close()
+    with contextlib.closing(Consumer(ctx.apps.config(tgt.bootstrap_servers, **{"group.id": ROLLBACK_GROUP, "enable.auto.commit": False}))) as c:
+        commit(c, [TopicPartition(t, q, o) for (t, q), o in half.items()])
     ctx.rollback_commit = {q: o for (_, q), o in half.items()}
     return (f"{MOVED_PRODUCER_RECORDS:,} Avro records produced on the target {ROLLBACK_TOPIC} (schema id {ctx.moved_schema_id}, "
             f"registered on the target registry); {ROLLBACK_GROUP} read half and stopped")
