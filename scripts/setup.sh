@@ -35,11 +35,16 @@ else
   say "python: up to date"
 fi
 
-# 2. JVM: the policy JAR and every classpath (Connect runtime 3.9 and 4.1, brokers, Spark Kafka jars).
-JVM_HASH="$(find jvm -name pom.xml -o -name '*.java' | sort | xargs cat | sha256sum | cut -c1-16)"
-if [[ "$(cat "$STAMPS/jvm" 2>/dev/null)" != "$JVM_HASH" || ! -f .local/classpath/connect.txt ]]; then
-  say "jvm: resolving Maven artefacts and building the replication policy JAR"
-  .venv/bin/python - <<'PY'
+# 2-4 run side by side (each is mostly downloads), one lane each, output kept per lane and printed in order:
+#   jvm    the policy JAR and every classpath (Connect runtime 3.9 and 4.1, brokers, Spark Kafka jars)
+#   apt    Debian packages (Prometheus + promtool, buildah...): one lane, as dpkg takes one lock
+#   <part> anything else a part of the project adds (scripts/setup-*.sh, one script per part, idempotent)
+setup_jvm() {
+  local hash
+  hash="$(find jvm -name pom.xml -o -name '*.java' | sort | xargs cat | sha256sum | cut -c1-16)"
+  if [[ "$(cat "$STAMPS/jvm" 2>/dev/null)" != "$hash" || ! -f .local/classpath/connect.txt ]]; then
+    say "jvm: resolving Maven artefacts and building the replication policy JAR"
+    .venv/bin/python - <<'PY'
 from msk_migrate.local.classpath import classpath
 from msk_migrate import versions
 for name in ("kafka-source", "kafka-target", "kafka-zk", "connect", "spark-kafka"):
@@ -48,18 +53,43 @@ for name in ("kafka-source", "kafka-target", "kafka-zk", "connect", "spark-kafka
 classpath("connect", versions.kafka_target_version())
 print(f"  classpath connect (Kafka {versions.kafka_target_version()}): ok")
 PY
-  echo "$JVM_HASH" > "$STAMPS/jvm"
-else
-  say "jvm: up to date"
-fi
+    echo "$hash" > "$STAMPS/jvm"
+  else
+    say "jvm: up to date"
+  fi
+}
 
-# 3. Debian packages: Prometheus + promtool (monitoring tests and local monitoring).
-if [[ -x scripts/setup-monitoring.sh ]]; then
-  scripts/setup-monitoring.sh
-fi
-# 4. Anything a part of the project adds (one script per part, idempotent).
+# Lanes that must not run side by side with each other's kind: dpkg takes one lock; two Maven processes on one
+# local repository can race on the same plugin download.
+APT_PARTS=(setup-monitoring setup-images setup-deploy-tools)
+MAVEN_PARTS=(setup-schema-registry)
+
+run_parts() {
+  local part
+  for part in "$@"; do
+    if [[ -x "scripts/$part.sh" ]]; then "scripts/$part.sh"; fi
+  done
+}
+
+LANES=".local/setup-logs"
+mkdir -p "$LANES"
+declare -A lane_pid=()
+lanes=(jvm apt)
+{ setup_jvm && run_parts "${MAVEN_PARTS[@]}"; } >"$LANES/jvm.log" 2>&1 & lane_pid[jvm]=$!
+run_parts "${APT_PARTS[@]}" >"$LANES/apt.log" 2>&1 & lane_pid[apt]=$!
 for extra in scripts/setup-*.sh; do
-  [[ "$extra" == scripts/setup-monitoring.sh || ! -x "$extra" ]] && continue
-  "$extra"
+  name="$(basename "$extra" .sh)"
+  [[ " ${APT_PARTS[*]} ${MAVEN_PARTS[*]} " == *" $name "* || ! -x "$extra" ]] && continue
+  lanes+=("$name")
+  "$extra" >"$LANES/$name.log" 2>&1 & lane_pid[$name]=$!
 done
+failed=()
+for name in "${lanes[@]}"; do
+  wait "${lane_pid[$name]}" || failed+=("$name")
+  cat "$LANES/$name.log"
+done
+if (( ${#failed[@]} )); then
+  echo "setup: failed: ${failed[*]} (their output is above; logs in $LANES/)" >&2
+  exit 2
+fi
 say "done"
