@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from msk_migrate.offset_translation.certificate import check, read, write_json
 from msk_migrate.offset_translation.two_origin import translate_position
 from msk_migrate.offset_translation.two_origin_sync import TwoOriginPlacement, certificate
 
@@ -39,3 +40,40 @@ def test_one_partition_with_declared_redelivery_makes_it_partial_and_counts_the_
 
 def test_no_placement_is_never_an_exact_certificate():
     assert certificate("g", "source->target", "s", "t", [], written=False, dry_run=False)["verdict"] == "not-proven"
+
+
+# ---- the cutover gate's check (`cutover check --certificate`) on a two-origin certificate --------------------------
+def _written(*placements: TwoOriginPlacement) -> dict:
+    return certificate("g", "source->target", "s", "t", list(placements), written=True, dry_run=False)
+
+
+def test_the_gate_accepts_an_exact_written_two_origin_certificate_whose_offsets_are_still_committed():
+    cert = _written(_placement(0, "abba" "ab", 4, "aabb" "ba"))
+    ok, why = check(cert, "g", {("app.events", 0): 4})
+    assert ok and "exact by origin" in why, why
+
+
+@pytest.mark.parametrize("edit, committed, words", [
+    (lambda c: c["partitions"][0].update(offset=3), {("app.events", 0): 4}, "digest does not match"),
+    (lambda c: None, {("app.events", 0): 5}, "committed 5, certificate wrote 4"),
+    (lambda c: None, {}, "committed None, certificate wrote 4"),
+])
+def test_the_gate_refuses_an_edited_two_origin_certificate_or_one_whose_offsets_moved(edit, committed, words):
+    cert = _written(_placement(0, "abba" "ab", 4, "aabb" "ba"))
+    edit(cert)
+    ok, why = check(cert, "g", committed)
+    assert not ok and words in why, why
+
+
+def test_the_gate_refuses_a_two_origin_certificate_that_re_delivers_or_was_a_dry_run():
+    redelivering = _written(_placement(0, "abba" "ab", 4, "aabb" "ba"), _placement(1, "ab" "ba", 2, "bbaa"))
+    ok, why = check(redelivering, "g", {("app.events", 0): 4, ("app.events", 1): 0})
+    assert not ok and "1 partition(s) not exact, e.g. app.events[1]" in why, why
+    dry = certificate("g", "source->target", "s", "t", [_placement(0, "abba" "ab", 4, "aabb" "ba")], written=False, dry_run=True)
+    assert check(dry, "g", {("app.events", 0): 4}) == (False, "certificate of a dry run (nothing was written)")
+
+
+def test_a_two_origin_certificate_is_read_back_as_a_certificate(tmp_path):
+    cert = _written(_placement(0, "abba" "ab", 4, "aabb" "ba"))
+    write_json(cert, str(tmp_path))
+    assert read(str(tmp_path), "g") == cert

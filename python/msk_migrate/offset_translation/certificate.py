@@ -20,6 +20,9 @@ from ..store import Place, document
 from .planner import PartitionPlan
 
 KIND = "msk-migrate offset translation certificate"
+#: The certificate of a flow that marks its copies (:mod:`.two_origin_sync`): per partition the records consumed
+#: and covered per origin instead of one offset stream's matched records.
+TWO_ORIGIN_KIND = "msk-migrate/offset-certificate/two-origin"
 VERSION = 1
 
 
@@ -112,7 +115,7 @@ def read(location: str, group: str | None = None) -> dict[str, Any]:
     except ValueError as exc:
         raise UsageError(FIELD, f"cannot read {place}: {str(exc).splitlines()[0]}",
                          "pass the JSON certificate of `msk-migrate offsets sync`") from None
-    if not isinstance(cert, dict) or cert.get("kind") != KIND:
+    if not isinstance(cert, dict) or cert.get("kind") not in (KIND, TWO_ORIGIN_KIND):
         raise UsageError(FIELD, f"{place} is not an offset translation certificate",
                          "pass the JSON certificate of `msk-migrate offsets sync`")
     return cert
@@ -131,6 +134,8 @@ def check(cert: dict[str, Any], group: str, committed_now: dict[tuple[str, int],
     parts = cert.get("partitions") or []
     if not parts:
         return False, "certificate covers no partition"
+    if cert.get("kind") == TWO_ORIGIN_KIND:
+        return _check_two_origin(cert, parts, committed_now)
     inexact = [p for p in parts if p["method"] != "exact"]
     if inexact:
         p = inexact[0]
@@ -153,3 +158,21 @@ def check_certificates(location: str, groups: list[str], session) -> tuple[bool,
             return False, f"{g}: {why} ({location})"
         notes.append(f"{g}: {why}")
     return True, "; ".join(notes)
+
+
+def _check_two_origin(cert: dict[str, Any], parts: list[dict[str, Any]],
+                      committed_now: dict[tuple[str, int], int]) -> tuple[bool, str]:
+    """The partitions of an intact, written two-origin certificate: each exact (the offset covers exactly the
+    records the group consumed of each origin) and each still committed where it was written (identity names)."""
+    inexact = [p for p in parts if p.get("exact") is not True]
+    if inexact:
+        p = inexact[0]
+        return False, (f"{len(inexact)} partition(s) not exact, e.g. {p['topic']}[{p['partition']}]: "
+                       f"{p.get('reason') or 'records of an origin read again'}")
+    moved = [p for p in parts if committed_now.get((p["topic"], p["partition"])) != p["offset"]]
+    if moved:
+        p = moved[0]
+        return False, (f"{p['topic']}[{p['partition']}] committed {committed_now.get((p['topic'], p['partition']))}, "
+                       f"certificate wrote {p['offset']} (re-run offsets sync)")
+    return True, (f"{len(parts)} partition(s) exact by origin (two-origin: every origin's records consumed are "
+                  f"covered, none read again), {cert['created_at']}")

@@ -33,7 +33,7 @@ from .two_origin_read import translate_commits
 if TYPE_CHECKING:
     from .sync import Clusters, SyncRequest
 
-KIND = "msk-migrate/offset-certificate/two-origin"
+KIND = cert_mod.TWO_ORIGIN_KIND
 
 
 @dataclass(frozen=True)
