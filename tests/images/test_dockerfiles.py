@@ -5,6 +5,7 @@ Nothing in this file builds an image: tests/images/test_buildah_images.py builds
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -89,20 +90,22 @@ def test_every_base_image_is_a_pinned_release_named_by_an_arg_the_stand_ins_can_
         assert base.tag != "latest" and re.search(r"\d+\.\d+\.\d+", base.tag), f"{base.pinned} is not pinned to a release"
 
 
-def test_connect_and_prometheus_bases_are_pinned_by_digest_and_grafana_is_flagged_until_it_is():
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
+def test_every_base_image_is_pinned_by_digest_and_its_stand_in_is_named_by_the_same_tag(dockerfile):
     from msk_migrate.imagebuild.bases import read_bases
+    from msk_migrate.imagebuild.standins import CONTAINERFILES, HERE
 
-    for name in ("kafka-connect", "prometheus"):
-        assert all(b.digest for b in read_bases(IMAGES_DIR / name / "Dockerfile")), name
-    # No digest of grafana/grafana:11.6.5 could be resolved from these machines: the Dockerfile says so
-    # and build_images.py warns on every build (tests/images/test_build_images.py).
-    [grafana] = read_bases(IMAGES_DIR / "grafana" / "Dockerfile")
-    if grafana.digest is None:
-        assert "Pinned by TAG ONLY" in (IMAGES_DIR / "grafana" / "Dockerfile").read_text()
-    # Same for python:3.11.11-slim-bookworm (the operator image).
-    for base in read_bases(IMAGES_DIR / "operator" / "Dockerfile"):
-        if base.digest is None:
-            assert "Pinned by TAG ONLY" in (IMAGES_DIR / "operator" / "Dockerfile").read_text()
+    bases = read_bases(dockerfile)
+    assert bases, f"{dockerfile.parent.name}: no *_IMAGE base"
+    for base in bases:
+        assert base.digest, f"{dockerfile.parent.name}: {base.pinned} is pinned by tag only (a tag can move)"
+        assert base.pinned == f"{base.by_tag}@{base.digest}"
+        # The stand-in a local build resolves instead (tagged base.by_tag) is found by repository, and its
+        # Containerfile says which release it stands in for: the one pinned here.
+        containerfile = HERE / CONTAINERFILES[base.name]
+        header = containerfile.read_text().splitlines()[0]
+        assert header.startswith(f"# Stand-in for {base.by_tag}"), f"{containerfile.name} says {header!r}; the Dockerfile pins {base.by_tag}"
+    assert "TAG ONLY" not in dockerfile.read_text()
 
 
 def test_operator_image_runs_as_nobody_behind_the_runbook_entrypoint_with_no_command():
@@ -216,6 +219,19 @@ def test_grafana_dashboard_provider_reads_the_directory_the_image_fills():
     assert sorted((REPO / "grafana" / "provisioning" / "datasources").glob("*.y*ml")), "no provisioned datasource"
 
 
+def test_grafana_uids_have_the_format_grafana_12_enforces():
+    """Grafana 12 rejects a provisioned data source whose uid is not letters, digits and dashes, at most 40
+    characters (upgrade guide v12.0: failWrongDSUID on by default); dashboards and folders use the same rule."""
+    valid = re.compile(r"[A-Za-z0-9-]{1,40}")
+    provisioning = REPO / "grafana" / "provisioning"
+    uids = [d["uid"] for f in sorted((provisioning / "datasources").glob("*.y*ml")) for d in yaml.safe_load(f.read_text())["datasources"]]
+    providers = [p for f in sorted((provisioning / "dashboards").glob("*.y*ml")) for p in yaml.safe_load(f.read_text())["providers"]]
+    uids += [p["folderUid"] for p in providers if "folderUid" in p]
+    uids += [json.loads(f.read_text())["uid"] for f in sorted((REPO / "grafana" / "dashboards").glob("*.json"))]
+    assert len(uids) >= 3
+    assert [u for u in uids if not valid.fullmatch(u)] == []
+
+
 def test_grafana_image_turns_anonymous_access_off_and_bakes_no_admin_password():
     text = (IMAGES_DIR / "grafana" / "Dockerfile").read_text()
     assert re.search(r"GF_AUTH_ANONYMOUS_ENABLED=false", text)
@@ -313,10 +329,8 @@ def test_prometheus_image_layout_renders_checks_and_starts_through_its_entrypoin
     # What the build's RUN does: the baked config and rules parse.
     check = subprocess.run([promtool, "check", "config", str(root / "etc/prometheus/prometheus.yml")], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    import json as _json
-
-    entrypoint = _json.loads([a for i, a in instructions(dockerfile) if i == "ENTRYPOINT"][-1])
-    cmd = _json.loads([a for i, a in instructions(dockerfile) if i == "CMD"][-1])
+    entrypoint = json.loads([a for i, a in instructions(dockerfile) if i == "ENTRYPOINT"][-1])
+    cmd = json.loads([a for i, a in instructions(dockerfile) if i == "CMD"][-1])
     stub = tmp_path / "prometheus-stub"
     stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$STUB_ARGS"\n')
     stub.chmod(0o755)

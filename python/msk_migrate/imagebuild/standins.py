@@ -1,6 +1,6 @@
 """Stand-in base images, built from Debian packages, for machines that cannot pull public images.
 
-The public bases (maven, eclipse-temurin, prom/prometheus, grafana/grafana) cannot be pulled on the
+The public bases (maven, eclipse-temurin, prom/prometheus, grafana/grafana, python) cannot be pulled on the
 development machines. The stand-ins have the same names and tags (read from the Dockerfiles'
 ``*_IMAGE`` ARGs, :mod:`.bases`) and the paths and tools the Dockerfiles rely on:
 
