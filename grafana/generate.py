@@ -6,7 +6,7 @@
 
 No dependency beyond the standard library (and msk_migrate.kafka.names, itself standard library only,
 for the MM2 class names): each panel is a small dict built by the helpers below, in
-Grafana's dashboard JSON model (schemaVersion 39, Grafana 10/11). Every query uses only metric names
+Grafana's dashboard JSON model (schemaVersion 39, Grafana 10–12). Every query uses only metric names
 produced by prometheus/jmx-exporter/kafka-connect-mm2.yaml (or the agent's JVM metrics), the same on
 Kafka 3.9 and 4.x workers. tests/monitoring checks that the JSON equals this output, and that every
 query returns data during a real local replication, except the panels marked event_only=True (listed
