@@ -9,7 +9,9 @@ Credentials (:class:`.credentials.GeneratedCredentials`, nothing in the Terrafor
     (hyphens as underscores); the entrypoint adds one line per person to the credentials file, and the
     worker's REST audit line (``user=<name>``) then names who sent a change. Prometheus gets the bcrypt
     hash as ``MM2_PROMETHEUS_PERSON_<NAME>_BCRYPT`` (prometheus/entrypoint.sh: one ``basic_auth_users``
-    entry per person beside the machine login).
+    entry per person beside the machine login). Grafana gets the password as
+    ``MM2_GRAFANA_PERSON_<NAME>_PASSWORD``: images/grafana/people.sh makes the Grafana user ``<name>`` with it
+    (org role Editor) once Grafana answers, so nobody needs the admin login day to day.
   - ``<prefix>/prometheus-web``: basic auth of Prometheus (web config ``basic_auth_users`` takes the
     bcrypt hash); Grafana's datasource logs in with the plain password.
   - ``<prefix>/internal-ca``: the seed of the internal CA every task issues its own TLS certificate from
@@ -50,6 +52,8 @@ PERSON_PASSWORD_ENV = "CONNECT_REST_PERSON_"
 PROMETHEUS_WEB_USER = "mm2-operator"
 #: Prometheus' variable holding one person's bcrypt hash (prometheus/entrypoint.sh reads them).
 PROMETHEUS_PERSON_ENV = "MM2_PROMETHEUS_PERSON_"
+#: Grafana's variable holding one person's password (images/grafana/people.sh reads them).
+GRAFANA_PERSON_ENV = "MM2_GRAFANA_PERSON_"
 
 
 @dataclass
@@ -89,8 +93,16 @@ class OperatorCredentials:
         return [self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
 
     def grafana_secret_env(self) -> dict[str, str]:
+        """The datasource's Prometheus login and every person's own password (their Grafana user; the admin
+        password is added by the stack from its own secret)."""
         p = self.prometheus_web
-        return {"PROMETHEUS_BASIC_AUTH_USER": p.value_from("username"), "PROMETHEUS_BASIC_AUTH_PASSWORD": p.value_from("password")}
+        return {"PROMETHEUS_BASIC_AUTH_USER": p.value_from("username"), "PROMETHEUS_BASIC_AUTH_PASSWORD": p.value_from("password"),
+                **{grafana_person_env(name): cred.value_from("password") for name, cred in self.people.items()}}
+
+    def grafana_secret_arns(self, admin_secret_arn: str) -> list[str]:
+        """What the Grafana execution role reads: the admin password's secret, Prometheus' login (the
+        datasource), the CA seed (the serving-certificate init container) and every person's login."""
+        return [admin_secret_arn, self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
 
 
 def person_env(name: str) -> str:
@@ -104,12 +116,36 @@ def prometheus_person_env(name: str) -> str:
     return PROMETHEUS_PERSON_ENV + name.upper().replace("-", "_") + "_BCRYPT"
 
 
+def grafana_person_env(name: str) -> str:
+    """``j-smith`` -> ``MM2_GRAFANA_PERSON_J_SMITH_PASSWORD`` (the same one-to-one mapping as :func:`person_env`;
+    images/grafana/people.sh inverts it into the Grafana login ``j-smith``)."""
+    return GRAFANA_PERSON_ENV + name.upper().replace("-", "_") + "_PASSWORD"
+
+
+def person_construct_id(name: str) -> str:
+    """The construct id of a person's secret in the stack (``j-smith`` -> ``connect_rest_person_j_smith``)."""
+    return f"connect_rest_person_{name.replace('-', '_')}"
+
+
+def people_secret_arns(stack: Construct, cfg: EnvironmentConfig) -> list[str]:
+    """The ARNs of the people's secrets that :func:`operator_credentials` made in ``stack``, in
+    ``connect.people`` order: for a construct that is handed the stack but not the credentials (the execution
+    roles, :mod:`.iam`). Raises ``LookupError`` when they were not made first (a wiring error of the stack)."""
+    arns = []
+    for name in cfg.connect.people:
+        child = stack.node.try_find_child(person_construct_id(name))
+        if not isinstance(child, GeneratedCredentials):
+            raise LookupError(f"{name}'s secret is not in the stack yet: make operator_credentials before the roles")
+        arns.append(child.arn)
+    return arns
+
+
 def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:
     p = cfg.resource_prefix
     people = {
         name: GeneratedCredentials(
-            scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{p}/connect-rest/{name}",
-            description=f"{name}'s own login to the Kafka Connect REST API and Prometheus of {p} "
+            scope, person_construct_id(name), name=f"{p}/connect-rest/{name}",
+            description=f"{name}'s own login to the Kafka Connect REST API, Prometheus and Grafana of {p} "
             "(generated; keys username, password, password_bcrypt)",
             username=name, kms_key_arn=kms_key_arn, bcrypt=True,
         )
