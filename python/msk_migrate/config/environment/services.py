@@ -52,8 +52,9 @@ class ConnectService(BaseModel):
     scale_out_cooldown_seconds: int = Field(120, ge=0, description="Wait after scale-out.")
     people: list[str] = Field(
         default_factory=list,
-        description="One Connect REST login per person (e.g. [alice, bob]): the stack generates a secret "
-        "<prefix>/connect-rest/<name> for each, so the worker's REST audit log names who changed what. Lower-case "
+        description="One login per person (e.g. [alice, bob]) to the Connect REST API, Prometheus and Grafana: the "
+        "stack generates a secret <prefix>/connect-rest/<name> for each, so the worker's REST audit log names who "
+        "changed what; Grafana makes the user <name> (role Editor) from it at every start. Lower-case "
         f"letters, digits, single hyphens; never '{SERVICE_LOGIN}' (the machine login).",
     )
 
