@@ -58,6 +58,30 @@ cfg_quote() {
   printf '"%s"' "${s//\"/\\\"}"
 }
 
+# api METHOD PATH [JSON]: sets STATUS (HTTP code, 000 when unreachable) and BODY. The credentials and the
+# body go to curl as a config on stdin; printf is a shell builtin, so no process list shows them either.
+STATUS=000
+BODY=
+api() {
+  local config out
+  config="user = $(cfg_quote "$admin_user:$admin_password")"$'\n'
+  if [[ $# -ge 3 ]]; then
+    config+="header = \"Content-Type: application/json\""$'\n'"data-binary = $(cfg_quote "$3")"$'\n'
+  fi
+  out=$(printf '%s' "$config" | curl -sS --max-time 10 ${tls[@]+"${tls[@]}"} -X "$1" -K - \
+        -H 'Accept: application/json' -w '\n%{http_code}' "$base$2" 2>/dev/null) || true
+  STATUS=${out##*$'\n'}
+  BODY=${out%$'\n'*}
+  [[ "$STATUS" =~ ^[0-9]{3}$ ]] || STATUS=000
+}
+
+# Grafana's own "message" of a failed request (never a password: bodies we print come from Grafana's errors).
+message() { local m; m=$(sed -n 's/.*"message" *: *"\([^"]*\)".*/\1/p' <<<"$BODY"); printf '%s' "${m:-no message}"; }
+
+# Sourced (tests/images/test_grafana_people.py calls api against a socket that records the request): the
+# functions only.
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+
 people=()
 for v in $(compgen -v "$PREFIX" || true); do
   [[ "$v" == *"$SUFFIX" ]] && people+=("$v")
@@ -86,26 +110,6 @@ if [[ "${GF_SERVER_PROTOCOL:-http}" == https ]]; then
 else
   base="http://127.0.0.1:$port"
 fi
-
-# api METHOD PATH [JSON]: sets STATUS (HTTP code, 000 when unreachable) and BODY. The credentials and the
-# body go to curl as a config on stdin; printf is a shell builtin, so no process list shows them either.
-STATUS=000
-BODY=
-api() {
-  local config out
-  config="user = $(cfg_quote "$admin_user:$admin_password")"$'\n'
-  if [[ $# -ge 3 ]]; then
-    config+="header = \"Content-Type: application/json\""$'\n'"data-binary = $(cfg_quote "$3")"$'\n'
-  fi
-  out=$(printf '%s' "$config" | curl -sS --max-time 10 ${tls[@]+"${tls[@]}"} -X "$1" -K - \
-        -H 'Accept: application/json' -w '\n%{http_code}' "$base$2" 2>/dev/null) || true
-  STATUS=${out##*$'\n'}
-  BODY=${out%$'\n'*}
-  [[ "$STATUS" =~ ^[0-9]{3}$ ]] || STATUS=000
-}
-
-# Grafana's own "message" of a failed request (never a password: bodies we print come from Grafana's errors).
-message() { local m; m=$(sed -n 's/.*"message" *: *"\([^"]*\)".*/\1/p' <<<"$BODY"); printf '%s' "${m:-no message}"; }
 
 # Bad input first, before any request: each bad variable is one line and skipped; the others go on.
 bad=0 # 2 at the end: a variable is not a person or not a usable password

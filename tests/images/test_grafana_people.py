@@ -155,3 +155,62 @@ def test_the_image_installs_the_script_where_the_entrypoint_starts_it():
     dockerfile = (REPO / "images" / "grafana" / "Dockerfile").read_text()
     assert "COPY --chmod=0755 images/grafana/people.sh /usr/local/bin/grafana-people.sh" in dockerfile
     assert "PEOPLE_SCRIPT=${MM2_GRAFANA_PEOPLE_SCRIPT:-/usr/local/bin/grafana-people.sh}" in GUARD.read_text()
+
+
+def curl_command_lines(port: int) -> list[str]:
+    """The command lines of the running curl processes that name ``port`` (what `ps` shows of them)."""
+    found = []
+    for proc_dir in Path("/proc").iterdir():
+        try:
+            argv = (proc_dir / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        line = " ".join(a.decode(errors="replace") for a in argv if a)
+        if argv and argv[0].endswith(b"curl") and f":{port}/" in line:
+            found.append(line)
+    return found
+
+
+def test_api_sends_the_admin_login_and_the_body_through_curls_stdin_never_on_its_command_line(listener):
+    """`api` (sourced from the script) against a socket that records one request and answers it with a fixed
+    reply; no Grafana behaviour is imitated: what is checked is what curl sends and what `ps` shows of it."""
+    import base64
+    import json
+
+    admin = 'adm"in\\Pw'  # a quote and a backslash: the curl config quoting must carry them intact
+    port = listener.getsockname()[1]
+    body = json.dumps({"name": "alice", "login": "alice", "password": ALICE_PASSWORD}, separators=(",", ":"))
+    script = (f'source {PEOPLE}; admin_user=admin; admin_password="$ADMIN"; base=http://127.0.0.1:{port}; tls=(); '
+              f'api POST /api/admin/users "$BODY_JSON"; printf "%s\\n%s" "$STATUS" "$BODY"')
+    proc = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"PATH": os.environ["PATH"], "ADMIN": admin, "BODY_JSON": body})
+    try:
+        listener.settimeout(20)
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(10)
+            raw = b""
+            while b"\r\n\r\n" not in raw:
+                raw += conn.recv(65536)
+            head, _, payload = raw.partition(b"\r\n\r\n")
+            headers = {k.strip().lower(): v.strip() for k, v in
+                       (line.split(":", 1) for line in head.decode().split("\r\n")[1:])}
+            while len(payload) < int(headers["content-length"]):
+                payload += conn.recv(65536)
+            # curl is waiting for the reply now: its command line is what `ps` shows
+            shown = curl_command_lines(port)
+            reply = b'{"id":7,"message":"User created"}'
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply))
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert head.decode().split("\r\n")[0] == "POST /api/admin/users HTTP/1.1"
+    assert headers["authorization"] == "Basic " + base64.b64encode(f"admin:{admin}".encode()).decode()
+    assert headers["content-type"] == "application/json"
+    assert json.loads(payload) == {"name": "alice", "login": "alice", "password": ALICE_PASSWORD}
+    assert shown, "no curl process was seen while the request was open"
+    # (curl blanks a -u password in its own argv once it runs, so the body, which it never blanks, is what
+    # tells a config on stdin from arguments; both are checked.)
+    assert not [line for line in shown if ALICE_PASSWORD in line or admin in line or "Pw" in line], shown
+    assert out.splitlines() == ["200", '{"id":7,"message":"User created"}'] and err == ""
