@@ -9,15 +9,20 @@ import json
 import pytest
 from infra_helpers import ALL_ENVS, Synth
 
-from mskinfra.ecs import SERVING_CERT
-from mskinfra.monitoring import GRAFANA_PERSON_ENV, grafana_person_env
-from mskinfra.tfjson import unescape_template
-
+# mskinfra is imported inside the tests: it loads the cdktf provider bindings (tens of seconds), which a unit
+# run collecting this module must not pay. Every test here is of the infra tier.
+TIERS = ("infra",)
 #: The environment whose model lists people (prod.yaml: alice, j-smith); the others list none.
 WITH_PEOPLE = "prod"
+#: The prefix of the people's variables in the Grafana container (mskinfra.monitoring.GRAFANA_PERSON_ENV,
+#: checked against it below).
+PERSON_VAR = "MM2_GRAFANA_PERSON_"
 
 
 def grafana_container(synth: Synth, env: str) -> dict:
+    from mskinfra.ecs import SERVING_CERT
+    from mskinfra.tfjson import unescape_template
+
     (td,) = [td for td in synth.resources(env, "aws_ecs_task_definition").values()
              if td["family"] == f"{synth.configs[env].resource_prefix}-grafana"]
     (c,) = [c for c in json.loads(unescape_template(td["container_definitions"])) if c["name"] != SERVING_CERT]
@@ -44,6 +49,9 @@ def grafana_reads(synth: Synth, env: str) -> list[str]:
 
 
 def test_the_name_mapping_is_one_to_one_like_the_other_people_variables():
+    from mskinfra.monitoring import GRAFANA_PERSON_ENV, grafana_person_env
+
+    assert GRAFANA_PERSON_ENV == PERSON_VAR
     assert grafana_person_env("alice") == "MM2_GRAFANA_PERSON_ALICE_PASSWORD"
     assert grafana_person_env("j-smith") == "MM2_GRAFANA_PERSON_J_SMITH_PASSWORD"
 
@@ -52,13 +60,13 @@ def test_each_person_reaches_grafana_from_their_own_secret_password_key(synth: S
     cfg = synth.configs[WITH_PEOPLE]
     assert cfg.connect.people == ["alice", "j-smith"]
     c = grafana_container(synth, WITH_PEOPLE)
-    injected = {s["name"]: s["valueFrom"] for s in c["secrets"] if s["name"].startswith(GRAFANA_PERSON_ENV)}
+    injected = {s["name"]: s["valueFrom"] for s in c["secrets"] if s["name"].startswith(PERSON_VAR)}
     assert injected == {
         "MM2_GRAFANA_PERSON_ALICE_PASSWORD": person_secret(synth, WITH_PEOPLE, "alice") + ":password::",
         "MM2_GRAFANA_PERSON_J_SMITH_PASSWORD": person_secret(synth, WITH_PEOPLE, "j-smith") + ":password::",
     }
     # Never in plain text: no such name among the container's plain environment variables.
-    assert not [e for e in c["environment"] if e["name"].startswith(GRAFANA_PERSON_ENV)], c["environment"]
+    assert not [e for e in c["environment"] if e["name"].startswith(PERSON_VAR)], c["environment"]
 
 
 def test_grafana_execution_role_reads_exactly_its_own_secrets_and_each_persons(synth: Synth):
@@ -70,7 +78,7 @@ def test_grafana_execution_role_reads_exactly_its_own_secrets_and_each_persons(s
     assert sorted(grafana_reads(synth, WITH_PEOPLE)) == sorted([admin, prom, ca_seed, *people])
     # ... and every secret the task definition injects is one the role may read (else the task cannot start).
     injected = {s["valueFrom"].split(":password::")[0] for s in grafana_container(synth, WITH_PEOPLE)["secrets"]
-                if s["name"].startswith(GRAFANA_PERSON_ENV)}
+                if s["name"].startswith(PERSON_VAR)}
     assert injected == set(people)
 
 
@@ -80,7 +88,7 @@ def test_without_people_grafana_gets_no_person_variable_and_reads_no_persons_sec
     assert cfg.connect.people == []
     c = grafana_container(synth, env)
     names = [s["name"] for s in c.get("secrets", [])] + [e["name"] for e in c["environment"]]
-    assert not [n for n in names if n.startswith(GRAFANA_PERSON_ENV)], names
+    assert not [n for n in names if n.startswith(PERSON_VAR)], names
     persons = [k for k, v in synth.resources(env, "aws_secretsmanager_secret").items()
                if v["name"].startswith(f"{cfg.resource_prefix}/connect-rest/")]
     assert persons == []
