@@ -99,11 +99,6 @@ class OperatorCredentials:
         return {"PROMETHEUS_BASIC_AUTH_USER": p.value_from("username"), "PROMETHEUS_BASIC_AUTH_PASSWORD": p.value_from("password"),
                 **{grafana_person_env(name): cred.value_from("password") for name, cred in self.people.items()}}
 
-    def grafana_secret_arns(self, admin_secret_arn: str) -> list[str]:
-        """What the Grafana execution role reads: the admin password's secret, Prometheus' login (the
-        datasource), the CA seed (the serving-certificate init container) and every person's login."""
-        return [admin_secret_arn, self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
-
 
 def person_env(name: str) -> str:
     """``alice`` -> ``CONNECT_REST_PERSON_ALICE``; ``j-smith`` -> ``CONNECT_REST_PERSON_J_SMITH`` (names are
