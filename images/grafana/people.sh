@@ -11,8 +11,8 @@
 # variables): MM2_GRAFANA_PERSON_J_SMITH_PASSWORD -> login j-smith (upper case to lower, _ to -). Person
 # names are lower-case with single hyphens (the environment model checks them), so it is one to one.
 #
-# Grafana's database lives in the task (no volume), so a person removed from connect.people has no login
-# after the next deployment; nothing here deletes users.
+# Grafana's database lives in the task (an ephemeral task volume, nothing persistent), so a person removed
+# from connect.people has no login after the next deployment; nothing here deletes users.
 #
 # HTTP API calls (Grafana 12, legacy /api routes; the admin API needs basic auth of a server admin):
 #   GET   /api/health                          -- ready (no authentication)
