@@ -52,6 +52,7 @@ PATH_TIERS = {
     "tests/infra/test_infra_target_cluster_survives_teardown.py": "infra",
     "tests/infra/test_infra_environment_config.py": "infra",
     "tests/infra/test_infra_synth.py": "infra",
+    "tests/infra/test_infra_grafana_people.py": "infra",
     "tests/infra/test_infra_operator_endpoints.py": "infra",
     "tests/infra/test_infra_container_hardening.py": "infra",
     "tests/validation/test_validation_differences.py": "spark",

@@ -6,8 +6,7 @@ Execution roles (used by the ECS agent, not by the application):
   - ``logs:CreateLogStream``/``PutLogEvents`` on the service's own log group;
   - ``secretsmanager:GetSecretValue`` on exactly the secrets that service's task definition injects
     (+ ``kms:Decrypt`` via Secrets Manager for their customer-managed keys). Grafana's also reads every
-    person's own login (``connect.people``: their Grafana user, images/grafana/people.sh), found in the stack
-    by :func:`.monitoring.people_secret_arns`.
+    person's own login (``connect.people``: their Grafana user, images/grafana/people.sh).
 
 Connect task role (used by the workers):
   - MSK IAM (``kafka-cluster:*`` actions listed one by one) on this migration's target cluster, its
@@ -53,7 +52,6 @@ from .iam_policy import (  # the policy documents, as plain data
     transactional_id_statement,
     trust_policy,
 )
-from .monitoring import people_secret_arns
 from .proof_policy import mark_statements
 from .util import dns_suffix, policy_json
 
@@ -107,9 +105,6 @@ class Roles(Construct):
                 },
             ]
             secrets = service_secrets.get(component) or []
-            if component == "grafana":
-                # Each person's password reaches Grafana from their own secret (MM2_GRAFANA_PERSON_<NAME>_PASSWORD).
-                secrets = list(dict.fromkeys([*secrets, *people_secret_arns(scope, cfg)]))
             if secrets:
                 statements.append(
                     {"Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": secrets}

@@ -92,6 +92,11 @@ class OperatorCredentials:
         """What the Prometheus execution role reads: its machine login, the CA seed and every person's login."""
         return [self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
 
+    def grafana_secret_arns(self, admin_arn: str) -> list[str]:
+        """What the Grafana execution role reads: the admin login, the datasource's Prometheus login, the CA seed
+        and every person's login (their Grafana user's password)."""
+        return [admin_arn, self.prometheus_web.arn, self.internal_ca.arn, *(c.arn for c in self.people.values())]
+
     def grafana_secret_env(self) -> dict[str, str]:
         """The datasource's Prometheus login and every person's own password (their Grafana user; the admin
         password is added by the stack from its own secret)."""
@@ -120,19 +125,6 @@ def grafana_person_env(name: str) -> str:
 def person_construct_id(name: str) -> str:
     """The construct id of a person's secret in the stack (``j-smith`` -> ``connect_rest_person_j_smith``)."""
     return f"connect_rest_person_{name.replace('-', '_')}"
-
-
-def people_secret_arns(stack: Construct, cfg: EnvironmentConfig) -> list[str]:
-    """The ARNs of the people's secrets that :func:`operator_credentials` made in ``stack``, in
-    ``connect.people`` order: for a construct that is handed the stack but not the credentials (the execution
-    roles, :mod:`.iam`). Raises ``LookupError`` when they were not made first (a wiring error of the stack)."""
-    arns = []
-    for name in cfg.connect.people:
-        child = stack.node.try_find_child(person_construct_id(name))
-        if not isinstance(child, GeneratedCredentials):
-            raise LookupError(f"{name}'s secret is not in the stack yet: make operator_credentials before the roles")
-        arns.append(child.arn)
-    return arns
 
 
 def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:

@@ -107,7 +107,7 @@ class MigrationStack(TerraformStack):
             service_secrets={
                 "kafka-connect": [*cfg.secret_arns(), *creds.connect_secret_arns()],
                 "prometheus": creds.prometheus_secret_arns(),
-                "grafana": [grafana_secret_arn, creds.prometheus_web.arn, creds.internal_ca.arn],
+                "grafana": creds.grafana_secret_arns(grafana_secret_arn),
             },
             # Prometheus and Grafana make their TLS certificate with the Connect image's serving-cert.sh.
             init_image_repository_arns={c: [repos.repos["kafka-connect"].arn] for c in ("prometheus", "grafana")},

@@ -129,6 +129,7 @@ BAD_PROD = [
     ("a person named like no login", {"connect.people": ["Alice"]}, "connect.people", "lower-case letters"),
     ("the machine login listed as a person", {"connect.people": ["mm2-operator"]}, "connect.people", "name the person"),
     ("a person listed twice", {"connect.people": ["alice", "alice"]}, "connect.people", "list each person once"),
+    ("Grafana's admin login listed as a person", {"connect.people": ["alice", "admin"]}, "connect.people", "Grafana's admin login"),
 ]
 
 

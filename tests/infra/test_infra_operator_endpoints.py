@@ -161,9 +161,9 @@ def test_only_the_execution_roles_read_the_generated_credentials(synth: Synth, e
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)
-def test_each_persons_secret_is_read_by_the_connect_and_prometheus_execution_roles_only(synth: Synth, env: str) -> None:
-    """A person's one login serves the Connect REST API and Prometheus: the two execution roles that inject it read
-    it (Grafana's does not: it logs in to Prometheus as the machine), and no task role does."""
+def test_each_persons_secret_is_read_by_the_connect_prometheus_and_grafana_execution_roles_only(synth: Synth, env: str) -> None:
+    """A person's one login serves the Connect REST API, Prometheus and Grafana: the three execution roles that inject
+    it read it, and no task role does."""
     people = {k: ref("aws_secretsmanager_secret", k, "arn") for k in synth.resources(env, "aws_secretsmanager_secret")
               if k.startswith("connect_rest_person_")}
     assert len(people) == len(synth.configs[env].connect.people)
@@ -176,4 +176,4 @@ def test_each_persons_secret_is_read_by_the_connect_and_prometheus_execution_rol
                     readers.add((policy["name"], policy["role"]))
         assert {name for name, _ in readers} == {"execution"}, (key, readers)
         roles = " ".join(role for _, role in readers)
-        assert len(readers) == 2 and "kafka-connect" in roles.replace("_", "-") and "prometheus" in roles, (key, readers)
+        assert len(readers) == 3 and "kafka-connect" in roles.replace("_", "-") and "prometheus" in roles and "grafana" in roles, (key, readers)

@@ -244,15 +244,15 @@ def test_execution_roles_pull_own_images_and_read_only_own_secrets(synth: Synth,
     rest_auth = "${aws_secretsmanager_secret.connect_rest_auth_secret_B0B02E95.arn}"
     prom_auth = "${aws_secretsmanager_secret.prometheus_web_auth_secret_DF18098D.arn}"
     ca_seed = INTERNAL_CA_SECRET
-    # Each person's own login (connect.people) is read by Connect's and Prometheus' execution roles (the REST
-    # password, and the bcrypt hash Prometheus' web config takes), by no other role.
+    # Each person's own login (connect.people) is read by Connect's, Prometheus' and Grafana's execution roles (the
+    # REST password, the bcrypt hash Prometheus' web config takes, the password of their Grafana user), by no other role.
     people = ["${aws_secretsmanager_secret." + k + ".arn}" for k, v in synth.resources(env, "aws_secretsmanager_secret").items()
               if v["name"].startswith(f"{cfg.resource_prefix}/connect-rest/")]
     assert len(people) == len(cfg.connect.people)
     expected_secrets = {
         "kafka-connect": [*cfg.secret_arns(), rest_auth, ca_seed, *people],
         "prometheus": [prom_auth, ca_seed, *people],
-        "grafana": [grafana_secret, prom_auth, ca_seed],
+        "grafana": [grafana_secret, prom_auth, ca_seed, *people],
     }
     for component, secrets in expected_secrets.items():
         statements = {s["Sid"]: s for s in policies[roles[f"{cfg.resource_prefix}-{component}-execution"]]["Statement"]}
@@ -332,7 +332,7 @@ def test_operator_load_balancer_logs_every_request_to_the_access_log_bucket_only
     assert "checkov:skip=CKV_AWS_91" not in json.dumps(lb)
 
 
-def test_each_person_has_a_generated_login_that_only_connect_and_prometheus_receive(synth: Synth) -> None:
+def test_each_person_has_a_generated_login_that_only_connect_prometheus_and_grafana_receive(synth: Synth) -> None:
     cfg = synth.configs["prod"]
     assert cfg.connect.people == ["alice", "j-smith"]
     secrets = {v["name"]: k for k, v in synth.resources("prod", "aws_secretsmanager_secret").items()}
@@ -346,8 +346,10 @@ def test_each_person_has_a_generated_login_that_only_connect_and_prometheus_rece
                     if sec["valueFrom"].startswith(arn):
                         injected.append((td["family"], sec["name"], sec["valueFrom"]))
         # The Connect task gets the password (its entrypoint's credentials line), Prometheus the bcrypt hash (its
-        # web config's basic_auth_users entry); no other task gets anything of it.
+        # web config's basic_auth_users entry), Grafana the password (images/grafana/people.sh makes the user);
+        # no other task gets anything of it.
         assert sorted(injected) == [
+            (f"{cfg.resource_prefix}-grafana", f"MM2_GRAFANA_PERSON_{upper}_PASSWORD", arn + ":password::"),
             (f"{cfg.resource_prefix}-kafka-connect", f"CONNECT_REST_PERSON_{upper}", arn + ":password::"),
             (f"{cfg.resource_prefix}-prometheus", f"MM2_PROMETHEUS_PERSON_{upper}_BCRYPT", arn + ":password_bcrypt::"),
         ], injected
@@ -505,7 +507,9 @@ def test_passwords_and_keys_reach_containers_only_as_ecs_secrets(synth: Synth, e
     assert env_values == worker_environment(target, cfg.worker, source, rest=ECS_REST, migration=cfg.migration)
     grafana = cs["grafana"]
     (secret,) = [s for s in grafana["secrets"] if s["name"] == "GF_SECURITY_ADMIN_PASSWORD"]
-    assert {s["name"] for s in grafana["secrets"]} == {"GF_SECURITY_ADMIN_PASSWORD", "PROMETHEUS_BASIC_AUTH_USER", "PROMETHEUS_BASIC_AUTH_PASSWORD"}
+    assert {s["name"] for s in grafana["secrets"]} == {
+        "GF_SECURITY_ADMIN_PASSWORD", "PROMETHEUS_BASIC_AUTH_USER", "PROMETHEUS_BASIC_AUTH_PASSWORD",
+        *(f"MM2_GRAFANA_PERSON_{p.upper().replace('-', '_')}_PASSWORD" for p in cfg.connect.people)}
     arn = cfg.monitoring.grafana.admin_secret_arn or "${aws_secretsmanager_secret.grafana_admin.arn}"
     assert secret["valueFrom"] == f"{arn}:{cfg.monitoring.grafana.admin_secret_key}::"
     assert "GF_SECURITY_ADMIN_PASSWORD" not in [e["name"] for e in grafana["environment"]]

@@ -182,6 +182,19 @@ class EnvironmentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _people_are_not_the_grafana_admin(self) -> EnvironmentConfig:
+        """A person's Grafana user is made with their name as login (images/grafana/people.sh), so a person named
+        like the admin would reset the break-glass admin's password to theirs."""
+        admin = self.monitoring.grafana.admin_user
+        if admin.lower() in self.connect.people:
+            raise field_error(
+                "EnvironmentConfig", ("connect", "people"), self.connect.people,
+                f"{admin.lower()!r} is Grafana's admin login (monitoring.grafana.admin_user), not a person: name the "
+                "person, or change the admin login",
+            )
+        return self
+
+    @model_validator(mode="after")
     def _connect_fits(self) -> EnvironmentConfig:
         c, migration, worker = self.connect, self.migration, self.worker
         if c.max_capacity > migration.tasks_max:
