@@ -1,11 +1,13 @@
 """The operator image's entrypoint passes ECS' SIGTERM on to the command it runs: a service's long-running
 command (the proof follower, ``validate --follow``) finishes its work and exits within the stop timeout, and
-what it printed on the way out still reaches the task's log after the marker."""
+what it printed on the way out still reaches the task's log after the marker. Its progress reaches the log while
+it runs, not when it stops."""
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -43,8 +45,15 @@ def test_sigterm_to_the_entrypoint_reaches_the_command_which_exits_cleanly_with_
         while time.monotonic() < deadline and not (tmp_path / "started").exists():
             time.sleep(0.05)
         assert (tmp_path / "started").exists(), "the entrypoint did not start the command"
+        # the command's progress is in the task's log while it runs (CloudWatch shows a live follower)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        assert ready, "nothing reached the task's log while the command ran"
+        first = proc.stdout.readline()
+        assert first == "following\n", first
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
+        out = first + out
     finally:
         if proc.poll() is None:
             proc.kill()

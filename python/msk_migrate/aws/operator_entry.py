@@ -69,7 +69,11 @@ def request(argv: list[str], environ: Mapping[str, str]) -> list[str]:
 
 
 def run(words: list[str], environ: Mapping[str, str], *, records: str = IN_TASK_RECORDS, flow: str = IN_TASK_FLOW) -> int:
-    """Write the flow and record, run the command, print stderr / record / marker / stdout; its exit code."""
+    """Write the flow and record, run the command, print stderr / record / marker / stdout; its exit code.
+
+    The command's stderr (its progress) reaches the task's log line by line as it is written: a service's
+    long-running command (the proof follower) is read in CloudWatch while it runs, not when the task stops.
+    Its stdout (the result the caller parses) is kept and printed after the markers, once it has exited."""
     if environ.get(CONFIG_ENV):
         Path(flow).write_text(environ[CONFIG_ENV])
     name = environ.get(RECORD_NAME_ENV)
@@ -81,12 +85,18 @@ def run(words: list[str], environ: Mapping[str, str], *, records: str = IN_TASK_
     exe = shutil.which("msk-migrate")
     cmd = [exe] if exe else [sys.executable, "-m", "msk_migrate.commands"]
     proc = subprocess.Popen([*cmd, *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(environ))
-    with _passing_stop_signals_to(proc):
-        stdout, stderr = proc.communicate()
     out = sys.stdout
-    out.write(stderr)
-    if stderr and not stderr.endswith("\n"):
-        out.write("\n")
+    kept: list[str] = []
+    reader = threading.Thread(target=lambda: kept.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
+    reader.start()
+    with _passing_stop_signals_to(proc):
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            out.write(line if line.endswith("\n") else line + "\n")
+            out.flush()
+        reader.join()
+        proc.wait()
+    stdout = kept[0] if kept else ""
     if record is not None and record.is_file():
         out.write(f"{RECORD_MARKER}\n{record.read_text()}\n")
     out.write(f"{STDOUT_MARKER}\n{stdout}")
