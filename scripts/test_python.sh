@@ -1,52 +1,84 @@
 #!/usr/bin/env bash
-# `make test-python`: the pytest suite as two sessions side by side, so CI's wall clock is the longer of the two
-# rather than their sum. The split is by what a suite spends its time on: one session drives the shared local
-# Kafka/Connect harness and Spark (mostly waiting on brokers and workers), the other builds and deploys
-# (buildah, cdktf/terraform against moto, Prometheus) and runs the fault rig on its own clusters. Each session
-# has its own harness, ports and directories (tests/conftest.py: one directory per pytest process), so neither
-# can stop the other's clusters.
+# `make test-python`: the pytest suite as three sessions side by side, so CI's wall clock is the longest of them
+# rather than their sum. Most of the suite waits on JVMs (brokers, workers, Spark, terraform providers) more than
+# it uses the CPU, so sessions overlap well on two cores. The split, by what a suite drives:
+#   kafka   the runbook commands and rehearsals on the shared local Kafka/Connect harness (tests/integration)
+#   proof   validation and the follower (Spark), the unit and CLI tiers, monitoring (Prometheus), the fault rig
+#   builds  image builds (buildah), the stacks (cdktf, terraform against moto, checkov)
+# Each session has its own harness, ports and directories (tests/conftest.py: one directory per pytest
+# process), so none can stop another's clusters.
 #
 # MSK_MIGRATE_TEST_SERIAL=1 runs one session instead (the same tests, one after the other).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 PYTEST=.venv/bin/pytest
-BUILDS=(tests/images tests/infra tests/monitoring tests/faults)
-CLUSTERS=(tests/integration tests/validation tests/unit)
+NAMES=(kafka proof builds)
+declare -A DIRS=(
+  [kafka]="tests/integration"
+  [proof]="tests/validation tests/unit tests/monitoring tests/faults"
+  [builds]="tests/images tests/infra"
+)
 
 if [[ "${MSK_MIGRATE_TEST_SERIAL:-0}" == "1" ]]; then
   exec "$PYTEST" "$@"
 fi
 
 # Every test directory belongs to exactly one session: a new one must be placed, never silently skipped.
+all=" ${DIRS[*]} "
 for d in tests/*/; do
   d=${d%/}
-  if [[ ! " ${BUILDS[*]} ${CLUSTERS[*]} " == *" $d "* ]]; then
-    echo "scripts/test_python.sh: $d is in neither session: add it to BUILDS or CLUSTERS" >&2
+  if [[ "$all" != *" $d "* ]]; then
+    echo "scripts/test_python.sh: $d is in no session: add it to DIRS" >&2
     exit 2
   fi
 done
 
 logs=.local/test-logs
 mkdir -p "$logs"
-builds_log="$logs/builds.log"
-echo "[test] session 'builds' (${BUILDS[*]}) runs beside this one; its output follows when both are done ($builds_log)"
-"$PYTEST" -p no:cacheprovider "${BUILDS[@]}" "$@" >"$builds_log" 2>&1 &
-builds_pid=$!
-# A stopped make (Ctrl-C, CI timeout) stops the background session too.
-trap 'kill "$builds_pid" 2>/dev/null' EXIT INT TERM
+rm -f "$logs"/faulthandler-*.log "$logs"/failures-*.log
+declare -A pid=() rc=()
+# A stopped make (Ctrl-C, CI timeout) stops the background sessions too.
+trap 'kill "${pid[@]}" 2>/dev/null' EXIT INT TERM
+for name in "${NAMES[@]:1}"; do
+  echo "[test] session '$name' (${DIRS[$name]}) runs beside this one; its output follows when all are done ($logs/$name.log)"
+  # shellcheck disable=SC2086  # DIRS holds space-separated directories
+  "$PYTEST" -p no:cacheprovider ${DIRS[$name]} "$@" >"$logs/$name.log" 2>&1 &
+  pid[$name]=$!
+done
 
-"$PYTEST" "${CLUSTERS[@]}" "$@"
-clusters_rc=$?
-wait "$builds_pid"
-builds_rc=$?
+first=${NAMES[0]}
+echo "[test] session '$first' (${DIRS[$first]})"
+# shellcheck disable=SC2086
+"$PYTEST" ${DIRS[$first]} "$@"
+rc[$first]=$?
+for name in "${NAMES[@]:1}"; do
+  wait "${pid[$name]}"
+  rc[$name]=$?
+done
 trap - EXIT INT TERM
 
-echo
-echo "==================== session 'builds' (${BUILDS[*]}) ===================="
-cat "$builds_log"
-echo
-echo "[test] session 'clusters': pytest exit $clusters_rc; session 'builds': pytest exit $builds_rc"
-# pytest's 5 (no test collected) in either session fails the run, like any other failure.
-if [[ $clusters_rc -ne 0 ]]; then exit "$clusters_rc"; fi
-exit "$builds_rc"
+crashed=0
+for name in "${NAMES[@]:1}"; do
+  echo
+  echo "==================== session '$name' (${DIRS[$name]}) ===================="
+  cat "$logs/$name.log"
+done
+for name in "${NAMES[@]}"; do
+  (( rc[$name] > 128 )) && crashed=1
+done
+# A session killed by a signal (128+N: 139 a segfault) printed no summary: show its failures as they were
+# recorded and where every thread was.
+if (( crashed )); then
+  for log in "$logs"/failures-*.log "$logs"/faulthandler-*.log; do
+    if [[ -s "$log" ]]; then echo "==================== $log ===================="; cat "$log"; fi
+  done
+fi
+summary=""
+for name in "${NAMES[@]}"; do summary+=" $name: pytest exit ${rc[$name]};"; done
+echo "[test]$summary"
+# pytest's 5 (no test collected) in any session fails the run, like any other failure.
+for name in "${NAMES[@]}"; do
+  if (( rc[$name] != 0 )); then exit "${rc[$name]}"; fi
+done
+exit 0

@@ -3,6 +3,7 @@ worker with MM2) is started ONCE per test session and shared by every suite that
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import os
 import shutil
@@ -116,21 +117,42 @@ def pytest_collection_modifyitems(config, items):
 # whichever thread the garbage collector next runs on; freed from a py4j or HTTP-server thread, a consumer's
 # implicit close calls back into Python from the wrong thread state and the interpreter segfaults
 # (confluentinc/confluent-kafka-python#1761). Collecting on the main thread after a failed test and at the end
-# of every module frees them where it is safe.
+# of every module that uses Kafka frees them where it is safe.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    if call.when == "call" and outcome.get_result().failed:
-        item.stash[_FAILED] = True
+    report = outcome.get_result()
+    if report.failed:
+        if call.when == "call":
+            item.stash[_FAILED] = True
+        # Written at once, not only in the summary: a session that dies later (a signal) prints no summary.
+        log = getattr(item.config, "_msk_failure_log", None)
+        if log is not None:
+            log.write(f"==== {report.nodeid} ({call.when})\n{report.longreprtext}\n\n")
+            log.flush()
 
 
 _FAILED = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """A fatal signal's Python tracebacks (every thread) also go to a file of this session: captured output
+    (capfd) can swallow what pytest's own faulthandler prints, and a crashed session prints no summary.
+    scripts/test_python.sh shows the file when a session dies of a signal."""
+    logs = REPO / ".local" / "test-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    config._msk_fault_log = (logs / f"faulthandler-{os.getpid()}.log").open("w")
+    config._msk_failure_log = (logs / f"failures-{os.getpid()}.log").open("w")
+    faulthandler.enable(file=config._msk_fault_log, all_threads=True)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
-    if item.stash.get(_FAILED, False) or nextitem is None or nextitem.module is not item.module:
+    if item.stash.get(_FAILED, False):
         gc.collect()
+    elif (nextitem is None or nextitem.module is not item.module) and item.get_closest_marker("kafka") is not None:
+        gc.collect()  # a full collection costs seconds beside the cdktf bindings: only where clients live
 
 
 @pytest.fixture(scope="session")
