@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from msk_migrate.access.admin import quiet
 from msk_migrate.kafka.produce import produce_waiting
 from msk_migrate.local.harness import wait_for as wait_until  # noqa: F401 - re-exported for the tests
 
@@ -46,9 +47,17 @@ _admins: dict[str, AdminClient] = {}
 _producers: dict[str, Producer] = {}
 
 
+def _conf(conf: dict) -> dict:
+    """A test client's settings with librdkafka's own log lines routed to a logger, never to stderr: the admin
+    clients and producers kept per bootstrap outlive the clusters of a rehearsal, and a client of a cluster that
+    is gone logs its failed reconnects on every metadata refresh, straight into whatever test captures stderr
+    at that moment (a "one line on stderr" assertion then fails for a line the command never wrote)."""
+    return quiet(conf)
+
+
 def admin(bootstrap: str) -> AdminClient:
     """A fresh AdminClient (keep a reference while its futures are pending)."""
-    return AdminClient({"bootstrap.servers": bootstrap})
+    return AdminClient(_conf({"bootstrap.servers": bootstrap}))
 
 
 def _admin(bootstrap: str) -> AdminClient:
@@ -96,17 +105,17 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
     (a producer of its own); ``transactional``: in one transaction, aborted with ``abort``."""
     if transactional or conf:
         extra = {"transactional.id": f"test-{uuid.uuid4().hex[:8]}"} if transactional else {}
-        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **extra, **conf})
+        p = Producer(_conf({"bootstrap.servers": bootstrap, "linger.ms": 5, **extra, **conf}))
         if transactional:
             p.init_transactions(60)
             p.begin_transaction()
     else:
         # Not idempotent (no producer-id round trip); one in-flight request keeps the order.
         if bootstrap not in _producers:
-            _producers[bootstrap] = Producer(
+            _producers[bootstrap] = Producer(_conf(
                 {"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all", "enable.idempotence": False,
                  "max.in.flight.requests.per.connection": 1}
-            )
+            ))
         p = _producers[bootstrap]
     errors: list[str] = []
     n = 0
@@ -131,8 +140,8 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
 
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0) -> list:
     """Every record of ``topic`` (reads until ``expected`` records arrived or timeout)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False, "isolation.level": "read_committed"})
+    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
+                        "auto.offset.reset": "earliest", "enable.auto.commit": False, "isolation.level": "read_committed"}))
     try:
         c.subscribe([topic])
         out = []
@@ -147,7 +156,7 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "end-offsets"})
+    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": "end-offsets"}))
     try:
         md = c.list_topics(topic, timeout=10).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
@@ -157,7 +166,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 
 def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
     """Commit ``offsets`` for ``group``; retried while a fresh cluster's group coordinator is still loading."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
     try:
         for attempt in range(10):
             try:
@@ -172,7 +181,7 @@ def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]
 
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
     try:
         res = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
     finally:
