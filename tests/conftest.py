@@ -113,11 +113,14 @@ def pytest_collection_modifyitems(config, items):
                                         "take the module out of NO_UNIT_TESTS (tests/conftest.py)")
 
 
-# librdkafka handles (Consumer, Producer) left unclosed, e.g. by a test that failed half-way, are freed by
-# whichever thread the garbage collector next runs on; freed from a py4j or HTTP-server thread, a consumer's
-# implicit close calls back into Python from the wrong thread state and the interpreter segfaults
-# (confluentinc/confluent-kafka-python#1761). Collecting on the main thread after a failed test and at the end
-# of every module that uses Kafka frees them where it is safe.
+# The garbage collector runs on the main thread only, between tests. Left automatic, it runs in whatever thread
+# allocates when its threshold is crossed: moto's server thread, the follower's metrics thread, py4j's, or
+# librdkafka's own background thread delivering an admin result; a librdkafka handle in an unreachable cycle freed
+# there closes from a thread that may not (a consumer's implicit close calls back into Python from the wrong thread
+# state, confluentinc/confluent-kafka-python#1761; librdkafka forbids destroying a client from its own threads),
+# and the interpreter segfaults. So it is switched off for the session and run here: the young generations after
+# every test (milliseconds), a full collection after a failed test (what it held is freed at once) and at the end
+# of every module.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -144,15 +147,16 @@ def pytest_configure(config):
     logs.mkdir(parents=True, exist_ok=True)
     config._msk_fault_log = (logs / f"faulthandler-{os.getpid()}.log").open("w")
     config._msk_failure_log = (logs / f"failures-{os.getpid()}.log").open("w")
+    gc.disable()  # collected on the main thread between tests (pytest_runtest_teardown)
     faulthandler.enable(file=config._msk_fault_log, all_threads=True)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
-    if item.stash.get(_FAILED, False):
+    if item.stash.get(_FAILED, False) or nextitem is None or nextitem.module is not item.module:
         gc.collect()
-    elif (nextitem is None or nextitem.module is not item.module) and item.get_closest_marker("kafka") is not None:
-        gc.collect()  # a full collection costs seconds beside the cdktf bindings: only where clients live
+    else:
+        gc.collect(1)
 
 
 @pytest.fixture(scope="session")
