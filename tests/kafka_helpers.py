@@ -43,21 +43,16 @@ def records(n: int, partitions: int = 2, prefix: str = "k", ts0: int = BASE_TS, 
     return out
 
 
+# Every client here logs through a logger (``quiet``), never straight to stderr: the admin clients and producers
+# kept per bootstrap outlive a rehearsal's clusters, and a client of a cluster that is gone logs its failed
+# reconnects into whatever test captures stderr at that moment (a "one line on stderr" assertion then fails).
 _admins: dict[str, AdminClient] = {}
 _producers: dict[str, Producer] = {}
 
 
-def _conf(conf: dict) -> dict:
-    """A test client's settings with librdkafka's own log lines routed to a logger, never to stderr: the admin
-    clients and producers kept per bootstrap outlive the clusters of a rehearsal, and a client of a cluster that
-    is gone logs its failed reconnects on every metadata refresh, straight into whatever test captures stderr
-    at that moment (a "one line on stderr" assertion then fails for a line the command never wrote)."""
-    return quiet(conf)
-
-
 def admin(bootstrap: str) -> AdminClient:
     """A fresh AdminClient (keep a reference while its futures are pending)."""
-    return AdminClient(_conf({"bootstrap.servers": bootstrap}))
+    return AdminClient(quiet({"bootstrap.servers": bootstrap}))
 
 
 def _admin(bootstrap: str) -> AdminClient:
@@ -105,14 +100,14 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
     (a producer of its own); ``transactional``: in one transaction, aborted with ``abort``."""
     if transactional or conf:
         extra = {"transactional.id": f"test-{uuid.uuid4().hex[:8]}"} if transactional else {}
-        p = Producer(_conf({"bootstrap.servers": bootstrap, "linger.ms": 5, **extra, **conf}))
+        p = Producer(quiet({"bootstrap.servers": bootstrap, "linger.ms": 5, **extra, **conf}))
         if transactional:
             p.init_transactions(60)
             p.begin_transaction()
     else:
         # Not idempotent (no producer-id round trip); one in-flight request keeps the order.
         if bootstrap not in _producers:
-            _producers[bootstrap] = Producer(_conf(
+            _producers[bootstrap] = Producer(quiet(
                 {"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all", "enable.idempotence": False,
                  "max.in.flight.requests.per.connection": 1}
             ))
@@ -140,7 +135,7 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
 
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0) -> list:
     """Every record of ``topic`` (reads until ``expected`` records arrived or timeout)."""
-    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.time_ns()}",
                         "auto.offset.reset": "earliest", "enable.auto.commit": False, "isolation.level": "read_committed"}))
     try:
         c.subscribe([topic])
@@ -156,7 +151,7 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": "end-offsets"}))
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": "end-offsets"}))
     try:
         md = c.list_topics(topic, timeout=10).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
@@ -166,7 +161,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 
 def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
     """Commit ``offsets`` for ``group``; retried while a fresh cluster's group coordinator is still loading."""
-    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
     try:
         for attempt in range(10):
             try:
@@ -181,7 +176,7 @@ def commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]
 
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    c = Consumer(_conf({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
+    c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}))
     try:
         res = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
     finally:

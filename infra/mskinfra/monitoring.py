@@ -105,33 +105,34 @@ class OperatorCredentials:
                 **{grafana_person_env(name): cred.value_from("password") for name, cred in self.people.items()}}
 
 
+def _env_name(name: str) -> str:
+    """A person's name as part of a variable name (``j-smith`` -> ``J_SMITH``): one to one, as person names are
+    lower-case with single hyphens (the environment model checks them)."""
+    return name.upper().replace("-", "_")
+
+
 def person_env(name: str) -> str:
     """``alice`` -> ``CONNECT_REST_PERSON_ALICE``; ``j-smith`` -> ``CONNECT_REST_PERSON_J_SMITH`` (names are
     lower-case with single hyphens, so the mapping is one to one and the entrypoint inverts it)."""
-    return PERSON_PASSWORD_ENV + name.upper().replace("-", "_")
+    return PERSON_PASSWORD_ENV + _env_name(name)
 
 
 def prometheus_person_env(name: str) -> str:
     """``alice`` -> ``MM2_PROMETHEUS_PERSON_ALICE_BCRYPT`` (the same one-to-one mapping as :func:`person_env`)."""
-    return PROMETHEUS_PERSON_ENV + name.upper().replace("-", "_") + "_BCRYPT"
+    return PROMETHEUS_PERSON_ENV + _env_name(name) + "_BCRYPT"
 
 
 def grafana_person_env(name: str) -> str:
     """``j-smith`` -> ``MM2_GRAFANA_PERSON_J_SMITH_PASSWORD`` (the same one-to-one mapping as :func:`person_env`;
     images/grafana/people.sh inverts it into the Grafana login ``j-smith``)."""
-    return GRAFANA_PERSON_ENV + name.upper().replace("-", "_") + "_PASSWORD"
-
-
-def person_construct_id(name: str) -> str:
-    """The construct id of a person's secret in the stack (``j-smith`` -> ``connect_rest_person_j_smith``)."""
-    return f"connect_rest_person_{name.replace('-', '_')}"
+    return GRAFANA_PERSON_ENV + _env_name(name) + "_PASSWORD"
 
 
 def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: str) -> OperatorCredentials:
     p = cfg.resource_prefix
     people = {
         name: GeneratedCredentials(
-            scope, person_construct_id(name), name=f"{p}/connect-rest/{name}",
+            scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{p}/connect-rest/{name}",
             description=f"{name}'s own login to the Kafka Connect REST API, Prometheus and Grafana of {p} "
             "(generated; keys username, password, password_bcrypt)",
             username=name, kms_key_arn=kms_key_arn, bcrypt=True,
