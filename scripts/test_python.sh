@@ -37,9 +37,9 @@ done
 
 logs=.local/test-logs
 mkdir -p "$logs"
-rm -f "$logs"/faulthandler-*.log "$logs"/failures-*.log
+rm -f "$logs"/faulthandler-*.log "$logs"/failures-*.log "$logs"/threads-*.log "$logs"/current-*
 declare -A pid=() rc=()
-# A stopped make (Ctrl-C, CI timeout) stops the background sessions too.
+# A stopped make (Ctrl-C, CI timeout) stops the sessions too.
 trap 'kill "${pid[@]}" 2>/dev/null' EXIT INT TERM
 for name in "${NAMES[@]:1}"; do
   echo "[test] session '$name' (${DIRS[$name]}) runs beside this one; its output follows when all are done ($logs/$name.log)"
@@ -50,31 +50,44 @@ done
 
 first=${NAMES[0]}
 echo "[test] session '$first' (${DIRS[$first]})"
+# In the background too (its output still comes straight here), so every session's pid is known: the files a
+# session keeps are named by it.
 # shellcheck disable=SC2086
-"$PYTEST" ${DIRS[$first]} "$@"
-rc[$first]=$?
-for name in "${NAMES[@]:1}"; do
+"$PYTEST" ${DIRS[$first]} "$@" &
+pid[$first]=$!
+for name in "${NAMES[@]}"; do
   wait "${pid[$name]}"
   rc[$name]=$?
 done
 trap - EXIT INT TERM
 
-crashed=0
 for name in "${NAMES[@]:1}"; do
   echo
   echo "==================== session '$name' (${DIRS[$name]}) ===================="
   cat "$logs/$name.log"
 done
+# A session killed by a signal (128+N: 134 an abort, 139 a segfault) printed no summary. Shown for it: its
+# failures as they were recorded, where every thread was, and last (what a truncated log still shows) the test
+# it died in, the crashing thread and the threads alive after each of its last modules.
 for name in "${NAMES[@]}"; do
-  (( rc[$name] > 128 )) && crashed=1
-done
-# A session killed by a signal (128+N: 139 a segfault) printed no summary: show its failures as they were
-# recorded and where every thread was.
-if (( crashed )); then
-  for log in "$logs"/failures-*.log "$logs"/faulthandler-*.log; do
+  (( rc[$name] > 128 )) || continue
+  p=${pid[$name]}
+  for log in "$logs/failures-$p.log" "$logs/faulthandler-$p.log"; do
     if [[ -s "$log" ]]; then echo "==================== $log ===================="; cat "$log"; fi
   done
-fi
+done
+for name in "${NAMES[@]}"; do
+  (( rc[$name] > 128 )) || continue
+  p=${pid[$name]}
+  echo "==================== session '$name' died of signal $(( rc[$name] - 128 )) ===================="
+  echo "[test] in: $(cat "$logs/current-$p" 2>/dev/null || echo '(no test started)')"
+  echo "[test] threads after its last modules:"
+  tail -n 5 "$logs/threads-$p.log" 2>/dev/null | sed 's/^/  /'
+  echo "[test] every thread's innermost frames ($logs/faulthandler-$p.log; the current one crashed):"
+  awk '/^Fatal Python error/ {print; next}
+       /^(Current thread|Thread) 0x/ {print; left = 4; next}
+       left > 0 && /^  (File|<no Python)/ {print; left--}' "$logs/faulthandler-$p.log" 2>/dev/null | head -n 80 | sed 's/^/  /'
+done
 summary=""
 for name in "${NAMES[@]}"; do summary+=" $name: pytest exit ${rc[$name]};"; done
 echo "[test]$summary"

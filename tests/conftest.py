@@ -7,6 +7,8 @@ import faulthandler
 import gc
 import os
 import shutil
+import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -147,12 +149,59 @@ def pytest_configure(config):
     logs.mkdir(parents=True, exist_ok=True)
     config._msk_fault_log = (logs / f"faulthandler-{os.getpid()}.log").open("w")
     config._msk_failure_log = (logs / f"failures-{os.getpid()}.log").open("w")
+    config._msk_current_test = logs / f"current-{os.getpid()}"
+    config._msk_threads_log = (logs / f"threads-{os.getpid()}.log").open("w")
     gc.disable()  # collected on the main thread between tests (pytest_runtest_teardown)
+    # A zero threshold also keeps automatic collection off should a library call gc.enable() (pyspark's
+    # Broadcast.load re-enables it unconditionally).
+    gc.set_threshold(0)
     faulthandler.enable(file=config._msk_fault_log, all_threads=True)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """The test this session is in, kept in a file: a session killed by a signal prints no summary, and
+    scripts/test_python.sh names the test it died in."""
+    path = getattr(_CONFIG, "_msk_current_test", None) if _CONFIG else None
+    if path is not None:
+        path.write_text(nodeid + "\n")
+
+
+_CONFIG: pytest.Config | None = None
+
+
+def _log_threads(item) -> None:
+    """One line per module: the threads alive after it (Python's, and the process's own, which counts
+    librdkafka's and the JVM bridges'). A module that leaks clients or threads shows here before it can crash a
+    later one."""
+    log = getattr(item.config, "_msk_threads_log", None)
+    if log is None:
+        return
+    native = "?"
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Threads:"):
+                native = line.split()[1]
+    except OSError:
+        pass
+    log.write(f"{item.module.__name__}: python threads {threading.active_count()}, process threads {native}\n")
+    log.flush()
+
+
+def pytest_sessionstart(session):
+    global _CONFIG
+    _CONFIG = session.config
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or nextitem.module is not item.module:
+        # The test clients kept per bootstrap (kafka_helpers) go with the module that made them: a rehearsal's
+        # clusters are gone by then, and a client left reconnecting for the rest of the session to a port that
+        # a later cluster (another cluster id) may take is librdkafka state no test needs.
+        helpers = sys.modules.get("tests.kafka_helpers")
+        if helpers is not None:
+            helpers.close_all()
+        _log_threads(item)
     if item.stash.get(_FAILED, False) or nextitem is None or nextitem.module is not item.module:
         gc.collect()
     else:
