@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -121,8 +122,9 @@ def pytest_collection_modifyitems(config, items):
 # there closes from a thread that may not (a consumer's implicit close calls back into Python from the wrong thread
 # state, confluentinc/confluent-kafka-python#1761; librdkafka forbids destroying a client from its own threads),
 # and the interpreter segfaults. So it is switched off for the session and run here: the young generations after
-# every test (milliseconds), a full collection after a failed test (what it held is freed at once) and at the end
-# of every module.
+# every test (milliseconds), a full collection after a failed test (what it held is freed at once) and otherwise
+# at most every FULL_COLLECTION_SECONDS (a full collection of the session's heap takes about 0.2 s: once per
+# module it was most of the unit tier's time).
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -202,10 +204,17 @@ def pytest_runtest_teardown(item, nextitem):
         if helpers is not None:
             helpers.close_all()
         _log_threads(item)
-    if item.stash.get(_FAILED, False) or nextitem is None or nextitem.module is not item.module:
+    global _last_full_collection
+    now = time.monotonic()
+    if item.stash.get(_FAILED, False) or nextitem is None or now - _last_full_collection >= FULL_COLLECTION_SECONDS:
         gc.collect()
+        _last_full_collection = time.monotonic()
     else:
         gc.collect(1)
+
+
+FULL_COLLECTION_SECONDS = 30.0
+_last_full_collection = time.monotonic()
 
 
 @pytest.fixture(scope="session")
