@@ -119,3 +119,26 @@ def test_a_source_that_ended_while_its_records_waited_for_the_target_gets_its_ma
         f.close()
     assert (pm.compared, pm.source_next, pm.target_next) == (4, 5, 4), pm
     assert took < 10, f"the second pass took {took:.0f} s: it waited for an end already signalled"
+
+
+def test_a_follower_run_inside_a_longer_process_gives_back_its_signal_handlers(clusters, uniq, tmp_path, monkeypatch):
+    """Without --once the follower takes SIGTERM and SIGINT to stop at a pass's end; run in process (the rehearsal,
+    a test), it hands the caller's own handlers back however it stops: here the first assignment fails."""
+    import signal
+
+    from msk_migrate.validation.follow import follower as follower_module
+
+    src, tgt = clusters["source"], clusters["target"]
+    topic = f"sig-{uniq}"
+    create_topic(src, topic, partitions=1)
+    create_topic(tgt, topic, partitions=1)
+
+    def refuse(_self):
+        raise RuntimeError("assignment refused by the test")
+
+    monkeypatch.setattr(follower_module.Follower, "assign", refuse)
+    term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+                    "--mark", str(tmp_path / "mark.json")])
+    assert code != 0  # the refusal ended it
+    assert signal.getsignal(signal.SIGTERM) is term and signal.getsignal(signal.SIGINT) is intr

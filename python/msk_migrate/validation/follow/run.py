@@ -75,12 +75,15 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
     follower = Follower(clusters, store, mark, opts, metrics, say)
     follower.persist()  # the checked mark (truncations, new partitions) before the first read
     stop = {"now": False}
+    # The caller's handlers come back when the follower stops (it also runs inside a longer process: the
+    # rehearsal, the tests).
+    before: dict[signal.Signals, Any] = {}
     if not opts.once:
         def _stop(_sig: int, _frame: Any) -> None:
             stop["now"] = True
 
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            before[sig] = signal.signal(sig, _stop)
     try:
         follower.assign()
         follower.seed_recent(facts)
@@ -91,6 +94,8 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
         follower.close()
         if metrics is not None:
             metrics.close()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
     verdict, code = _verdict(mark)
     rows = rows_of(follower)
     notes = [f"mark: {store}"]
