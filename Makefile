@@ -1,6 +1,10 @@
 # msk-migrate. Quick start: `make rehearse` then `make test` (both set up what is missing first).
 SHELL := /bin/bash
 VENV := .venv/bin
+# Bytecode is cached (__pycache__, ignored by git) even where the shell says not to: without it every pytest run
+# and every CLI subprocess compiles the package and its tests again (pytest's assertion rewriting alone was more
+# than half of the unit tier's CPU).
+unexport PYTHONDONTWRITEBYTECODE
 ENV ?= dev
 
 .PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults bench-validation-full deploy-rehearse

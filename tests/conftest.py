@@ -49,6 +49,8 @@ PATH_TIERS = {
     "tests/unit/test_cli_bad_input.py": "cli",
     "tests/images/test_dockerfiles.py::test_connect_maven_stage": "jvm",
     "tests/images/test_buildah_images.py": "images",
+    # Grafana's people script run by bash and curl against a local server, with its bounded waits (seconds).
+    "tests/images/test_grafana_people.py": "images",
     "tests/infra/test_infra_cdktf_cli.py": "infra",
     "tests/infra/test_infra_checkov.py": "infra",
     "tests/infra/test_infra_terraform.py": "infra",

@@ -196,8 +196,10 @@ def _environment_name(text: str) -> str | None:
     """The ``name`` of an environment YAML (its record's file name), or None."""
     import yaml
 
+    from ..config.loader import safe_load
+
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError:
         return None  # the command in the task says what is wrong with the file
     name = data.get("name") if isinstance(data, dict) else None

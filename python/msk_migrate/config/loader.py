@@ -12,6 +12,15 @@ from ..errors import UsageError
 
 M = TypeVar("M", bound=BaseModel)
 
+#: libyaml's loader where PyYAML was built with it (the wheels are): the same safe constructors, parsed in C,
+#: several times faster than the pure-Python one on the environment files every command reads.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def safe_load(text: str) -> object:
+    """``yaml.safe_load`` through libyaml when available; raises ``yaml.YAMLError`` like it."""
+    return yaml.load(text, Loader=_SAFE_LOADER)
+
 
 def first_error(exc: ValidationError, prefix: str = "") -> UsageError:
     err = exc.errors()[0]
@@ -38,7 +47,7 @@ def load_yaml_model(model: type[M], path: str | Path) -> M:
     if not path.is_file():
         raise UsageError(str(path), "file not found", "pass the path of an existing YAML file")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise UsageError(str(path), f"not valid YAML: {str(exc).splitlines()[0]}") from None
     return validate_model(model, data, prefix=f"{path.name}: ")

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import UsageError
+from .loader import safe_load
 
 
 class SchemaRegistrySection(BaseModel):
@@ -52,7 +53,7 @@ def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySect
     option = "--env" if env else "--config"
     path = environment_path(env) if env else Path(str(config))
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise UsageError(option, f"cannot read {path} ({type(exc).__name__})", "give a readable YAML file") from None
     section = raw.get("schema_registry") if isinstance(raw, dict) else None
