@@ -162,15 +162,13 @@ def pytest_configure(config):
     faulthandler.enable(file=config._msk_fault_log, all_threads=True)
 
 
-def pytest_runtest_logstart(nodeid, location):
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
     """The test this session is in, kept in a file: a session killed by a signal prints no summary, and
     scripts/test_python.sh names the test it died in."""
-    path = getattr(_CONFIG, "_msk_current_test", None) if _CONFIG else None
+    path = getattr(item.config, "_msk_current_test", None)
     if path is not None:
-        path.write_text(nodeid + "\n")
-
-
-_CONFIG: pytest.Config | None = None
+        path.write_text(item.nodeid + "\n")
 
 
 def _log_threads(item) -> None:
@@ -187,13 +185,8 @@ def _log_threads(item) -> None:
                 native = line.split()[1]
     except OSError:
         pass
-    log.write(f"{item.module.__name__}: python threads {threading.active_count()}, process threads {native}\n")
+    log.write(f"{item.nodeid.split('::')[0]}: python threads {threading.active_count()}, process threads {native}\n")
     log.flush()
-
-
-def pytest_sessionstart(session):
-    global _CONFIG
-    _CONFIG = session.config
 
 
 @pytest.hookimpl(trylast=True)
