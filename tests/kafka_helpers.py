@@ -220,7 +220,8 @@ class Pair:
 
 
 def close_all() -> None:
-    """Drop cached clients before the clusters stop (no reconnect noise at exit)."""
+    """Drop the cached clients (on the caller's thread): at the end of every module (tests/conftest.py) and before
+    the shared clusters stop (tests/validation/conftest.py)."""
     for p in _producers.values():
         p.flush(5)
     _producers.clear()

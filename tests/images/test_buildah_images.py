@@ -95,7 +95,7 @@ class Container:
 
     def run(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """``cmd`` in the container; its own exit status and output. buildah's own failure to start it (its
-        ``Error:`` line, seen under load with the three test sessions sharing two cores) is tried twice more:
+        ``Error:`` line, seen under load with test sessions sharing two cores) is tried twice more:
         that is the tool, not what the test checks; a command's own failure is returned at once."""
         for attempt in range(3):
             proc = buildah("run", "--isolation", "chroot", "--network", "host", self.name, "--", *cmd, check=False, timeout=timeout)
