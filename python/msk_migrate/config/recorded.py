@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..paths import REPO_ROOT
+from .identifiers import ENV_NAME
 
 RECORD_DIR_ENV = "MSK_MIGRATE_RECORD_DIR"
 DEFAULT_RECORD_DIR = REPO_ROOT / "infra" / "environments" / "recorded"
@@ -26,7 +27,17 @@ def record_dir() -> Path:
     return Path(os.environ.get(RECORD_DIR_ENV) or DEFAULT_RECORD_DIR)
 
 
-def record_path(env: str) -> Path:
+def record_path(env: str, field: str = "environment") -> Path:
+    """``<record dir>/<env>.json``, the one place a record's path is built: ``env`` must be an environment name
+    (the rule of ``infra/environments/<env>.yaml``'s ``name``), so no name (``../x``, ``/abs``, ``a/b``) reaches
+    outside the record directory. A bad name is a :class:`UsageError` naming ``field``."""
+    # The environment model's rule (identifiers.ENV_NAME, as check_env_name applies it), matched in full: its
+    # ``$`` alone would let a trailing newline through.
+    if not isinstance(env, str) or not ENV_NAME.fullmatch(env):
+        shown = repr(env[:40] + "..." if isinstance(env, str) and len(env) > 40 else env)  # one short line
+        raise UsageError(field, f"{shown} is not an environment name",
+                         "lowercase letters, digits and single '-', starting with a letter, at most 20 characters "
+                         "(e.g. dev, prod-eu)")
     return record_dir() / f"{env}.json"
 
 
@@ -46,6 +57,8 @@ def all_records() -> dict[str, dict[str, Any]]:
     base = record_dir()
     if base.is_dir():
         for p in sorted(base.glob("*.json")):
+            if not ENV_NAME.fullmatch(p.stem):
+                continue  # not a record this module writes (every record is <environment name>.json)
             rec = load_record(p.stem)
             if rec:
                 out[p.stem] = rec
@@ -65,8 +78,9 @@ def save_record(env: str, **fields: Any) -> Path:
 
 def adopt_record(env: str, data: dict[str, Any]) -> Path | None:
     """Keep a record written elsewhere (a first apply in an ``--in-vpc`` task) when this checkout has none
-    for ``env``; the path written, or None when one exists (the existing record wins)."""
-    path = record_path(env)
+    for ``env``; the path written, or None when one exists (the existing record wins). ``env`` comes from what
+    the task printed: a name that is not an environment name is refused (UsageError) before any path is built."""
+    path = record_path(env, "environment (the record the operator task printed)")
     if path.is_file() or not data.get("target_cluster_id"):
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
