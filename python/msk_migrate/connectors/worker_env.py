@@ -91,6 +91,8 @@ PINNED_CLUSTERS = PINNED_PREFIX + "clusters"
 #: The worker resolves ``${...}`` in its own settings at start; the pinned text must stay the reference, so
 #: it is written as ``$[env:NAME}`` and read back as ``${env:NAME}`` (PinnedClusters.ESCAPED_VARIABLE).
 PINNED_ESCAPED_VARIABLE = "$[env:"
+#: Kafka Connect's admin endpoints (KIP-495): an empty value disables them (RestServer skips the admin resources).
+ADMIN_LISTENERS = "admin.listeners"
 PROPERTY_FILE_LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -191,6 +193,10 @@ def worker_properties(
         "listeners": f"{scheme}://{rest.bind_host}:{worker.rest_port}",
         "rest.advertised.listener": scheme,
         "rest.advertised.port": str(worker.rest_port),
+        # Empty: Kafka serves no admin endpoint (/admin/loggers) at all. Left unset they would share the REST
+        # listener, where any REST user could switch the audit logger off; on a listener of their own they would
+        # get no authentication (REST extensions register on the main listener only). Nothing here uses them.
+        ADMIN_LISTENERS: "",
     }
     if rest.advertised_host:
         props["rest.advertised.host.name"] = rest.advertised_host

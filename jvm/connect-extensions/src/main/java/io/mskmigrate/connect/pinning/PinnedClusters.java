@@ -15,7 +15,9 @@ import java.util.regex.Pattern;
  *
  * <p>Invariant: a connector config accepted here names (a) cluster settings only under {@link #PINNED_PREFIXES},
  * each prefix carrying one pinned cluster's {@code bootstrap.servers} and, for every other setting it gives, that
- * cluster's value (the text msk-migrate's renderer writes, {@code ${env:...}} references included); and (b) no config provider variable anywhere else.
+ * cluster's value (the text msk-migrate's renderer writes, {@code ${env:...}} references included) and, under a
+ * framework override prefix ({@link #FRAMEWORK_OVERRIDE_PREFIXES}), every setting that cluster pins; and (b) no
+ * config provider variable anywhere else.
  * Together these leave a connector no way to send a secret anywhere but to the cluster it belongs to: the secret
  * can be referenced only inside the one setting that carries it to its own cluster (a JAAS entry, a PEM key).
  *
@@ -34,6 +36,12 @@ public final class PinnedClusters {
      *  (the reverse flow's producer writes to the source: msk_migrate.connectors.render.reverse_producer). */
     public static final List<String> PINNED_PREFIXES = List.of(
             "source.cluster.", "target.cluster.", "producer.override.", "consumer.override.", "admin.override.");
+    /** The Connect framework's client overrides: a setting left out of one falls back to the worker's own
+     *  {@code producer.*}/{@code consumer.*}/{@code admin.*} setting, i.e. the worker's cluster's credentials
+     *  (Worker#baseProducerConfigs puts the overrides over the worker's settings). MM2's own prefixes fall back
+     *  to Kafka's defaults instead (MirrorConnectorConfig builds its clients from the connector config alone). */
+    public static final List<String> FRAMEWORK_OVERRIDE_PREFIXES = List.of(
+            "producer.override.", "consumer.override.", "admin.override.");
 
     /** A client key that says where a client connects or with what identity (under any prefix). */
     static final Pattern CLUSTER_KEY = Pattern.compile(
@@ -137,8 +145,10 @@ public final class PinnedClusters {
         return first;
     }
 
-    /** A setting left out is allowed (Kafka's default then applies to a connection to the pinned address: it can
-     *  only fail to connect, never carry a secret elsewhere); one given must be the pinned text. */
+    /** A setting given must be the pinned text. One left out is allowed under MM2's own prefixes (Kafka's default
+     *  then applies to a connection to the pinned address: it can only fail to connect, never carry a secret
+     *  elsewhere) but not under a framework override prefix, where it would be the worker's own setting: a
+     *  producer pointed at the source with the worker's (target's) JAAS entry would present it to the source. */
     private static String difference(String prefix, String alias, Map<String, String> pinned, Map<String, String> given) {
         for (String k : new TreeSet<>(given.keySet())) {
             String want = pinned.get(k);
@@ -150,6 +160,37 @@ public final class PinnedClusters {
                 return "'" + prefix + k + "' differs from the " + alias + " cluster's pinned setting: use the rendered value";
             }
         }
+        if (FRAMEWORK_OVERRIDE_PREFIXES.contains(prefix)) {
+            for (String k : new TreeSet<>(pinned.keySet())) {
+                if (!given.containsKey(k)) {
+                    return "'" + prefix + k + "' is missing: an override that names the " + alias + " cluster must carry "
+                            + "all its pinned settings " + new TreeSet<>(pinned.keySet()) + " (left out, the worker's own "
+                            + "client setting would apply toward it); render the connector with msk-migrate";
+                }
+            }
+        }
         return null;
+    }
+
+    /** The pinned settings of the cluster whose {@code bootstrap.servers} lists exactly ``addresses`` (any order,
+     *  any spacing), or null. */
+    public Map<String, String> clusterAt(Set<String> addresses) {
+        for (Map<String, String> settings : clusters.values()) {
+            String bootstrap = settings.get("bootstrap.servers");
+            if (bootstrap != null && addressSet(bootstrap).equals(addresses)) {
+                return settings;
+            }
+        }
+        return null;
+    }
+
+    static Set<String> addressSet(String bootstrap) {
+        Set<String> out = new TreeSet<>();
+        for (String a : bootstrap.split(",")) {
+            if (!a.trim().isEmpty()) {
+                out.add(a.trim());
+            }
+        }
+        return out;
     }
 }

@@ -7,8 +7,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import javax.security.auth.login.AppConfigurationEntry;
+import io.mskmigrate.connect.pinning.PinnedClusters;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.JaasContext;
@@ -32,6 +34,11 @@ import org.apache.kafka.connect.connector.policy.ConnectorClientConfigRequest.Cl
  *       ({@value #ALLOWED_BOOTSTRAP_CONFIG}, rendered by msk_migrate.connectors.worker_env). Consumer and
  *       admin need them when exactly-once support puts a reverse connector's offsets on the cluster its
  *       producer writes to (Worker#offsetStoreForExactlyOnceSourceTask);</li>
+ *   <li>such a {@code bootstrap.servers} only together with every setting the worker pins for that cluster
+ *       ({@link PinnedClusters}, {@code msk.migrate.connector.pinned.<alias>.*}): a setting left out falls back
+ *       to the worker's own client setting, i.e. the worker's cluster's credentials would be presented to the
+ *       named cluster. The values are compared by the pinned-config REST filter, before any variable is
+ *       resolved; this policy sees resolved values and so checks that the keys are all there;</li>
  *   <li>{@code sasl.jaas.config} only with {@link #LOGIN_MODULES}, {@code *.class} keys only with
  *       {@link #CLASS_VALUES}: no connector-chosen code in the worker.</li>
  * </ul>
@@ -76,11 +83,13 @@ public class MirrorMakerOverridePolicy implements ConnectorClientConfigOverrideP
             "sasl.client.callback.handler.class", Set.of("software.amazon.msk.auth.iam.IAMClientCallbackHandler"));
 
     private Set<String> allowedBootstrap = Set.of();
+    private PinnedClusters pinnedClusters = new PinnedClusters(Map.of());
 
     @Override
     public void configure(Map<String, ?> workerConfigs) {
         Object raw = workerConfigs.get(ALLOWED_BOOTSTRAP_CONFIG);
         allowedBootstrap = raw == null ? Set.of() : addresses(raw);
+        pinnedClusters = PinnedClusters.fromWorkerConfig(workerConfigs);
     }
 
     /** The pinned addresses (for tests and the log). */
@@ -95,6 +104,9 @@ public class MirrorMakerOverridePolicy implements ConnectorClientConfigOverrideP
         boolean mm2 = MM2_CONNECTORS.contains(connectorClass);
         String bootstrapError = props.containsKey(BOOTSTRAP) ? bootstrapError(props.get(BOOTSTRAP)) : null;
         boolean pinned = props.containsKey(BOOTSTRAP) && bootstrapError == null;
+        if (pinned) {
+            bootstrapError = incompleteSecurity(request.clientType(), props);
+        }
         List<ConfigValue> out = new ArrayList<>();
         for (Map.Entry<String, Object> e : props.entrySet()) {
             ConfigValue cv = new ConfigValue(e.getKey(), e.getValue(), new ArrayList<>(), new ArrayList<>());
@@ -148,6 +160,26 @@ public class MirrorMakerOverridePolicy implements ConnectorClientConfigOverrideP
                     + " (" + ALLOWED_BOOTSTRAP_CONFIG + "); not " + (wanted.isEmpty() ? "an empty list" : String.join(",", foreign));
         }
         return null;
+    }
+
+    /** The settings the worker pins for the cluster ``props`` names that ``props`` leaves out (one line), or null. */
+    private String incompleteSecurity(ClientType type, Map<String, Object> props) {
+        Map<String, String> cluster = pinnedClusters.clusterAt(new TreeSet<>(addresses(props.get(BOOTSTRAP))));
+        String client = type.name().toLowerCase();
+        if (cluster == null) {
+            return "'" + BOOTSTRAP + "' names no cluster whose settings this worker pins (" + PinnedClusters.CLUSTERS_CONFIG
+                    + "): the " + client + " would take the worker's own credentials toward it";
+        }
+        Set<String> missing = new TreeSet<>(cluster.keySet());
+        missing.remove(BOOTSTRAP);
+        missing.removeAll(props.keySet());
+        if (missing.isEmpty()) {
+            return null;
+        }
+        return "'" + BOOTSTRAP + "' names a pinned cluster but leaves out "
+                + missing.stream().map(k -> client + ".override." + k).collect(Collectors.joining(", "))
+                + ": the worker's own " + client + " setting (its cluster's credentials) would apply toward it; "
+                + "carry every pinned setting of that cluster";
     }
 
     private static String valueError(String key, Object value) {

@@ -138,26 +138,46 @@ class PinnedClustersTest {
     }
 
     @Test
-    void theGateReadsEveryEndpointThatCarriesAConfig() {
-        ConnectorConfigGate gate = new ConnectorConfigGate(pinned);
-        byte[] bad = "{\"source.cluster.bootstrap.servers\": \"${env:MM2_SOURCE_SASL_PASSWORD}.invalid:9092\"}"
-                .getBytes(StandardCharsets.UTF_8);
-        assertNotNull(gate.refusal("PUT", "/connectors/probe/config", bad));
-        assertNotNull(gate.refusal("PATCH", "connectors/probe/config/", bad));
-        assertNotNull(gate.refusal("PUT", "/connector-plugins/MirrorSourceConnector/config/validate", bad));
-        byte[] post = ("{\"name\": \"probe\", \"config\": {\"tasks.max\": \"${env:MM2_SOURCE_SASL_PASSWORD}\"}}")
-                .getBytes(StandardCharsets.UTF_8);
-        assertTrue(gate.refusal("POST", "/connectors", post).startsWith("'tasks.max' names a config provider variable"));
-        assertTrue(gate.refusal("PUT", "/connectors/p/config", "not json".getBytes(StandardCharsets.UTF_8))
-                .startsWith("the request body is not a JSON object"));
-        assertTrue(gate.refusal("POST", "/connectors", "{\"name\": \"p\"}".getBytes(StandardCharsets.UTF_8))
-                .startsWith("the request body carries no connector config object"));
-        // non-string JSON values are checked as text too
-        assertNull(gate.refusal("PUT", "/connectors/p/config", "{\"tasks.max\": 2}".getBytes(StandardCharsets.UTF_8)));
-        // other requests are not the gate's business
-        assertNull(gate.refusal("PUT", "/connectors/p/pause", bad));
-        assertNull(gate.refusal("DELETE", "/connectors/p", bad));
-        assertFalse(ConnectorConfigGate.carriesConfig("GET", "/connectors/p/config"));
+    void aFrameworkOverrideNamingAPinnedClusterMustCarryItsWholeSecurity() {
+        // Left out, the worker's own producer.* setting (the target's credentials) would apply toward the source.
+        for (String left : new String[] {"security.protocol", "sasl.mechanism", "sasl.jaas.config"}) {
+            for (String prefix : PinnedClusters.FRAMEWORK_OVERRIDE_PREFIXES) {
+                Map<String, String> c = rendered();
+                c.put(prefix + "bootstrap.servers", "src:9094");
+                c.put(prefix + "security.protocol", "SASL_PLAINTEXT");
+                c.put(prefix + "sasl.mechanism", "SCRAM-SHA-512");
+                c.put(prefix + "sasl.jaas.config", JAAS);
+                assertNull(pinned.refusal(c), prefix);
+                c.remove(prefix + left);
+                String error = pinned.refusal(c);
+                assertNotNull(error, prefix + left);
+                assertTrue(error.startsWith("'" + prefix + left + "' is missing: an override that names the source cluster "
+                        + "must carry all its pinned settings [bootstrap.servers, sasl.jaas.config, sasl.mechanism, "
+                        + "security.protocol]"), error);
+            }
+        }
+        // The bootstrap alone is the case of the issue: the producer would log in to the source as the worker.
+        Map<String, String> c = rendered();
+        c.put("producer.override.bootstrap.servers", "src:9094");
+        assertTrue(pinned.refusal(c).startsWith("'producer.override.sasl.jaas.config' is missing"), pinned.refusal(c));
+        // Toward the worker's own cluster the same rule holds (one rule, whatever the cluster).
+        c = rendered();
+        c.put("admin.override.bootstrap.servers", "tgt:9092");
+        assertTrue(pinned.refusal(c).startsWith("'admin.override.security.protocol' is missing: an override that names the target"),
+                pinned.refusal(c));
+        c.put("admin.override.security.protocol", "PLAINTEXT");
+        assertNull(pinned.refusal(c));
+        // A JSON null is not a value: the setting is left out.
+        c.put("admin.override.security.protocol", null);
+        assertNotNull(pinned.refusal(c));
+    }
+
+    @Test
+    void clustersAreFoundByTheirAddressesInAnyOrder() {
+        PinnedClusters two = PinnedClusters.fromWorkerConfig(Map.of(PinnedClusters.CLUSTERS_CONFIG, "source",
+                PinnedClusters.PREFIX + "source.bootstrap.servers", "a:1, b:2", PinnedClusters.PREFIX + "source.security.protocol", "SSL"));
+        assertEquals("SSL", two.clusterAt(PinnedClusters.addressSet("b:2,a:1")).get("security.protocol"));
+        assertNull(two.clusterAt(PinnedClusters.addressSet("a:1")));
     }
 
     @Test
@@ -166,6 +186,6 @@ class PinnedClustersTest {
         assertEquals("alice", PinnedConnectorConfigExtension.user(null, header));
         assertEquals("bob", PinnedConnectorConfigExtension.user(() -> "bob", header));
         assertEquals("-", PinnedConnectorConfigExtension.user(null, null));
-        assertEquals("{\"error_code\":400,\"message\":\"'a' \\\"b\\\"\"}", PinnedConnectorConfigExtension.errorBody("'a' \"b\""));
+        assertEquals("{\"error_code\":400,\"message\":\"'a' \\\"b\\\"\"}", PinnedConnectorConfigExtension.errorBody(400, "'a' \"b\""));
     }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
+import io.mskmigrate.connect.pinning.PinnedClusters;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.connect.connector.Connector;
@@ -30,7 +31,13 @@ class MirrorMakerOverridePolicyTest {
         Map<String, Object> worker = new LinkedHashMap<>();
         worker.put("bootstrap.servers", "target:9092");
         if (pinned != null) {
+            // As worker_env renders them together: the allowed address and that cluster's pinned settings.
             worker.put(MirrorMakerOverridePolicy.ALLOWED_BOOTSTRAP_CONFIG, pinned);
+            worker.put(PinnedClusters.CLUSTERS_CONFIG, "source");
+            worker.put(PinnedClusters.PREFIX + "source.bootstrap.servers", pinned);
+            worker.put(PinnedClusters.PREFIX + "source.security.protocol", "SASL_SSL");
+            worker.put(PinnedClusters.PREFIX + "source.sasl.mechanism", "SCRAM-SHA-512");
+            worker.put(PinnedClusters.PREFIX + "source.sasl.jaas.config", "$[env:X}");
         }
         p.configure(worker);
         return p;
@@ -50,6 +57,46 @@ class MirrorMakerOverridePolicyTest {
             m.put((String) kv[i], kv[i + 1]);
         }
         return m;
+    }
+
+    /** ``bootstrap`` with the whole security of the pinned source (what render.reverse_producer writes). */
+    static Map<String, Object> toSource(Object bootstrap, Object... more) {
+        Map<String, Object> m = map("bootstrap.servers", bootstrap, "security.protocol", "SASL_SSL",
+                "sasl.mechanism", "SCRAM-SHA-512", "sasl.jaas.config", new Password(SCRAM));
+        m.putAll(map(more));
+        return m;
+    }
+
+    @Test
+    void aPinnedBootstrapWithoutThatClustersWholeSecurityIsRefused() {
+        MirrorMakerOverridePolicy p = policy(SOURCE);
+        for (ClientType type : ClientType.values()) {
+            assertEquals(List.of(), errors(p, MirrorSourceConnector.class, type, toSource(SOURCE)).get("bootstrap.servers"));
+            for (String left : List.of("security.protocol", "sasl.mechanism", "sasl.jaas.config")) {
+                Map<String, Object> props = toSource(SOURCE);
+                props.remove(left);
+                List<String> e = errors(p, MirrorSourceConnector.class, type, props).get("bootstrap.servers");
+                String client = type.name().toLowerCase();
+                assertEquals(List.of("'bootstrap.servers' names a pinned cluster but leaves out " + client + ".override." + left
+                        + ": the worker's own " + client + " setting (its cluster's credentials) would apply toward it; "
+                        + "carry every pinned setting of that cluster"), e, type + " " + left);
+            }
+        }
+        // The case: the bootstrap alone.
+        List<String> alone = errors(p, MirrorSourceConnector.class, ClientType.PRODUCER, map("bootstrap.servers", SOURCE))
+                .get("bootstrap.servers");
+        assertEquals(1, alone.size());
+        assertTrue(alone.get(0).contains("leaves out producer.override.sasl.jaas.config, producer.override.sasl.mechanism, "
+                + "producer.override.security.protocol"), alone.get(0));
+    }
+
+    @Test
+    void anAllowedAddressWhoseClusterIsNotPinnedFailsClosed() {
+        MirrorMakerOverridePolicy p = new MirrorMakerOverridePolicy();
+        p.configure(Map.of(MirrorMakerOverridePolicy.ALLOWED_BOOTSTRAP_CONFIG, SOURCE));
+        List<String> e = errors(p, MirrorSourceConnector.class, ClientType.PRODUCER, toSource(SOURCE)).get("bootstrap.servers");
+        assertEquals(1, e.size());
+        assertTrue(e.get(0).startsWith("'bootstrap.servers' names no cluster whose settings this worker pins"), e.get(0));
     }
 
     @Test
@@ -102,9 +149,9 @@ class MirrorMakerOverridePolicyTest {
         assertEquals(List.of("src-1:9092", "src-2:9092"), List.copyOf(p.allowedBootstrapServers()));
         // parsed (REST validation hands a List) and raw (task start hands the String) both work
         assertEquals(List.of(), errors(p, MirrorSourceConnector.class, ClientType.PRODUCER,
-                map("bootstrap.servers", List.of("src-2:9092", "src-1:9092"))).get("bootstrap.servers"));
-        assertEquals(List.of(), errors(p, MirrorCheckpointConnector.class, ClientType.ADMIN,
-                map("bootstrap.servers", "src-1:9092")).get("bootstrap.servers"));
+                toSource(List.of("src-2:9092", "src-1:9092"))).get("bootstrap.servers"));
+        assertEquals(1, errors(p, MirrorCheckpointConnector.class, ClientType.ADMIN,
+                toSource("src-1:9092")).get("bootstrap.servers").size(), "a part of the cluster's addresses is not the cluster");
         List<String> evil = errors(p, MirrorSourceConnector.class, ClientType.PRODUCER,
                 map("bootstrap.servers", "src-1:9092,evil:9092")).get("bootstrap.servers");
         assertEquals(1, evil.size());
@@ -141,7 +188,7 @@ class MirrorMakerOverridePolicyTest {
     void theIamCallbackHandlerIsTheOnlyClassAConnectorMayName() {
         MirrorMakerOverridePolicy p = policy(SOURCE);
         Map<String, List<String>> ok = errors(p, MirrorSourceConnector.class, ClientType.PRODUCER, map(
-                "bootstrap.servers", SOURCE, "sasl.mechanism", "AWS_MSK_IAM",
+                "bootstrap.servers", SOURCE, "security.protocol", "SASL_SSL", "sasl.mechanism", "AWS_MSK_IAM",
                 "sasl.jaas.config", "software.amazon.msk.auth.iam.IAMLoginModule required;",
                 "sasl.client.callback.handler.class", "software.amazon.msk.auth.iam.IAMClientCallbackHandler"));
         ok.forEach((k, msgs) -> assertEquals(List.of(), msgs, k));
