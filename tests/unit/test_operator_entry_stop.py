@@ -5,7 +5,6 @@ it runs, not when it stops."""
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
@@ -14,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from msk_migrate.aws import operator_entry, operator_task
+from msk_migrate.aws import operator_task
 
 REPO = Path(__file__).resolve().parents[2]
 #: A stand-in msk-migrate that runs until stopped: it says it started, and on SIGTERM persists and exits 0.
@@ -36,9 +35,12 @@ def test_sigterm_to_the_entrypoint_reaches_the_command_which_exits_cleanly_with_
     fake.parent.mkdir()
     fake.write_text(STAND_IN.format(python=sys.executable))
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "PYTHONPATH": str(REPO / "python"),
-           operator_entry.ARGV_ENV: json.dumps(["validate", "--follow", "--config", "/dev/null"])}
-    proc = subprocess.Popen([sys.executable, "-m", "msk_migrate.aws.operator_entry"], cwd=tmp_path, env=env,
+    # the entrypoint's run step in a process of its own (the process ECS signals), running the stand-in
+    driver = ("import sys; from msk_migrate.aws import operator_entry; "
+              f"sys.exit(operator_entry.run(['validate', '--follow'], {{'PATH': '/usr/bin:/bin'}}, command=[{str(fake)!r}], "
+              f"records={str(tmp_path / 'records')!r}))")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    proc = subprocess.Popen([sys.executable, "-c", driver], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

@@ -11,10 +11,12 @@ import json
 import pytest
 
 from msk_migrate.aws import ecs_task, operator_entry, operator_task
+from msk_migrate.aws.task_view import ARGV_ENV
+from msk_migrate.commands.operator_grammar import check_request
 from msk_migrate.errors import UsageError
 
 from . import test_preflight_in_vpc as pf
-from .test_preflight_in_vpc import CLUSTER, MIGRATION_YAML, REGION, cli, finish
+from .test_preflight_in_vpc import CLUSTER, REGION, cli, finish
 
 # The same moto server and ECS/Logs fixtures as the preflight's --in-vpc tests.
 moto_url = pf.moto_url
@@ -25,11 +27,9 @@ LAG_ROWS = {"talked_to": {"config": "flow file", "source": "kafka-1:9093", "targ
 
 
 def test_any_command_runs_in_the_operator_task_and_its_json_and_exit_code_come_back(aws, tmp_path) -> None:
-    cfg = tmp_path / "flow.yaml"
-    cfg.write_text(MIGRATION_YAML)
     # What the task's shell prints: the command's stderr, the marker, then its stdout (one JSON document).
     waiter = finish(aws, 1, ["config: flow file ...", operator_task.STDOUT_MARKER, *json.dumps(LAG_ROWS, indent=2).splitlines()])
-    res = cli("lag", "--config", str(cfg), "--output", "json", "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
+    res = cli("lag", "--output", "json", "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
     waiter.join(5)
     assert res.returncode == 1, res.stdout + res.stderr
     assert json.loads(res.stdout) == LAG_ROWS, "stdout is exactly the command's JSON document"
@@ -41,8 +41,9 @@ def test_any_command_runs_in_the_operator_task_and_its_json_and_exit_code_come_b
     (co,) = task["overrides"]["containerOverrides"]
     assert co["name"] == "operator" and "command" not in co, "the image's entrypoint runs the request (issue 37)"
     sent = {e["name"]: e["value"] for e in co["environment"]}
-    assert json.loads(sent[operator_entry.ARGV_ENV]) == ["lag", "--config", operator_task.IN_TASK_FLOW, "--output", "json"]
-    assert sent[operator_task.CONFIG_ENV] == MIGRATION_YAML
+    assert sent == {ARGV_ENV: json.dumps(["lag", "--output", "json"])}, "the request alone: clusters and secrets are the stack's"
+    tagged = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[arn], include=["TAGS"])["tasks"][0].get("tags", [])
+    assert {t["key"]: t["value"] for t in tagged}.get(ecs_task.STARTED_BY_TAG), "tagged with the caller"
 
 
 def test_the_command_line_loses_only_the_in_vpc_options() -> None:
@@ -60,22 +61,20 @@ def test_output_is_split_at_the_last_marker() -> None:
 
 
 def test_in_vpc_without_the_task_definition_is_one_line_and_starts_nothing(aws, tmp_path) -> None:
-    cfg = tmp_path / "flow.yaml"
-    cfg.write_text(MIGRATION_YAML)
     before = aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY)["taskArns"]
-    res = cli("lag", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "msk-migrate-dev-nope",
+    res = cli("lag", "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "msk-migrate-dev-nope",
               "--aws-region", REGION)
     assert res.returncode == 2 and "--task-definition" in res.stderr and "msk-migrate-dev-nope" in res.stderr, res.stderr
     assert [ln for ln in res.stderr.splitlines() if ln.startswith("error:")] == [res.stderr.strip().splitlines()[-1]]
     assert "Traceback" not in res.stderr
     assert aws["ecs"].list_tasks(cluster=CLUSTER, startedBy=ecs_task.STARTED_BY)["taskArns"] == before, "nothing started"
-    res = cli("lag", "--config", str(cfg), "--in-vpc")
+    res = cli("lag", "--in-vpc")
     assert res.returncode == 2 and "--ecs-cluster" in res.stderr
     res = cli("lag", "--local", "--in-vpc", "--ecs-cluster", CLUSTER)
     assert res.returncode == 2 and "--local" in res.stderr
 
 
-def test_the_environment_record_travels_to_the_task_and_a_first_apply_in_the_vpc_comes_back(aws, tmp_path, monkeypatch) -> None:
+def test_a_first_apply_in_the_vpc_brings_its_record_back_and_no_record_or_flow_is_ever_sent(aws, tmp_path, monkeypatch) -> None:
     from msk_migrate.config.recorded import RECORD_DIR_ENV, load_record
     from msk_migrate.paths import REPO_ROOT
 
@@ -83,8 +82,8 @@ def test_the_environment_record_travels_to_the_task_and_a_first_apply_in_the_vpc
     env_yaml.write_text((REPO_ROOT / "infra" / "environments" / "dev.yaml").read_text())
     records = tmp_path / "recorded"
     monkeypatch.setenv(RECORD_DIR_ENV, str(records))
-    # no record yet: a first `connectors apply --env` runs in the task and writes one there; the task
-    # prints it after the record marker and this side keeps it in the checkout
+    # a first `connectors apply` runs in the task and records the stack's clusters there; the task prints the
+    # record after the record marker and this side keeps it in the checkout
     rec = {"environment": "dev", "target_cluster_id": "MSKclusterId0000000001", "target_bootstrap": "b-1:9098",
            "recorded_at": "2026-11-25T13:00:00+00:00", "migration": "mm2-dev"}
     waiter = finish(aws, 0, ["applying connectors", operator_task.RECORD_MARKER, *json.dumps(rec, indent=2).splitlines(),
@@ -96,18 +95,15 @@ def test_the_environment_record_travels_to_the_task_and_a_first_apply_in_the_vpc
     assert "commit it" in res.stderr and operator_task.RECORD_MARKER not in res.stderr
     assert res.stdout.strip() == "created: mm2-dev-source"
     (co,) = _last_task(aws)["overrides"]["containerOverrides"]
-    assert {"name": RECORD_DIR_ENV, "value": operator_task.IN_TASK_RECORDS} in co["environment"]
-    assert operator_task.RECORD_ENV not in {e["name"] for e in co["environment"]}  # nothing to send yet
+    # --env names which environment's stack this is on the laptop; the task reads the stack's own
+    assert co["environment"] == [{"name": ARGV_ENV, "value": json.dumps(["connectors", "apply"])}]
 
-    # from now on the record goes with every command, so the task checks the same cluster ids as a laptop would
     waiter = finish(aws, 1, ["lagging", operator_task.STDOUT_MARKER, "{}"])
     res = cli("lag", "--env", str(env_yaml), "--in-vpc", "--ecs-cluster", CLUSTER, "--aws-region", REGION)
     waiter.join(5)
     assert res.returncode == 1, res.stdout + res.stderr
     (co,) = _last_task(aws)["overrides"]["containerOverrides"]
-    sent = {e["name"]: e["value"] for e in co["environment"]}
-    assert json.loads(sent[operator_task.RECORD_ENV])["target_cluster_id"] == "MSKclusterId0000000001"
-    assert sent[operator_entry.RECORD_NAME_ENV] == "dev" and "command" not in co
+    assert co["environment"] == [{"name": ARGV_ENV, "value": json.dumps(["lag"])}] and "command" not in co
 
 
 def _last_task(aws) -> dict:
@@ -115,46 +111,39 @@ def _last_task(aws) -> dict:
     return aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[arn])["tasks"][0]
 
 
-def test_the_entrypoint_writes_the_record_runs_the_command_and_prints_what_it_recorded(tmp_path, capsys, monkeypatch) -> None:
-    # the operator image's entrypoint, run here with a stand-in msk-migrate that records as a first apply does
-    import os
-
+def test_the_entrypoint_runs_the_command_and_prints_stderr_the_record_it_left_and_stdout(tmp_path, capsys) -> None:
+    # the operator image's run step, with a stand-in msk-migrate that records as a first apply does
     records = tmp_path / "in-task-records"
-    fake = tmp_path / "bin" / "msk-migrate"
-    fake.parent.mkdir()
+    records.mkdir()
+    fake = tmp_path / "msk-migrate"
     fake.write_text('#!/bin/sh\necho "stderr line" >&2\nprintf \'{"environment": "dev", "target_cluster_id": "X1"}\' '
                     '> "$MSK_MIGRATE_RECORD_DIR/dev.json"\necho "stdout line"\nexit 3\n')
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    env = {**os.environ, "MSK_MIGRATE_RECORD_DIR": str(records), operator_entry.RECORD_NAME_ENV: "dev",
-           operator_entry.ARGV_ENV: json.dumps(["connectors", "apply", "--env", "/dev/null"])}
-    words = operator_entry.request([], env)
-    assert operator_entry.run(words, env, records=str(records), flow=str(tmp_path / "flow.yaml")) == 3
+    env = {"PATH": "/usr/bin:/bin", "MSK_MIGRATE_RECORD_DIR": str(records)}
+    assert operator_entry.run(["connectors", "apply"], env, command=[str(fake)], records=str(records)) == 3
     err, out = operator_task.split_output(capsys.readouterr().out.splitlines())
     err, rec = operator_task.split_record(err)
     assert (err, out, rec) == (["stderr line"], ["stdout line"], {"environment": "dev", "target_cluster_id": "X1"})
 
 
-@pytest.mark.parametrize(("argv", "argv_env", "named"), [
-    (["sh", "-c", "env"], '["lag"]', "takes no command"),                     # a containerOverrides.command
-    ([], '["local", "up"]', "'local' is not a runbook command"),               # a laptop command
-    ([], '["sh"]', "'sh' is not a runbook command"),
-    ([], '["lag", "--in-vpc"]', "--in-vpc inside the operator task"),
-    ([], "lag --env dev", "is not JSON"),
-    ([], None, "is not set"),
-])
-def test_the_entrypoint_refuses_a_command_override_or_a_command_outside_the_list(argv, argv_env, named, capsys, monkeypatch) -> None:
-    if argv_env is None:
-        monkeypatch.delenv(operator_entry.ARGV_ENV, raising=False)
-    else:
-        monkeypatch.setenv(operator_entry.ARGV_ENV, argv_env)
-    monkeypatch.setenv("PATH", "/nonexistent")  # nothing could run even if the entrypoint tried
-    assert operator_entry.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: ") and named in err[0], err
-
-
 def test_in_vpc_refuses_a_laptop_command_before_anything_starts() -> None:
     req = operator_task.split_argv(["local", "up", "--in-vpc", "--ecs-cluster", "c1"])
     with pytest.raises(UsageError, match="local is not a runbook command"):
-        operator_task.prepare(req, environ={})
+        operator_task.prepare(req, check_request)
+
+
+@pytest.mark.parametrize(("words", "option"), [
+    (["connectors", "status", "--config", "/tmp/msk-migrate-flow.yaml"], "--config"),
+    (["connectors", "status", "--connect-url", "http://127.0.0.1:1"], "--connect-url"),
+    (["connectors", "status", "--connect-secret-arn", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:x"], "--connect-secret-arn"),
+    (["schemas", "plan", "--source-registry", "http://127.0.0.1:1"], "--source-registry"),
+    (["cutover", "check", "--validation-report", "s3://elsewhere/x/"], "--validation-report"),
+    (["validate", "--follow", "--mark", "s3://another-bucket/proof/mark.json"], "--mark"),
+    (["lag", "--local"], "--local"),
+    (["validate", "--kafka-option", "sasl.jaas.config=x"], "--kafka-option"),
+])
+def test_in_vpc_refuses_an_option_that_names_an_endpoint_file_or_foreign_location_before_anything_starts(words, option) -> None:
+    req = operator_task.split_argv([*words, "--env", "dev", "--in-vpc", "--ecs-cluster", "c1"])
+    with pytest.raises(UsageError) as err:
+        operator_task.prepare(req, check_request)
+    assert err.value.field == option and "with --in-vpc" in str(err.value), str(err.value)

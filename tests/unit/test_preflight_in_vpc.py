@@ -18,7 +18,8 @@ import time
 
 import pytest
 
-from msk_migrate.aws import ecs_task, operator_entry, preflight_task
+from msk_migrate.aws import ecs_task, preflight_task
+from msk_migrate.aws.task_view import ARGV_ENV
 
 REGION = "eu-west-1"
 CLUSTER = "msk-migrate-dev"
@@ -134,10 +135,8 @@ def finish(aws: dict, exit_code: int, lines: list[str], delay: float = 0.5) -> t
 
 
 def test_preflight_task_runs_in_the_connect_subnets_as_the_operator_role_without_command_or_role_override(aws, tmp_path) -> None:
-    cfg = tmp_path / "migration.yaml"
-    cfg.write_text(MIGRATION_YAML)
     waiter = finish(aws, 0, ["starting", json.dumps(REPORT, indent=2)])
-    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
+    result, report = preflight_task.run(ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
                                         region=REGION, timeout=60, poll=0.2, clients=(aws["ecs"], aws["logs"]))
     waiter.join(5)
     assert result.ok and result.exit_code == 0 and report == REPORT
@@ -152,8 +151,8 @@ def test_preflight_task_runs_in_the_connect_subnets_as_the_operator_role_without
     (co,) = overrides["containerOverrides"]
     assert co["name"] == "operator" and "command" not in co, "the image's entrypoint runs the request"
     sent = {e["name"]: e["value"] for e in co["environment"]}
-    assert sent[operator_entry.CONFIG_ENV] == MIGRATION_YAML
-    assert json.loads(sent[operator_entry.ARGV_ENV]) == ["preflight", "--config", operator_entry.IN_TASK_FLOW, "--output", "json"]
+    assert list(sent) == [ARGV_ENV], "the request alone: the task's flow, clusters and secrets are the stack's"
+    assert json.loads(sent[ARGV_ENV]) == ["preflight", "--output", "json"]
 
 
 def test_run_task_request_carries_the_connect_network_configuration(aws) -> None:
@@ -164,11 +163,9 @@ def test_run_task_request_carries_the_connect_network_configuration(aws) -> None
 
 
 def test_cli_prints_the_in_vpc_report_and_exits_1_when_a_check_failed(aws, tmp_path) -> None:
-    cfg = tmp_path / "migration.yaml"
-    cfg.write_text(MIGRATION_YAML)
     failed = {**REPORT, "ok": False, "checks": [{"name": "target topics", "status": "fail", "detail": "orders exists with 3 partitions"}]}
     waiter = finish(aws, 1, [json.dumps(failed)])
-    res = cli("preflight", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--region", REGION, "--output", "json")
+    res = cli("preflight", "--in-vpc", "--ecs-cluster", CLUSTER, "--region", REGION, "--output", "json")
     waiter.join(5)
     assert res.returncode == 1, res.stdout + res.stderr
     out = json.loads(res.stdout)
@@ -176,11 +173,9 @@ def test_cli_prints_the_in_vpc_report_and_exits_1_when_a_check_failed(aws, tmp_p
 
 
 def test_a_task_that_never_finishes_is_stopped_after_the_timeout(aws, tmp_path, monkeypatch) -> None:
-    cfg = tmp_path / "migration.yaml"
-    cfg.write_text(MIGRATION_YAML)
     real_wait = ecs_task.wait_stopped
     monkeypatch.setattr(ecs_task, "wait_stopped", lambda *a, **kw: real_wait(*a, **{**kw, "timeout": 1.0}))
-    result, report = preflight_task.run(cfg, ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
+    result, report = preflight_task.run(ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
                                         region=REGION, timeout=30, poll=0.2, clients=(aws["ecs"], aws["logs"]))
     assert not result.ok and report is None and "no result within" in result.stopped_reason
     task = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[result.task_arn])["tasks"][0]
@@ -188,13 +183,23 @@ def test_a_task_that_never_finishes_is_stopped_after_the_timeout(aws, tmp_path, 
 
 
 def test_missing_cluster_or_service_is_one_line_naming_the_option(aws, tmp_path) -> None:
-    cfg = tmp_path / "migration.yaml"
-    cfg.write_text(MIGRATION_YAML)
-    res = cli("preflight", "--config", str(cfg), "--in-vpc")
+    res = cli("preflight", "--in-vpc")
     assert res.returncode == 2 and "--ecs-cluster" in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
-    res = cli("preflight", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--ecs-service", "nope", "--region", REGION)
+    res = cli("preflight", "--in-vpc", "--ecs-cluster", CLUSTER, "--ecs-service", "nope", "--region", REGION)
     assert res.returncode == 2 and "--ecs-service" in res.stderr and "nope" in res.stderr
-    res = cli("preflight", "--config", str(cfg), "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "absent", "--region", REGION)
+    res = cli("preflight", "--in-vpc", "--ecs-cluster", CLUSTER, "--task-definition", "absent", "--region", REGION)
     assert res.returncode == 2 and "--task-definition" in res.stderr and "absent" in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_an_in_vpc_preflight_of_a_callers_flow_file_or_endpoint_is_refused_and_starts_nothing(aws, tmp_path) -> None:
+    cfg = tmp_path / "migration.yaml"
+    cfg.write_text(MIGRATION_YAML)
+    before = aws["ecs"].list_tasks(cluster=CLUSTER)["taskArns"]
+    for extra, option in ((["--config", str(cfg)], "--config"), (["--target-bootstrap", "127.0.0.1:1"], "--target-bootstrap"),
+                          (["--connect-url", "http://127.0.0.1:1"], "--connect-url")):
+        res = cli("preflight", *extra, "--in-vpc", "--ecs-cluster", CLUSTER, "--region", REGION)
+        assert res.returncode == 2 and res.stderr.startswith(f"error: {option}:"), res.stderr
+        assert "stack's own environment" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert aws["ecs"].list_tasks(cluster=CLUSTER)["taskArns"] == before, "nothing started"

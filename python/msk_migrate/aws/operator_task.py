@@ -6,21 +6,18 @@ of the stack's operator task definition (``<cluster>-operator``: the operator im
 role, its own log group), placed in the Connect service's subnets and security groups, and this process
 prints what the command printed (CloudWatch Logs) and exits with its exit code.
 
-How the command travels: the command line minus the ``--in-vpc`` options goes as the environment override
-``MSK_MIGRATE_OPERATOR_ARGV`` (a JSON list) to the image's entrypoint (:mod:`.operator_entry`), which runs it only
-when it is a runbook command; the task overrides neither ``command`` nor ``taskRoleArn`` (issue 37). The flow
-file (``--env NAME`` or ``--config FILE``) is read here and sent as the environment override ``MSK_MIGRATE_CONFIG_YAML``
-(the YAML holds no secret: only Secrets Manager ARNs), and the task writes it to ``/tmp`` (the only writable
-path of the operator image) before running the command against that file.
+How the command travels: the command line minus the ``--in-vpc`` options (and minus ``--env NAME``, which
+only says which environment's stack this is) goes as the environment override ``MSK_MIGRATE_OPERATOR_ARGV``
+(a JSON list) and nothing else: no flow, no record, no exported variable. The task takes its clusters, worker,
+registries and secrets from the stack (:mod:`.operator_stack`) and the image's entrypoint (:mod:`.operator_entry`)
+checks the request against the operator grammar (:mod:`msk_migrate.commands.operator_grammar`) before anything
+runs; the same grammar is checked here first, so an option that names a cluster, URL, secret, file or S3
+location outside the migration's prefixes is refused on this side (one line, exit 2) and no task starts.
 The task prints the command's stderr, a marker line, then its stdout, so ``--output json`` stays one JSON
 document on this side's stdout.
 
-The environment's record (which clusters it was first applied to, :mod:`msk_migrate.config.recorded`)
-travels too: with ``--env``, this checkout's ``infra/environments/recorded/<env>.json`` is sent as
-``MSK_MIGRATE_RECORD_JSON`` and written in the task's record directory, so the command in the VPC refuses a
-target that is not the recorded one exactly as it would here. A first ``connectors apply --env`` in the
-VPC writes the record there; the task prints it after a second marker and this side saves it in the
-checkout (to be committed), so the record never stays behind in a stopped task.
+A first ``connectors apply`` in the VPC records the environment's clusters in the task's record directory;
+the task prints that record after a second marker and this side saves it in the checkout (to be committed).
 
 The ``--in-vpc`` options are taken off the command line before click parses it (:func:`split_argv`), so
 every command gets them without declaring them; ``preflight`` keeps its own ``--in-vpc`` (it runs with the
@@ -30,28 +27,17 @@ Connect task role, to check exactly what the workers will see).
 from __future__ import annotations
 
 import json
-import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import UsageError
-from .operator_entry import (
-    ARGV_ENV,
-    CONFIG_ENV,
-    IN_TASK_FLOW,
-    IN_TASK_RECORDS,
-    RECORD_ENV,
-    RECORD_MARKER,
-    RECORD_NAME_ENV,
-    RUNBOOK_COMMANDS,
-    STDOUT_MARKER,
-)
+from .operator_entry import IN_TASK_RECORDS, RECORD_MARKER, RUNBOOK_COMMANDS, STDOUT_MARKER
+from .operator_stack import Prefixes
+from .task_view import ARGV_ENV
 
-__all__ = ["ARGV_ENV", "CONFIG_ENV", "IN_TASK_FLOW", "IN_TASK_RECORDS", "RECORD_ENV", "RECORD_MARKER", "STDOUT_MARKER"]
+__all__ = ["ARGV_ENV", "IN_TASK_RECORDS", "RECORD_MARKER", "STDOUT_MARKER"]
 
-#: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
-MAX_CONFIG_BYTES = 6 * 1024
 DEFAULT_CONTAINER = "operator"
 
 #: The options ``--in-vpc`` adds to every command (name -> takes a value).
@@ -64,8 +50,6 @@ IN_VPC_OPTIONS: dict[str, bool] = {
     "--task-timeout": True,
     "--aws-region": True,
 }
-#: Environment variables of msk-migrate that name no secret and travel to the task as they are.
-FORWARDED_ENV = ("MSK_MIGRATE_CONNECT_URL", "MSK_MIGRATE_TARGET_BOOTSTRAP", "MSK_MIGRATE_CONNECT_SECRET_ARN")
 #: Commands with their own ``--in-vpc`` (left to click).
 OWN_IN_VPC = ("preflight",)
 
@@ -126,84 +110,58 @@ def split_argv(argv: list[str]) -> InVpcRequest:
     return req
 
 
-def _flow_file(argv: list[str]) -> tuple[int, str, Path] | None:
-    """(index of the value, option, local path) of ``--env``/``--config`` in ``argv``, or None."""
+#: The grammar (msk_migrate.commands.operator_grammar.check_request), passed in by the command line.
+Check = Callable[[list[str], "Prefixes | None"], object]
+
+
+def _environment_option(argv: list[str]) -> tuple[list[str], str | None]:
+    """(``argv`` without ``--env NAME``, NAME or None): the environment names the stack; its flow is the stack's."""
+    rest: list[str] = []
+    env = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--env" and i + 1 < len(argv):
+            env = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--env="):
+            env = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, env
+
+
+def _prefixes_of(env: str | None) -> Prefixes | None:
+    """The migration's S3 prefixes of ``--env NAME`` (checked here too), or None without one."""
+    if not env:
+        return None
+    from ..config.environment import load_environment
     from ..config.flow import environment_path
 
-    for i, arg in enumerate(argv):
-        for opt in ("--env", "--config"):
-            if arg == opt and i + 1 < len(argv):
-                value = argv[i + 1]
-            elif arg.startswith(opt + "="):
-                value = arg.split("=", 1)[1]
-            else:
-                continue
-            return i, opt, (environment_path(value) if opt == "--env" else Path(value))
-    return None
+    cfg = load_environment(environment_path(env))
+    return Prefixes.of(cfg.config_bucket_name, cfg.migration.name)
 
 
-def prepare(req: InVpcRequest, environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The task's environment overrides for ``req`` (the request included); every input checked before anything starts."""
-    environ = dict(os.environ if environ is None else environ)
+def prepare(req: InVpcRequest, check: Check) -> dict[str, str]:
+    """The task's environment overrides for ``req``: the request alone, checked by the operator grammar first."""
+    from .operator_stack import RequestRefused
+
     if not req.ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
-    if "--local" in req.argv:
-        raise UsageError("--in-vpc", "the local rehearsal environment is not in the VPC", "pass --env NAME or --config FILE instead of --local")
-    if "--connect-ca" in req.argv or any(a.startswith("--connect-ca=") for a in req.argv):
-        raise UsageError("--connect-ca", "a local file does not travel to the task", "drop --connect-ca: the task trusts the stack's certificates")
-    argv = list(req.argv)
-    env: dict[str, str] = {k: environ[k] for k in FORWARDED_ENV if environ.get(k)}
-    found = _flow_file(argv)
-    record_name = None
-    if found:
-        i, opt, path = found
-        if not path.is_file():
-            raise UsageError(opt, f"{path} is not a file", "pass an existing environment YAML or flow file")
-        text = path.read_text()
-        if len(text.encode()) > MAX_CONFIG_BYTES:
-            raise UsageError(opt, f"{path} is {len(text.encode())} bytes; ECS task overrides carry at most {MAX_CONFIG_BYTES}",
-                             "drop comments from the YAML")
-        env[CONFIG_ENV] = text
-        record_name = _environment_name(text) if opt == "--env" else None
-        if record_name:
-            from ..config.recorded import RECORD_DIR_ENV, load_record
-
-            env[RECORD_DIR_ENV] = IN_TASK_RECORDS
-            rec = load_record(record_name)
-            if rec:
-                env[RECORD_ENV] = json.dumps(rec, sort_keys=True)
-            size = len(text.encode()) + len(env.get(RECORD_ENV, "").encode())
-            if size > MAX_CONFIG_BYTES:
-                raise UsageError(opt, f"{path} and its record are {size} bytes; ECS task overrides carry at most "
-                                 f"{MAX_CONFIG_BYTES}", "drop comments from the YAML")
-        if argv[i] == opt:
-            argv[i + 1] = IN_TASK_FLOW
-        else:
-            argv[i] = f"{opt}={IN_TASK_FLOW}"
-    words = [a for a in argv if not a.startswith("-")]
-    if not words:
+    words, env = _environment_option(list(req.argv))
+    commands = [a for a in words if not a.startswith("-")]
+    if not commands:
         raise UsageError("--in-vpc", "no command to run", "put --in-vpc after an operator command, e.g. msk-migrate lag --env dev --in-vpc ...")
-    if words[0] not in RUNBOOK_COMMANDS:
-        raise UsageError("--in-vpc", f"{words[0]} is not a runbook command the operator task runs",
+    if commands[0] not in RUNBOOK_COMMANDS:
+        raise UsageError("--in-vpc", f"{commands[0]} is not a runbook command the operator task runs",
                          f"run one of {', '.join(RUNBOOK_COMMANDS)} with --in-vpc")
-    env[ARGV_ENV] = json.dumps(argv)
-    if record_name:
-        env[RECORD_NAME_ENV] = record_name
-    return env
-
-
-def _environment_name(text: str) -> str | None:
-    """The ``name`` of an environment YAML (its record's file name), or None."""
-    import yaml
-
-    from ..config.loader import safe_load
-
     try:
-        data = safe_load(text)
-    except yaml.YAMLError:
-        return None  # the command in the task says what is wrong with the file
-    name = data.get("name") if isinstance(data, dict) else None
-    return name if isinstance(name, str) and name else None
+        check(words, _prefixes_of(env))
+    except RequestRefused as exc:
+        raise UsageError(exc.field, f"{exc.message} (with --in-vpc)", exc.fix) from None
+    return {ARGV_ENV: json.dumps(words)}
 
 
 def split_output(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -246,14 +204,14 @@ def require_task_definition(ecs, task_definition: str) -> None:
                          "deploy the stack (it creates <cluster>-operator) or pass --task-definition NAME") from None
 
 
-def run_request(req: InVpcRequest, *, clients=None, poll: float = 5.0, on_status=None, on_checked=None):
+def run_request(req: InVpcRequest, check: Check, *, clients=None, poll: float = 5.0, on_status=None, on_checked=None):
     """Check, start, wait, collect: ``(TaskResult, stderr lines, stdout lines)``. ``on_checked`` is called
     once every input is checked, before the task starts."""
     import boto3
 
     from .ecs_task import run_in_vpc
 
-    env = prepare(req)
+    env = prepare(req, check)
     ecs, logs = clients or (boto3.client("ecs", region_name=req.region), boto3.client("logs", region_name=req.region))
     assert req.ecs_cluster
     task_definition = req.task_definition or f"{req.ecs_cluster}-operator"
@@ -275,7 +233,7 @@ def run_request(req: InVpcRequest, *, clients=None, poll: float = 5.0, on_status
     return result, err, out
 
 
-def main_in_vpc(argv: list[str]) -> int:
+def main_in_vpc(argv: list[str], check: Check) -> int:
     """Run ``argv`` (a full msk-migrate command line with --in-vpc) in the VPC; print its output; its exit code.
 
     The task's status goes to stderr; the command's stdout to stdout. Exit 2 when no result came back."""
@@ -288,7 +246,7 @@ def main_in_vpc(argv: list[str]) -> int:
                           "(operator task: Connect subnets, operator task role)", highlight=False, soft_wrap=True)
 
     with err_console.status("starting the operator task") as status:
-        result, err, out = run_request(req, on_status=lambda s: status.update(f"operator task: {s.lower()}"), on_checked=announce)
+        result, err, out = run_request(req, check, on_status=lambda s: status.update(f"operator task: {s.lower()}"), on_checked=announce)
     err, rec = split_record(err)
     for line in err:
         sys.stderr.write(line + "\n")

@@ -1,10 +1,9 @@
 """``msk-migrate preflight --in-vpc``: the ordinary preflight, run as a one-off ECS task beside the
 Connect workers (their subnets and security groups), as the operator task role, its result printed here.
 
-The operator image's entrypoint (:mod:`.operator_entry`) runs ``msk-migrate preflight --config <file> --output json``
-(the request is the environment override ``MSK_MIGRATE_OPERATOR_ARGV``; no command or task-role override:
-the operator role is granted what preflight reads); the migration YAML travels as the environment override
-``MSK_MIGRATE_CONFIG_YAML`` (it holds no secret: only Secrets Manager ARNs or MM2_* variable names).
+The operator image's entrypoint (:mod:`.operator_entry`) runs ``msk-migrate preflight --output json`` on the
+stack's own environment (it adds ``--env``): the request, the environment override ``MSK_MIGRATE_OPERATOR_ARGV``,
+is the only thing sent; the clusters and their secrets are the stack's, never a file of the caller's.
 The JSON report is read back from the task's CloudWatch log stream; the exit code decides.
 """
 
@@ -12,27 +11,24 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 import click
 
 from ..clivalues import Checked
 from ..config.identifiers import check_region
 from ..errors import UsageError
-from .operator_entry import ARGV_ENV, CONFIG_ENV, IN_TASK_FLOW
+from .task_view import ARGV_ENV
 
-#: ECS limits the whole ``overrides`` of RunTask to 8 KiB; keep room for the command and names.
-MAX_CONFIG_BYTES = 6 * 1024
 #: ``--region``: a region where ECS runs (botocore's endpoint data), refused while parsing.
 _ECS_REGION = Checked("region", lambda v: check_region(v, "ecs", "ECS"), "pass the stack's region, e.g. eu-west-1", "REGION")
 
 
-def task_environment(flag: str = "--config") -> dict[str, str]:
-    """The request the operator image's entrypoint runs: the ordinary preflight on the flow it writes from
-    the environment. ``flag``: ``--env`` for an environment YAML (infra/environments), ``--config`` for a flow file."""
-    if flag not in ("--config", "--env"):
-        raise ValueError(flag)
-    return {ARGV_ENV: json.dumps(["preflight", flag, IN_TASK_FLOW, "--output", "json"])}
+#: The request the operator image's entrypoint runs: the ordinary preflight on the stack's environment.
+REQUEST = ["preflight", "--output", "json"]
+
+
+def task_environment() -> dict[str, str]:
+    return {ARGV_ENV: json.dumps(REQUEST)}
 
 
 def in_vpc_options(f):
@@ -58,14 +54,6 @@ def in_vpc_options(f):
     return wrapper
 
 
-def config_environment(config_path: Path) -> dict[str, str]:
-    text = Path(config_path).read_text()
-    if len(text.encode()) > MAX_CONFIG_BYTES:
-        raise UsageError("--config", f"{config_path} is {len(text.encode())} bytes; ECS task overrides carry at most {MAX_CONFIG_BYTES}",
-                         "drop comments from the migration YAML")
-    return {CONFIG_ENV: text}
-
-
 def report_from_logs(lines: list[str]) -> dict | None:
     """The preflight's JSON report from the task's log lines (the last JSON object printed)."""
     text = "\n".join(lines)
@@ -81,7 +69,7 @@ def report_from_logs(lines: list[str]) -> dict | None:
     return None
 
 
-def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | None = None, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,  # noqa: E501
+def run(*, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,
         container: str, region: str | None, timeout: float, poll: float = 5.0, on_status=None, clients=None):
     """Start, wait, collect: ``(TaskResult, report dict or None)``."""
     import boto3
@@ -91,9 +79,7 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
 
     if not ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
-    env = {**config_environment(config_path), **task_environment(flag)}
-    if target_bootstrap:
-        env["MSK_MIGRATE_TARGET_BOOTSTRAP"] = target_bootstrap
+    env = task_environment()
     ecs, logs = clients or (boto3.client("ecs", region_name=region), boto3.client("logs", region_name=region))
     task_definition = task_definition or f"{ecs_cluster}-operator"
     require_task_definition(ecs, task_definition)
@@ -111,8 +97,7 @@ def run(config_path: Path, *, flag: str = "--config", target_bootstrap: str | No
     return result, report_from_logs(result.log_lines)
 
 
-def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", target_bootstrap: str | None = None,
-                 **opts) -> int:
+def print_in_vpc(con, output: str, **opts) -> int:
     """Run in the VPC and print like the local preflight; the exit code: 0 ok, 1 a check failed, 2 no result."""
     from rich.table import Table
 
@@ -123,7 +108,7 @@ def print_in_vpc(config_path: Path, con, output: str, flag: str = "--config", ta
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
     con.print(f"preflight in ECS cluster {cluster} (network of the Connect service, operator task role)")
     with con.status("starting the preflight task") as status:
-        result, report = run(config_path, flag=flag, target_bootstrap=target_bootstrap, on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)  # noqa: E501
+        result, report = run(on_status=lambda s: status.update(f"preflight task: {s.lower()}"), **opts)
     if output == "json":
         code = 2 if result.last_status != "STOPPED" or result.exit_code is None else (0 if result.exit_code == 0 else 1)
         emit_json({"task": result.to_dict(), "report": report,

@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     if wants_in_vpc(args):
         from ..aws.operator_task import main_in_vpc
         from ..cliutil import run_guarded
+        from .operator_grammar import check_request
 
-        sys.exit(run_guarded(lambda: main_in_vpc(args)))
+        sys.exit(run_guarded(lambda: main_in_vpc(args, check_request)))
     run_click(cli, argv, "msk-migrate")
 
 

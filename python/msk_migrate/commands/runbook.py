@@ -29,15 +29,16 @@ _GROUPS = click.option("--group", "groups", multiple=True, type=GROUP, help="Onl
 
 # ---- preflight -------------------------------------------------------------------------------------
 def _preflight_in_vpc(kw: dict, in_vpc_opts: dict, output: str) -> None:
-    """--in-vpc: the same preflight as a one-off ECS task (the Connect service's network and task role)."""
+    """--in-vpc: the same preflight as a one-off ECS task (the Connect service's network and task role) on the
+    stack's own environment: the task takes its clusters, worker and secrets from the stack, never from here."""
     from ..aws.preflight_task import print_in_vpc
-    from ..config.flow import environment_path
 
-    flow_file, flag = (kw.get("config"), "--config") if kw.get("config") else (kw.get("env"), "--env")
-    if not flow_file:
-        raise UsageError("--in-vpc", "needs the flow's file", "pass --env NAME or --config FILE (not --local)")
-    path = Path(flow_file) if flag == "--config" else environment_path(str(flow_file))
-    sys.exit(print_in_vpc(path, human(output), output, flag=flag, target_bootstrap=kw.get("target_bootstrap"), **in_vpc_opts))
+    for option, key in (("--config", "config"), ("--local", "local"), ("--target-bootstrap", "target_bootstrap"),
+                        ("--connect-url", "connect_url")):
+        if kw.get(key):
+            raise UsageError(option, "the in-VPC preflight checks the stack's own environment",
+                             f"drop {option} (the task reads the stack's clusters and worker)")
+    sys.exit(print_in_vpc(human(output), output, **in_vpc_opts))
 
 
 @click.command("preflight")
