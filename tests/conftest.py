@@ -80,6 +80,7 @@ NO_UNIT_TESTS = (
     "tests/images/test_build_images.py",
     "tests/monitoring/test_live_monitoring.py",
     "tests/monitoring/test_prometheus_tls.py",
+    "tests/unit/test_operator_boundary.py",
     "tests/unit/test_preflight_in_vpc.py",
     "tests/validation/test_validation_emr_serverless.py",
     "tests/validation/test_validation_standalone.py",

@@ -46,10 +46,10 @@ CALLER_OPTIONS: dict[str, Kind] = {
     **dict.fromkeys(("--output", "--timeout", "--quiet-seconds", "--max-records", "--max-age", "--max-redelivery",
                      "--max-report-age", "--interval", "--to", "--mode", "--compacted", "--isolation-level", "--sample-size",
                      "--min-partitions", "--engine", "--metadata-timeout", "--on", "--compare", "--grace-seconds",
-                     "--timestamp-slack-seconds", "--from-timestamp", "--until-timestamp"), Kind.CHOSEN),
+                     "--timestamp-slack-seconds", "--from-timestamp", "--until-timestamp", "--task-timeout"), Kind.CHOSEN),
     **dict.fromkeys(("--topic", "--group", "--wave", "--subject", "--topics"), Kind.NAME),
     **dict.fromkeys(("--reason", "--topic-regex", "--exclude-regex", "--topic-map", "--ignore-config", "--marks"), Kind.TEXT),
-    **dict.fromkeys(("--from-s3", "--validation-report", "--certificate", "--mark"), Kind.S3),
+    **dict.fromkeys(("--from-s3", "--validation-report", "--report-dir", "--certificate", "--mark"), Kind.S3),
 }
 
 _ENDPOINT = "the operator task takes its clusters, worker, registries and secrets from the stack"
@@ -64,9 +64,10 @@ STACK_OPTIONS: dict[str, str] = {
                      "--source-ca-secret-arn", "--source-scram-mechanism", "--source-scram-tls", "--target-bootstrap-servers",
                      "--target-auth", "--target-secret-arn", "--target-ca-secret-arn", "--target-scram-mechanism",
                      "--target-scram-tls", "--kafka-option"), _ENDPOINT),
-    **dict.fromkeys(("--from-dir", "--out-dir", "--out", "--offsets-snapshot"), _FILE),
+    **dict.fromkeys(("--from-dir", "--dir", "--out-dir", "--out", "--offsets-snapshot"), _FILE),
     **dict.fromkeys(("--metrics-port", "--metrics-bind"), "the proof follower's metrics listener is the stack's service"),
-    **dict.fromkeys(("--in-vpc", "--ecs-cluster", "--ecs-service", "--task-definition", "--container", "--region"),
+    **dict.fromkeys(("--in-vpc", "--ecs-cluster", "--ecs-service", "--task-definition", "--container", "--task-container",
+                     "--region", "--aws-region"),
                     "the task already runs in the VPC"),
 }
 
@@ -149,13 +150,15 @@ def _command(words: list[str]):
 
 
 def _check_option(param, value, prefixes: Prefixes | None, path: tuple[str, ...]) -> None:
-    names = [o for o in param.opts if o.startswith("--")]
-    name = names[0] if names else param.opts[0]
-    if name in STACK_OPTIONS:
-        raise Refused(name, f"is the stack's: {STACK_OPTIONS[name]}", f"drop {name}")
-    kind = CALLER_OPTIONS.get(name)
-    if kind is None:
+    names = [o for o in param.opts if o.startswith("--")] or list(param.opts)
+    name = names[0]
+    stack = [n for n in names if n in STACK_OPTIONS]
+    if stack:
+        raise Refused(name, f"is the stack's: {STACK_OPTIONS[stack[0]]}", f"drop {name}")
+    kinds = [CALLER_OPTIONS[n] for n in names if n in CALLER_OPTIONS]
+    if not kinds:
         raise Refused(name, "is not an option the operator task takes", f"drop {name}, or run the command on a laptop")
+    kind = kinds[0]
     if kind is Kind.FLAG:
         return
     for v in _as_list(value):
