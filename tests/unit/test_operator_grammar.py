@@ -84,3 +84,35 @@ def test_without_the_stacks_prefixes_only_s3_locations_pass_and_the_task_checks_
     check_request(["cutover", "check", "--validation-report", "s3://anything/x/"], None)
     with pytest.raises(RequestRefused, match="local path"):
         check_request(["cutover", "check", "--validation-report", "reports/x/"], None)
+
+
+def _runbook_lines() -> list[str]:
+    """Every ``msk-migrate … --in-vpc`` command line of the runbooks (continuations joined)."""
+    from msk_migrate.paths import REPO_ROOT
+
+    found: list[str] = []
+    for path in sorted((REPO_ROOT / "docs").rglob("*.md")):
+        text = path.read_text().replace("\\\n", " ")
+        found += [ln.strip() for ln in text.splitlines() if ln.strip().startswith("msk-migrate ") and "--in-vpc" in ln]
+    return found
+
+
+def test_every_in_vpc_command_the_docs_show_passes_the_operator_grammar() -> None:
+    import shlex
+
+    from msk_migrate.aws import operator_task
+    from msk_migrate.config.environment import load_environment
+    from msk_migrate.paths import REPO_ROOT
+
+    cfg = load_environment(REPO_ROOT / "infra" / "environments" / "dev.yaml")
+    lines = _runbook_lines()
+    assert len(lines) >= 10, lines
+    for line in lines:
+        line = (line.split("#", 1)[0].replace("$ENV", "dev").replace("<config-bucket>", cfg.config_bucket_name)
+                .replace("<migration>", cfg.migration.name).replace("$(date -u +%Y%m%dT%H%M%SZ)", "20261127T170000Z"))
+        words = ["c1" if w.startswith("$") else w.replace("<run>", "run-1") for w in shlex.split(line)[1:]]
+        req = operator_task.split_argv(words)
+        if req.argv[0] == "preflight":  # its own --in-vpc: the same refusals, checked by preflight itself
+            assert not {"--config", "--target-bootstrap", "--connect-url", "--local"} & set(req.argv), line
+            continue
+        operator_task.prepare(req, check_request)  # raises the one-line refusal naming the option

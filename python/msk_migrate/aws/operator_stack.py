@@ -47,8 +47,9 @@ COMMAND_NAMES = (ENVIRONMENT_NAME_ENV, TARGET_BOOTSTRAP_ENV, CONNECT_URL_ENV, CO
 
 
 #: The migration's own S3 prefixes in the config bucket a caller may name (``{migration}`` filled in): its
-#: ledger (evidence and certificates are under it), the proof follower's marks and the validation reports.
-S3_PREFIXES = ("ledger/{migration}/", "proof/{migration}/", "validation/reports/")
+#: ledger (evidence and certificates are under it), the proof follower's marks, the validation job's reports
+#: and the connector configs the deploy rendered (read by ``connectors apply --from-s3``).
+S3_PREFIXES = ("ledger/{migration}/", "proof/{migration}/", "validation/reports/", "connectors/")
 
 
 @dataclass(frozen=True)
