@@ -23,7 +23,7 @@ from msk_migrate.aws.operator_stack import (
 from msk_migrate.aws.task_view import ARGV_ENV
 from msk_migrate.config.environment import EnvironmentConfig
 
-ENVS = ["dev"]
+ENVS = ["dev", "msk-scram"]  # msk-scram: the proof follower on, an existing-secret SCRAM target
 
 
 def _operator_container(synth: Synth, env: str) -> dict:
