@@ -140,7 +140,7 @@ def test_pushed_images_run_as_the_dockerfiles_non_root_users_with_their_entrypoi
     assert local_build["skopeo"]["prometheus"]["entrypoint"] == ["/usr/local/bin/prometheus-entrypoint.sh"]
     assert local_build["skopeo"]["grafana"]["entrypoint"] == ["/usr/local/bin/require-admin-password.sh", "/run.sh"]
     # the operator runs only the runbook command its task sends (msk_migrate.aws.operator_entry): no command override
-    assert local_build["skopeo"]["operator"]["entrypoint"] == ["/opt/msk-migrate/bin/python", "-m", "msk_migrate.aws.operator_entry"]
+    assert local_build["skopeo"]["operator"]["entrypoint"] == ["/opt/msk-migrate/bin/python", "-I", "-m", "msk_migrate.commands.in_task"]
     for name in IMAGES:
         labels = local_build["skopeo"][name]["labels"]
         assert labels["org.opencontainers.image.revision"] == local_build["build"]["git_commit"]
@@ -220,6 +220,24 @@ def test_grafana_image_refuses_to_start_without_a_password_and_hands_over_to_run
         started = c.run("/usr/local/bin/require-admin-password.sh", "/run.sh")
     assert started.returncode == 0, started.stderr
     assert "grafana stand-in: no Grafana binary" in started.stdout
+
+
+def test_operator_image_entrypoint_runs_isolated_and_refuses_a_callers_environment_before_anything_runs(local_build):
+    # The image's ENTRYPOINT, as ECS starts it with a caller's environment overrides: with -I, PYTHONWARNINGS
+    # cannot import antigravity (which would run BROWSER) at interpreter start, and the entrypoint refuses.
+    with Container(_uri(local_build, "operator")) as c:
+        entry = json.loads(buildah("inspect", "--type", "container", c.name).stdout)["OCIv1"]["config"]["Entrypoint"]
+        c.env(MSK_MIGRATE_OPERATOR_ARGV=json.dumps(["connectors", "status"]), PYTHONWARNINGS="ignore::antigravity.x",
+              BROWSER='sh -c "touch /tmp/pwned" %s')
+        hostile = c.run(*entry)
+        pwned = c.run("test", "-e", "/tmp/pwned").returncode == 0
+    with Container(_uri(local_build, "operator")) as c:
+        c.env(MSK_MIGRATE_OPERATOR_ARGV=json.dumps(["connectors", "status"]))
+        bare = c.run(*entry)  # the request alone, on a task definition the stack did not write
+    assert hostile.returncode == 2 and "environment variable BROWSER" in hostile.stderr, hostile.stderr
+    assert not pwned, "a shell command of the caller's ran in the operator image"
+    assert bare.returncode == 2 and "MSK_MIGRATE_STACK_SUBNETS is not set" in bare.stderr, bare.stderr
+    assert "Traceback" not in hostile.stderr + bare.stderr
 
 
 # ---- bad input: one line, exit 2, nothing pushed, no manifest ------------------------------------
