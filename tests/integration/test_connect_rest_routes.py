@@ -23,7 +23,8 @@ from msk_migrate import versions
 from msk_migrate.config.auth import AuthConfig
 from msk_migrate.config.migration import ClusterEndpoint, MigrationSpec
 from msk_migrate.connectors.render import render_connectors, render_reverse_connectors
-from msk_migrate.local.connect_worker import local_rest_credentials, local_worker_spec, start_connect_worker, wait_connect_ready
+from msk_migrate.connectors.worker_env import ENV_WORKER_PROPERTIES, worker_environment
+from msk_migrate.local.connect_worker import LOCAL_REST, local_rest_credentials, local_worker_spec, start_connect_worker, wait_connect_ready
 from msk_migrate.local.procs import stop
 
 RUN = uuid.uuid4().hex[:6]
@@ -67,18 +68,33 @@ class Worker:
         return names
 
 
+def _started(local_env, base: Path, kafka: str, tag: str, admin_on_rest_listener: bool = False):
+    """A product worker of Connect ``kafka``; with ``admin_on_rest_listener``, Kafka's default admin posture instead of
+    the rendered ``admin.listeners=`` (the admin endpoints on the REST listener), to reach the gate's own logger check."""
+    source = ClusterEndpoint(alias="source", bootstrap_servers="127.0.0.1:19096", auth=AuthConfig(mode="scram", secrets_from="env"))
+    spec = local_worker_spec(group_id=f"{tag}-{kafka.replace('.', '')}-{RUN}")
+    extra: dict[str, str] = {}
+    if admin_on_rest_listener:
+        env = worker_environment(local_env.target(), spec, source, rest=LOCAL_REST, config_dir=str(base / "connect" / "config"))
+        lines = env[ENV_WORKER_PROPERTIES].split("\\n")
+        assert "admin.listeners=" in lines, "the rendering disables the admin endpoints"
+        extra[ENV_WORKER_PROPERTIES] = "\\n".join(ln for ln in lines if ln != "admin.listeners=")
+    rec = start_connect_worker(local_env.target(), base / "connect", spec, kafka_version=VERSIONS[kafka], name=f"connect-{tag}-{kafka}-{RUN}",
+                               source=source, secret_env={"MM2_SOURCE_SASL_USERNAME": "mm2", "MM2_SOURCE_SASL_PASSWORD": SECRET},
+                               extra_env=extra)
+    creds = local_rest_credentials(base / "connect")
+    try:
+        wait_connect_ready(rec, f"http://127.0.0.1:{spec.rest_port}", timeout=300)
+    except BaseException:
+        stop(rec)
+        raise
+    return rec, Worker(kafka, spec.rest_port, base, creds.username, creds.password, source, local_env.target())
+
+
 @pytest.fixture(scope="module", params=sorted(VERSIONS))
 def worker(request, local_env, tmp_path_factory):
-    kafka = request.param
-    base = tmp_path_factory.mktemp(f"rest-routes-{kafka}")
-    source = ClusterEndpoint(alias="source", bootstrap_servers="127.0.0.1:19096", auth=AuthConfig(mode="scram", secrets_from="env"))
-    spec = local_worker_spec(group_id=f"routes-{kafka.replace('.', '')}-{RUN}")
-    rec = start_connect_worker(local_env.target(), base / "connect", spec, kafka_version=VERSIONS[kafka], name=f"connect-routes-{kafka}-{RUN}",
-                               source=source, secret_env={"MM2_SOURCE_SASL_USERNAME": "mm2", "MM2_SOURCE_SASL_PASSWORD": SECRET})
+    rec, w = _started(local_env, tmp_path_factory.mktemp(f"rest-routes-{request.param}"), request.param, "routes")
     try:
-        creds = local_rest_credentials(base / "connect")
-        w = Worker(kafka, spec.rest_port, base, creds.username, creds.password, source, local_env.target())
-        wait_connect_ready(rec, f"http://127.0.0.1:{spec.rest_port}", timeout=300)
         yield w
     finally:
         stop(rec)
@@ -199,4 +215,28 @@ def test_a_rest_user_cannot_switch_the_audit_logger_off(worker):
     probe = f"after-loggers-{RUN}"
     _refused(w, "PUT", f"/connectors/{probe}/config", _source_config(w, **{"topics": VARIABLE}), 400, "'topics' names a config provider variable")
     assert len(_audited_refusals(w, f"PUT /connectors/{probe}/config")) == 1
+    assert SECRET not in w.files_text()
+
+
+@pytest.mark.parametrize("kafka", sorted(VERSIONS))
+def test_with_admin_endpoints_on_the_rest_listener_the_gate_still_pins_the_audit_logger(kafka, local_env, tmp_path):
+    """Behind the rendered admin.listeners=: were the endpoints on the REST listener (Kafka's default), a level change
+    that reaches the audit logger is refused by the gate, on the route Jersey matched; other loggers still change."""
+    rec, w = _started(local_env, tmp_path, kafka, "admin", admin_on_rest_listener=True)
+    try:
+        for logger in (AUDIT_LOGGER, "io.mskmigrate.connect", "io.msk", "root"):
+            for query in ("", "?scope=cluster"):
+                _refused(w, "PUT", f"/admin/loggers/{logger}{query}", {"level": "OFF"}, 403,
+                         f"the logger '{logger}' covers the REST audit logger {AUDIT_LOGGER}, whose level this worker pins")
+        # Another logger passes the gate to Kafka's LoggingResource (whose own answer on the harness's 4.1 is a 500).
+        status, answer = w.call("PUT", "/admin/loggers/org.apache.kafka.connect.mirror", {"level": "DEBUG"})
+        assert status != 403, answer
+        assert [ln for ln in w.files_text().splitlines()
+                if f"user={w.user} PUT /admin/loggers/org.apache.kafka.connect.mirror -> forwarded" in ln]
+        probe = f"after-admin-{RUN}"
+        _refused(w, "PUT", f"/connectors/{probe}/config", {"topics": VARIABLE}, 400, "'topics' names a config provider variable")
+        assert len(_audited_refusals(w, f"PUT /connectors/{probe}/config")) == 1
+        assert len(_audited_refusals(w, f"PUT /admin/loggers/{AUDIT_LOGGER}")) == 2
+    finally:
+        stop(rec)
     assert SECRET not in w.files_text()
