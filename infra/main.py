@@ -8,6 +8,10 @@
     npx cdktf deploy migration-dev --skip-provider-lock
     terraform -chdir=cdktf.out/stacks/target-dev init && ... plan/apply   # without the cdktf CLI
 
+Each synthesized stack directory gets a copy of the committed provider lock file, infra/.terraform.lock.hcl
+(hashicorp/aws 5.100.0 and its checksums): ``terraform init`` there installs only a provider whose checksum
+the lock records and fails otherwise (docs/infra.md, "The provider lock file").
+
 Every environment file is validated before anything is synthesized (and before the slow jsii runtime
 starts); a bad file prints one line ``error: <file>: <field>: <problem> (fix: ...)`` and exits 2.
 After cutover, ``infra/handover.py`` destroys ``migration-<env>`` and proves the cluster stays.
@@ -17,11 +21,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
+#: Terraform's dependency lock file for the stacks' provider, committed; copied next to every synthesized stack.
+PROVIDER_LOCK = HERE / ".terraform.lock.hcl"
+LOCK_FILE_NAME = ".terraform.lock.hcl"
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # the mskinfra package beside this file
 
@@ -118,6 +126,11 @@ def _synth(args: argparse.Namespace) -> int:
             print(f"{env.stack_name}: ok")
         return 0
 
+    if not PROVIDER_LOCK.is_file():
+        from msk_migrate.errors import UsageError
+
+        raise UsageError(str(PROVIDER_LOCK), "missing (the committed provider lock file)",
+                         "restore it from git: `git checkout -- infra/.terraform.lock.hcl`")
     from cdktf import App  # the jsii runtime starts here (slow)
 
     from mskinfra.stack import MigrationStack
@@ -126,17 +139,35 @@ def _synth(args: argparse.Namespace) -> int:
     if any(env.backend is None for env in envs):
         args.state_dir.mkdir(parents=True, exist_ok=True)
     app = App(outdir=str(args.outdir))
+    stack_names: list[str] = []
     for env in envs:
         kept: list[str] = []
         if env.target.create:
             # Deployed before migration-<env> (its outputs are read there). No cdktf stack dependency:
             # `cdktf deploy migration-<env>` must work alone once the target exists.
             kept = TargetStack(app, env, outdir=args.outdir, local_state_dir=args.state_dir).resource_addresses()
+            stack_names.append(str(env.target_stack_name))
         MigrationStack(
             app, env, images=images[env.name], outdir=args.outdir, local_state_dir=args.state_dir, kept_addresses=kept
         )
+        stack_names.append(env.stack_name)
     app.synth()
+    install_provider_lock(args.outdir, stack_names)
     return 0
+
+
+def install_provider_lock(outdir: Path, stack_names: list[str]) -> list[Path]:
+    """Copy the committed lock file next to each synthesized stack (``<outdir>/stacks/<stack>/``), replacing
+    whatever an earlier ``init`` left there: every ``terraform init`` of a stack then checks the provider
+    against the committed checksums, and never picks another version (no ``-upgrade`` anywhere)."""
+    written = []
+    for name in stack_names:
+        stack_dir = outdir / "stacks" / name
+        if not (stack_dir / "cdk.tf.json").is_file():
+            raise RuntimeError(f"{stack_dir}: no cdk.tf.json after synth")
+        shutil.copyfile(PROVIDER_LOCK, stack_dir / LOCK_FILE_NAME)
+        written.append(stack_dir / LOCK_FILE_NAME)
+    return written
 
 
 if __name__ == "__main__":

@@ -20,15 +20,18 @@ PY="$(command -v python3.11 || command -v python3)"
   || { echo "setup: Python 3.11 is required (found $("$PY" --version))" >&2; exit 2; }
 
 # 1. Python: pinned dependencies (requirements.lock) + the package in editable mode.
-PY_HASH="$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)"
+PY_HASH="$(cat pyproject.toml requirements-build.lock requirements.lock | sha256sum | cut -c1-16)"
 if [[ ! -x .venv/bin/python || "$(cat "$STAMPS/python" 2>/dev/null)" != "$PY_HASH" ]]; then
   say "python: creating .venv and installing pinned dependencies (pyspark, cdktf, moto, ...)"
   [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check --upgrade pip==24.3.1
-  # Every file checked against the sha256 the lock records (scripts/lock_hashes.py writes them), then the
-  # package itself without dependencies, and pip check proves the lock covers everything it needs.
-  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps -e '.[spark,infra,dev]'
+  # Every file checked against the sha256 its lock records (scripts/lock_hashes.py writes them): first pip and
+  # the build backend (requirements-build.lock, wheels only), then the dependencies, then the package itself
+  # without dependencies. Nothing is built in an isolated environment (--no-build-isolation): an sdist
+  # (pyspark) and the package are built by the hash-checked setuptools, so pip downloads no build backend
+  # of its own. pip check proves the lock covers everything the package needs.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps --only-binary :all: --no-build-isolation -r requirements-build.lock
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes --no-build-isolation -r requirements.lock
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e '.[spark,infra,dev]'
   .venv/bin/pip check >/dev/null || { .venv/bin/pip check >&2; echo "setup: requirements.lock misses a dependency (add it, run scripts/lock_hashes.py)" >&2; exit 2; }
   echo "$PY_HASH" > "$STAMPS/python"
 else

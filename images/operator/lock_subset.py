@@ -3,7 +3,9 @@
 The lock pins every package of the laptop's .venv (Spark, cdktf, the dev tools) with the sha256 of each file
 PyPI serves. The image wants only the CLI's own closure, still hash-checked: pip resolves the project against
 the lock's versions (``--dry-run --report``, metadata only), and the pins of exactly the packages it would install
-are printed with their hashes, for ``pip install --require-hashes --no-deps -r``. A package the resolution wants
+are printed with their hashes, for ``pip install --require-hashes --no-deps -r``. The project's metadata is built
+by the hash-checked backend already in this venv (``--no-build-isolation``: requirements-build.lock, installed
+first), never by one pip downloads into an isolated environment. A package the resolution wants
 that the lock does not pin stops the build (the lock is the one source of versions).
 
 Usage (in the image's build stage): ``python3 lock_subset.py requirements.lock /src > runtime.lock``."""
@@ -45,7 +47,7 @@ def main(lock: Path, project: str) -> int:
         pins, report = Path(tmp, "pins.txt"), Path(tmp, "report.json")
         pins.write_text("\n".join(pin for pin, _ in blocks.values()) + "\n")
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
-                        "--report", str(report), "-c", str(pins), project], check=True, stdout=sys.stderr)
+                        "--no-build-isolation", "--report", str(report), "-c", str(pins), project], check=True, stdout=sys.stderr)
         wanted = [canonical(item["metadata"]["name"]) for item in json.loads(report.read_text())["install"]]
     project_name = canonical(next(item for item in wanted if item == "msk-migrate")) if "msk-migrate" in wanted else None
     missing = sorted(n for n in wanted if n != project_name and n not in blocks)

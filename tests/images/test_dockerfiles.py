@@ -113,10 +113,15 @@ def test_operator_image_runs_as_nobody_behind_the_runbook_entrypoint_with_no_com
     runtime = stages(IMAGES_DIR / "operator" / "Dockerfile")[-1]
     assert ("USER", "65534:65534") in runtime
     # ECS overrides replace CMD, never the entrypoint: the entrypoint alone decides what runs (issue 37)
-    assert ("ENTRYPOINT", '["/opt/msk-migrate/bin/python", "-m", "msk_migrate.aws.operator_entry"]') in runtime
+    # -I: the interpreter ignores PYTHON* variables, the user site and the working directory, so an ECS
+    # environment override (PYTHONPATH, PYTHONWARNINGS, PYTHONSTARTUP...) runs nothing before the entrypoint's checks
+    assert ("ENTRYPOINT", '["/opt/msk-migrate/bin/python", "-I", "-m", "msk_migrate.commands.in_task"]') in runtime
     assert not any(ins == "CMD" for ins, _ in runtime)
-    # Run-time dependencies only (no Spark), every file hash-checked against the lock (issue 37).
-    assert "--require-hashes --no-deps -r /tmp/runtime.lock" in text and "lock_subset.py requirements.lock /src" in text
+    # Run-time dependencies only (no Spark), every file hash-checked against the lock (issue 37), built by the
+    # hash-checked backend of requirements-build.lock (issue 42).
+    assert "--require-hashes --no-deps --no-build-isolation -r /tmp/runtime.lock" in text and "lock_subset.py requirements.lock /src" in text
+    # The CLI installed as a regular package (not editable): `python -I -m msk_migrate...` finds it in site-packages.
+    assert "pip install --quiet --no-deps --no-build-isolation /src" in text and " -e " not in text
     assert "pyspark" not in text and "PIP_CONSTRAINT" not in text
 
 
@@ -197,7 +202,7 @@ def test_dockerignore_keeps_maven_output_and_the_rest_of_the_repo_out_of_the_con
                 ".local/build/kafka-connect.log", "build/manifest-1-r.json", "docs/images.md"):
         assert not _dockerignore_allows(rel), rel
     for rel in ("jvm/pom.xml", "images/kafka-connect/entrypoint.sh", "prometheus/rules/x.yml", "grafana/dashboards/x.json",
-                "python/msk_migrate/cli.py", "pyproject.toml", "requirements.lock"):  # the operator image installs the CLI
+                "python/msk_migrate/cli.py", "pyproject.toml", "requirements.lock", "requirements-build.lock"):  # the operator image installs the CLI
         assert _dockerignore_allows(rel), rel
 
 

@@ -1,7 +1,9 @@
 """The plain-Terraform path: the synthesized JSON works with terraform alone, no cdktf CLI.
 
 - ``terraform init -backend=false`` + ``terraform validate`` on every synthesized stack, with the AWS
-  provider 5.100.0 from the local filesystem mirror;
+  provider 5.100.0 from the local filesystem mirror, checked against the committed lock file
+  (infra/.terraform.lock.hcl, copied next to every stack by the synth): a provider whose checksum the lock does
+  not record, or another version, is refused;
 - ``terraform plan`` of target-dev (creates its MSK cluster) against a moto server (STS answers the
   account check; nothing else is read at plan time), and of migration-dev reading target-dev's outputs
   from its state (``terraform_remote_state``);
@@ -13,13 +15,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from infra_helpers import ALL_ENVS, Synth, terraform
+from infra_helpers import ALL_ENVS, REPO, Synth, terraform
 
 from msk_migrate.connectors import render_connectors
 
@@ -55,6 +58,57 @@ def test_terraform_validates_the_synthesized_stack_without_cdktf(
 def test_lock_file_pins_the_provider_version(initialized: dict[str, Path]) -> None:
     lock = (initialized["migration-dev"] / ".terraform.lock.hcl").read_text()
     assert 'provider "registry.terraform.io/hashicorp/aws"' in lock and 'version     = "5.100.0"' in lock
+
+
+# ---------------------------------------------------------------- the committed provider lock file
+
+COMMITTED_LOCK = REPO / "infra" / ".terraform.lock.hcl"
+
+
+def test_every_synthesized_stack_carries_the_committed_lock_file(synth: Synth) -> None:
+    committed = COMMITTED_LOCK.read_bytes()
+    for stack in STACKS:
+        assert (synth.outdir / "stacks" / stack / ".terraform.lock.hcl").read_bytes() == committed, stack
+
+
+def test_terraform_init_installs_the_provider_the_lock_file_records_and_leaves_the_lock_as_committed(
+    initialized: dict[str, Path],
+) -> None:
+    committed = COMMITTED_LOCK.read_text()
+    for stack, d in initialized.items():
+        assert (d / ".terraform.lock.hcl").read_text() == committed, f"{stack}: init changed the lock"
+        assert list((d / ".terraform" / "providers" / "registry.terraform.io" / "hashicorp" / "aws").iterdir()) == [
+            d / ".terraform" / "providers" / "registry.terraform.io" / "hashicorp" / "aws" / "5.100.0"]
+
+
+def _init_with_lock(synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict[str, str], edit) -> tuple[int, str]:
+    work = tmp_path / "target-dev"
+    shutil.copytree(synth.outdir / "stacks" / "target-dev", work, symlinks=True)
+    lock = work / ".terraform.lock.hcl"
+    lock.write_text(edit(lock.read_text()))
+    proc = terraform(terraform_bin, terraform_env, work, "init", "-backend=false", "-input=false", "-no-color")
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def test_terraform_init_refuses_a_provider_whose_checksum_the_lock_does_not_record(
+    synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict[str, str]
+) -> None:
+    def tamper(text: str) -> str:
+        changed = re.sub(r'"h1:[A-Za-z0-9+/]{43}="', '"h1:' + "A" * 43 + '="', text)
+        assert changed != text
+        return changed
+
+    code, out = _init_with_lock(synth, tmp_path, terraform_bin, terraform_env, tamper)
+    assert code != 0 and "doesn't match any of the checksums previously recorded in the dependency lock file" in out, out[-2000:]
+    assert not (tmp_path / "target-dev" / ".terraform" / "providers").exists() or not any(
+        (tmp_path / "target-dev" / ".terraform" / "providers").rglob("terraform-provider-aws_*")), "nothing installed"
+
+
+def test_terraform_init_keeps_the_locked_version_and_never_upgrades(
+    synth: Synth, tmp_path: Path, terraform_bin: str, terraform_env: dict[str, str]
+) -> None:
+    code, out = _init_with_lock(synth, tmp_path, terraform_bin, terraform_env, lambda t: t.replace("5.100.0", "5.99.0"))
+    assert code != 0 and "does not match configured version constraint" in out, out[-2000:]
 
 
 # ---------------------------------------------------------------- plan against moto
