@@ -12,12 +12,32 @@ Objects (no secret values anywhere: secrets are ``${env:MM2_...}`` references re
 The target bootstrap string is only known at apply time. The renderer validates ``host:port`` lists,
 so it renders with :data:`BOOTSTRAP_PLACEHOLDER`; the placeholder is then replaced by the Terraform
 reference in the object content (see :mod:`.tfjson`).
+
+The migration's ledger lives here too (``ledger/<migration>/``, msk_migrate.ledger), and two invariants
+hold for it whatever client writes (docs/infra.md, "The ledger's bucket"):
+
+- **append-only events**: the bucket policy denies ``s3:PutObject`` under ``ledger/<migration>/events/``
+  without ``If-None-Match`` (condition key ``s3:if-none-match`` null; this also refuses CopyObject and
+  multipart uploads there), and ``s3:DeleteObject`` there (a delete marker would hide an event). The other
+  prefixes are replaced on purpose: ``current.json`` (a cache rebuilt from the events), the evidence under
+  ``ledger/<migration>/evidence/`` (rewritten under the same name when a step is re-run), the follower's
+  mark under ``proof/<migration>/``, connector configs, validation reports;
+- **every version kept**: S3 Object Lock, default retention GOVERNANCE for ``ledger_retention_days`` on
+  every new object version, so a replaced evidence document, mark or view keeps its earlier versions.
+  GOVERNANCE, not COMPLIANCE: the hand-over deletes the bucket after copying the ledger out, with
+  ``s3:BypassGovernanceRetention`` that only the deployer holds; COMPLIANCE would keep the bucket, and the
+  stack that owns it, until the last version's retention ends.
+
+Object Lock is enabled by the lock configuration resource, not by the bucket's ``object_lock_enabled``
+(which forces a new bucket: an existing environment's bucket, holding its ledger, would be replaced); S3
+enables Object Lock on an existing versioned bucket through PutObjectLockConfiguration.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cdktf import TerraformResourceLifecycle
 from cdktf_cdktf_provider_aws.data_aws_elb_service_account import DataAwsElbServiceAccount
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
@@ -30,6 +50,11 @@ from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
 )
 from cdktf_cdktf_provider_aws.s3_bucket_logging import S3BucketLoggingA
 from cdktf_cdktf_provider_aws.s3_bucket_notification import S3BucketNotification
+from cdktf_cdktf_provider_aws.s3_bucket_object_lock_configuration import (
+    S3BucketObjectLockConfigurationA,
+    S3BucketObjectLockConfigurationRuleA,
+    S3BucketObjectLockConfigurationRuleDefaultRetentionA,
+)
 from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import S3BucketOwnershipControls
 from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
@@ -42,6 +67,7 @@ from cdktf_cdktf_provider_aws.s3_object import S3Object
 from constructs import Construct
 
 from msk_migrate.config.environment import EnvironmentConfig
+from msk_migrate.config.flow import ledger_key_prefix
 
 from .checkov import skip
 from .tfjson import tf_json, tf_text
@@ -54,6 +80,10 @@ ABORT_MULTIPART_DAYS = 7
 
 CONNECTORS_PREFIX = "connectors/"
 WORKER_ENV_KEY = "worker/connect-worker.env"
+#: The ledger's append-only part, under its prefix (msk_migrate.ledger.book.EVENTS).
+LEDGER_EVENTS = "events/"
+#: Object Lock mode of the default retention (see the module docstring for why not COMPLIANCE).
+LOCK_MODE = "GOVERNANCE"
 
 
 def worker_env_text(env: dict[str, str], secret_env: dict[str, str]) -> str:
@@ -78,6 +108,22 @@ def deny_insecure_transport(bucket_arn: str) -> dict:
         "Resource": [bucket_arn, f"{bucket_arn}/*"],
         "Condition": {"Bool": {"aws:SecureTransport": "false"}},
     }
+
+
+def ledger_append_only(bucket_arn: str, migration: str) -> list[dict]:
+    """Bucket-policy statements: an event of the ledger is created only if absent, and never hidden.
+
+    Deny (to every principal, the bucket owner's roles included) ``s3:PutObject`` under
+    ``ledger/<migration>/events/`` when the request carries no ``If-None-Match`` (S3 accepts only ``*`` there,
+    so a present header means create-if-absent), and ``s3:DeleteObject`` there. Deleting a *version*
+    (``s3:DeleteObjectVersion``) is left to Object Lock, which refuses it during the retention."""
+    events = f"{bucket_arn}/{ledger_key_prefix(migration)}{LEDGER_EVENTS}*"
+    return [
+        {"Sid": "LedgerEventsOnlyIfAbsent", "Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+         "Resource": [events], "Condition": {"Null": {"s3:if-none-match": "true"}}},
+        {"Sid": "LedgerEventsNeverDeleted", "Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObject",
+         "Resource": [events]},
+    ]
 
 
 @dataclass(frozen=True)
@@ -154,7 +200,15 @@ class ConfigBucket(Construct):
             self, b, {"apply_server_side_encryption_by_default": {"sse_algorithm": "aws:kms", "kms_master_key_id": kms_key_arn},
                       "bucket_key_enabled": True},
         )
+        # Lifecycle never removes a locked version: old versions go once both 90 days and the lock have passed.
         expiring(self, b, "expire-noncurrent-versions", noncurrent_days=90)
+        # S3 enables Object Lock only on a versioned bucket.
+        self.object_lock = S3BucketObjectLockConfigurationA(
+            self, "object_lock", bucket=b, object_lock_enabled="Enabled",
+            rule=S3BucketObjectLockConfigurationRuleA(default_retention=S3BucketObjectLockConfigurationRuleDefaultRetentionA(
+                mode=LOCK_MODE, days=cfg.ledger_retention_days)),
+            depends_on=[settings.versioning],
+        )
         bucket_arn = self.bucket.arn
         policy = S3BucketPolicy(
             self,
@@ -163,13 +217,18 @@ class ConfigBucket(Construct):
             policy=policy_json(
                 [
                     deny_insecure_transport(bucket_arn),
+                    *ledger_append_only(bucket_arn, cfg.migration.name),
                 ]
             ),
             depends_on=[settings.public_access],
         )
-        # Objects only once versioning is on and the policy holds: the first upload then has a real
-        # version id (kept by the noncurrent-version rule) instead of the "null" version.
-        objects_after = [settings.versioning, settings.encryption, settings.ownership, policy]
+        # Objects only once versioning is on, every version is locked and the policy holds: the first upload
+        # then has a real version id (kept by the noncurrent-version rule) instead of the "null" version.
+        objects_after = [settings.versioning, settings.encryption, settings.ownership, self.object_lock, policy]
+        # The bucket's default retention locks each object; the provider reads that lock back into the object's
+        # own lock attributes, which the configuration leaves unset: managed here, every plan would try to remove
+        # the retention (refused by Object Lock without the governance bypass).
+        bucket_locked = TerraformResourceLifecycle(ignore_changes=["object_lock_mode", "object_lock_retain_until_date"])
 
         self.connector_keys: dict[str, str] = {}
         for name, config in sorted(connectors.items()):
@@ -185,6 +244,7 @@ class ConfigBucket(Construct):
                 kms_key_id=kms_key_arn,
                 bucket_key_enabled=True,
                 depends_on=objects_after,
+                lifecycle=bucket_locked,
             )
             self.connector_keys[name] = key
         S3Object(
@@ -198,6 +258,7 @@ class ConfigBucket(Construct):
             kms_key_id=kms_key_arn,
             bucket_key_enabled=True,
             depends_on=objects_after,
+            lifecycle=bucket_locked,
         )
 
 

@@ -6,6 +6,7 @@ topic names from :mod:`msk_migrate.kafka.names`; :mod:`.iam` turns these documen
 
 from __future__ import annotations
 
+from msk_migrate.aws.ecs_task import STARTED_BY_TAG
 from msk_migrate.config.environment import EnvironmentConfig
 from msk_migrate.config.flow import ledger_key_prefix
 from msk_migrate.kafka.names import HEARTBEATS_TOPIC, flow_internal_topics
@@ -156,7 +157,9 @@ def cleanup_trust_policy(cfg: EnvironmentConfig, operator_task_role_arn: str) ->
 def ledger_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str) -> list[dict]:
     """The operator task's access to the migration's ledger in the config bucket: ``lag`` and the gates read
     it, the commands that change state append to it (a new object per event, created only if absent: PutObject
-    with If-None-Match), so read, write and list on that one prefix, with the stack key through S3 only."""
+    with If-None-Match), so read, write and list on that one prefix, with the stack key through S3 only.
+    Nothing to delete, no retention to change or bypass: the bucket policy refuses an event written without
+    If-None-Match, and Object Lock keeps every version (infra/mskinfra/config_bucket.py)."""
     prefix = ledger_key_prefix(cfg.migration.name)
     return [
         {"Sid": "ReadAndAppendTheLedger", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
@@ -168,24 +171,39 @@ def ledger_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str) -> 
     ]
 
 
-#: What ``msk-migrate … --in-vpc`` itself calls (python/msk_migrate/aws): RunTask, DescribeTasks, StopTask
-#: (a task still running at the timeout), DescribeServices (the Connect network), DescribeTaskDefinition,
-#: GetLogEvents (the command's output).
+#: What ``msk-migrate … --in-vpc`` itself calls (python/msk_migrate/aws): RunTask (+ TagResource, which
+#: ECS checks for the tags of a RunTask), DescribeTasks, StopTask (a task still running at the timeout),
+#: DescribeServices (the Connect network), DescribeTaskDefinition, GetLogEvents (the command's output).
 OPERATOR_POLICY_NAME = "operator"
+#: IAM's policy variable for the caller's unique id (``AIDA…`` for a user, ``AROA…:<session>`` for a role).
+CALLER_USER_ID = "${aws:userid}"
 
 
 def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str], operator_log_group_arn: str) -> list[dict]:
     """The managed policy the stack ships for the people who run the runbook (attach it to their group or
     role): exactly the calls of ``--in-vpc``, on this stack's ECS cluster, its operator task definition and
     log group; ``iam:PassRole`` on the two operator roles, to ECS tasks only. The task itself overrides
-    neither command nor role (python/msk_migrate/aws/operator_entry.py), so this is the whole right."""
+    neither command nor role (python/msk_migrate/aws/operator_entry.py), so this is the whole right.
+
+    Who started a task: RunTask is allowed only with the request tag ``msk-migrate:started-by`` equal to the
+    caller's own ``${aws:userid}`` (a missing or other value matches no Allow), TagResource only as part of
+    that RunTask (``ecs:CreateAction``), never to retag a running task, and StopTask only on a task whose tag
+    is the caller's: a runbook user stops the tasks they started, not Connect, Prometheus or someone else's.
+    DescribeTasks stays on every task of the cluster (reading status stops nothing)."""
     cluster = arn(cfg, "ecs", f"cluster/{cfg.resource_prefix}")
     on_cluster = {"ArnEquals": {"ecs:cluster": cluster}}
+    tasks = [arn(cfg, "ecs", f"task/{cfg.resource_prefix}/*")]
+    tagged_by_caller = {"StringEquals": {f"aws:RequestTag/{STARTED_BY_TAG}": CALLER_USER_ID}}
     return [
         {"Sid": "RunTheOperatorTask", "Effect": "Allow", "Action": "ecs:RunTask",
-         "Resource": [arn(cfg, "ecs", f"task-definition/{cfg.resource_prefix}-operator:*")], "Condition": on_cluster},
-        {"Sid": "FollowTheOperatorTask", "Effect": "Allow", "Action": ["ecs:DescribeTasks", "ecs:StopTask"],
-         "Resource": [arn(cfg, "ecs", f"task/{cfg.resource_prefix}/*")], "Condition": on_cluster},
+         "Resource": [arn(cfg, "ecs", f"task-definition/{cfg.resource_prefix}-operator:*")],
+         "Condition": {**on_cluster, **tagged_by_caller}},
+        {"Sid": "TagTheOperatorTaskAtRunTask", "Effect": "Allow", "Action": "ecs:TagResource", "Resource": tasks,
+         "Condition": {"StringEquals": {"ecs:CreateAction": "RunTask", **tagged_by_caller["StringEquals"]}}},
+        {"Sid": "FollowTheOperatorTask", "Effect": "Allow", "Action": "ecs:DescribeTasks", "Resource": tasks,
+         "Condition": on_cluster},
+        {"Sid": "StopOwnOperatorTasks", "Effect": "Allow", "Action": "ecs:StopTask", "Resource": tasks,
+         "Condition": {**on_cluster, "StringEquals": {f"aws:ResourceTag/{STARTED_BY_TAG}": CALLER_USER_ID}}},
         {"Sid": "ReadTheConnectNetwork", "Effect": "Allow", "Action": "ecs:DescribeServices",
          "Resource": [arn(cfg, "ecs", f"service/{cfg.resource_prefix}/*")]},
         # DescribeTaskDefinition has no resource-level permissions (the Service Authorization Reference).

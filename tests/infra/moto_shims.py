@@ -14,14 +14,20 @@ shim                            moto 5.0 limitation
 ``S3LifecycleReady``            GetBucketLifecycleConfiguration lacks S3's default-minimum-object-size header, so
                                 the provider waits its full 3 minutes for the configuration to "propagate", then fails
 ``S3VersionedDeleteObjects``    DeleteObjects naming versions of a versioned bucket answers 500
+``S3LockChecksums``             a PutObject to a bucket under Object Lock is refused without Content-MD5 (S3 also
+                                accepts the x-amz-checksum-* the SDKs send by default)
+``S3RequestSeen``               the bucket-policy check is not given the request (see ``s3_policy_conditions``)
 ``JsonTimestamps``              ECR and EMR Serverless return ``createdAt``/``updatedAt``/... as strings, not epoch numbers
 ``Route53ZoneIds``              hosted zone ids without Route 53's leading ``Z`` (the environment file refuses them)
 :func:`s3_logging_policy_check`  PutBucketLogging's check of the target bucket's policy reads ``Principal`` only as
                                 an object and ``Resource`` only as one string: ``"Principal": "*"`` (a TLS-only
                                 statement) answers 500, a ``Resource`` list is refused (InvalidTargetBucketForLogging)
 :func:`s3_policy_conditions`    bucket policies are evaluated without their ``Condition``s: the TLS-only statement
-                                (Deny ``s3:*`` when ``aws:SecureTransport`` is false) denies every object request;
-                                this server is HTTPS-only, so that condition never holds and the statement is dropped
+                                (Deny ``s3:*`` when ``aws:SecureTransport`` is false) would deny every object request,
+                                the ledger's (Deny ``s3:PutObject`` when ``s3:if-none-match`` is null) every event
+                                write; the two forms the stacks use are evaluated on the request
+                                (``S3RequestSeen`` keeps it), any other condition is still ignored as moto does;
+                                deleting one version is checked as ``s3:DeleteObjectVersion`` (moto: ``DeleteObject``)
 :func:`emr_serverless_created`  a new EMR Serverless application is ``STARTED`` at once; EMR's is ``CREATED``
                                 (the provider waits for exactly that and fails on anything else)
 :func:`msk_cluster_arns`        MSK cluster ARNs without the cluster name (``cluster/<uuid>``, not
@@ -387,8 +393,68 @@ class Route53ZoneIds(Shim):
 
 
 #: Outermost first. Every shim the rehearsal uses; each names its moto limitation (``limitation``).
+class S3LockChecksums(Shim):
+    """Adds the ``Content-MD5`` moto wants to a PutObject that carries an ``x-amz-checksum-*`` instead (in a header
+    or announced for the trailer): S3 accepts either on a bucket under Object Lock, and the SDKs (boto3, the
+    provider's Go SDK) send the checksum by default. moto checks the header's presence only."""
+
+    limitation = ("moto refuses a PutObject to a bucket with default Object Lock retention without Content-MD5; S3 also accepts "
+                  "an x-amz-checksum-* header")
+
+    def handles(self, environ: Environ) -> bool:
+        if service_of(environ) != "s3" or environ["REQUEST_METHOD"] != "PUT" or "HTTP_CONTENT_MD5" in environ:
+            return False
+        return (any(k.startswith("HTTP_X_AMZ_CHECKSUM_") for k in environ) or "HTTP_X_AMZ_SDK_CHECKSUM_ALGORITHM" in environ
+                or "x-amz-checksum-" in environ.get("HTTP_X_AMZ_TRAILER", ""))
+
+    @staticmethod
+    def payload(body: bytes, environ: Environ) -> bytes:
+        """The object's bytes: an ``aws-chunked`` body (``<hex size>[;ext]\\r\\n<data>\\r\\n`` … ``0``, trailer) decoded."""
+        if "aws-chunked" not in environ.get("HTTP_CONTENT_ENCODING", ""):
+            return body
+        out, rest = b"", body
+        while rest:
+            head, _, rest = rest.partition(b"\r\n")
+            size = int(head.split(b";")[0] or b"0", 16)
+            if size == 0:
+                break
+            out, rest = out + rest[:size], rest[size + 2:]
+        return out
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        import base64
+        import hashlib
+
+        # A streamed upload (Transfer-Encoding: chunked) has no Content-Length: read to its end.
+        body = read_body(environ) if environ.get("CONTENT_LENGTH") else environ["wsgi.input"].read()
+        md5 = base64.b64encode(hashlib.md5(self.payload(body, environ), usedforsecurity=False).digest()).decode()
+        env = {k: v for k, v in environ.items() if k != "HTTP_TRANSFER_ENCODING"}
+        return send(start_response, call(self.app, {**env, "HTTP_CONTENT_MD5": md5}, body))
+
+
+_REQUEST = threading.local()
+
+
+class S3RequestSeen(Shim):
+    """Passes every S3 request through, keeping its environ for :func:`s3_policy_conditions` while moto answers it.
+    Innermost of :data:`SHIMS`, so the requests the other shims make on moto's app are the ones seen."""
+
+    limitation = "moto's bucket-policy check is given the action and resource only, not the request its conditions are about"
+
+    def handles(self, environ: Environ) -> bool:
+        return service_of(environ) == "s3"
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        _REQUEST.environ = environ
+        try:
+            return self.app(environ, start_response)
+        finally:
+            _REQUEST.environ = None
+
+
 SHIMS: tuple[type[Shim], ...] = (
     MskConfigurations, MskClusterReady, ElbCapacityReservation, S3LifecycleReady, S3VersionedDeleteObjects, JsonTimestamps, Route53ZoneIds,
+    S3LockChecksums, S3RequestSeen,
 )
 
 
@@ -405,21 +471,44 @@ def msk_cluster_arns() -> None:
     FakeKafkaCluster._generate_arn = _generate_arn
 
 
+def condition_holds(condition: dict, environ: Environ) -> bool | None:
+    """Whether a statement's ``Condition`` holds for the request ``environ``: evaluated for the two forms the
+    stacks' bucket policies use (``Bool aws:SecureTransport``, ``Null s3:if-none-match``), None for any other."""
+    results = []
+    for operator, keys in condition.items():
+        for key, value in keys.items():
+            wanted = str(value).lower() == "true"
+            if (operator, key) == ("Bool", "aws:SecureTransport"):
+                results.append((environ.get("wsgi.url_scheme") == "https") == wanted)
+            elif (operator, key) == ("Null", "s3:if-none-match"):
+                results.append(("HTTP_IF_NONE_MATCH" not in environ) == wanted)
+            else:
+                return None
+    return all(results)
+
+
 def s3_policy_conditions() -> None:
     """moto's ``FakeBucket.get_permission`` ignores a statement's ``Condition`` (moto.iam.access_control: "TODO add
-    support for the Resource and Condition parts"). Every request to :class:`Server` comes over TLS, so a statement
-    that applies only when ``aws:SecureTransport`` is false never applies: it is left out of the evaluation."""
+    support for the Resource and Condition parts"). Here a statement whose condition :func:`condition_holds`
+    can evaluate applies only when it holds for the request :class:`S3RequestSeen` kept (outside a request: an
+    HTTPS request without conditional headers, what every request to :class:`Server` is at least); a statement
+    with any other condition applies unconditionally, as in moto."""
     from moto.iam.access_control import IAMPolicy, PermissionResult
     from moto.s3.models import FakeBucket
-
-    def insecure_only(statement: dict) -> bool:
-        return statement.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
 
     def get_permission(self: Any, action: str, resource: str) -> Any:
         if self.policy is None:
             return PermissionResult.NEUTRAL
+        environ = getattr(_REQUEST, "environ", None) or {"wsgi.url_scheme": "https"}
+        if action == "s3:DeleteObject" and "versionId" in urllib.parse.parse_qs(environ.get("QUERY_STRING", "")):
+            action = "s3:DeleteObjectVersion"  # S3 authorizes deleting one version as its own action; moto does not
         doc = json.loads(self.policy.decode())
-        doc["Statement"] = [st for st in doc["Statement"] if not insecure_only(st)]
+        kept = []
+        for st in doc["Statement"]:
+            holds = condition_holds(st["Condition"], environ) if "Condition" in st else True
+            if holds is not False:
+                kept.append({k: v for k, v in st.items() if k != "Condition"})
+        doc["Statement"] = kept
         return IAMPolicy(json.dumps(doc)).is_action_permitted(action, resource)
 
     FakeBucket.get_permission = get_permission

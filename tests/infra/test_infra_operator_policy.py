@@ -35,13 +35,14 @@ def test_the_operator_policy_is_the_in_vpc_calls_on_this_stack_only_and_is_an_ou
     run = statements["RunTheOperatorTask"]
     assert run["Action"] == "ecs:RunTask"
     assert run["Resource"] == [f"arn:{cfg.partition}:ecs:{cfg.region}:{cfg.account_id}:task-definition/{cfg.resource_prefix}-operator:*"]
-    assert run["Condition"] == {"ArnEquals": {"ecs:cluster": f"arn:{cfg.partition}:ecs:{cfg.region}:{cfg.account_id}:cluster/{cfg.resource_prefix}"}}
+    assert run["Condition"]["ArnEquals"] == {"ecs:cluster": f"arn:{cfg.partition}:ecs:{cfg.region}:{cfg.account_id}:cluster/{cfg.resource_prefix}"}
+    assert list(run["Condition"]) == ["ArnEquals", "StringEquals"], "and tagged by the caller: test_infra_ledger_bucket.py"
     passing = statements["PassTheOperatorRoles"]
     assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
     assert len(passing["Resource"]) == 2 and all("*" not in r for r in passing["Resource"])
     actions = sorted({a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])})
     assert actions == ["ecs:DescribeServices", "ecs:DescribeTaskDefinition", "ecs:DescribeTasks", "ecs:RunTask", "ecs:StopTask",
-                       "iam:PassRole", "logs:GetLogEvents"]
+                       "ecs:TagResource", "iam:PassRole", "logs:GetLogEvents"]
     assert [s for s in statements.values() if s["Resource"] == "*"] == [statements["ReadTaskDefinitions"]]
     assert "operator_policy_arn" in synth.stacks[env]["output"]
 

@@ -425,7 +425,8 @@ def test_config_bucket_is_hardened(synth: Synth, env: str) -> None:
     block = one("aws_s3_bucket_public_access_block")
     assert all(block[k] is True for k in ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"))
     assert one("aws_s3_bucket_ownership_controls")["rule"]["object_ownership"] == "BucketOwnerEnforced"
-    (st,) = json.loads(one("aws_s3_bucket_policy")["policy"])["Statement"]
+    statements = {s["Sid"]: s for s in json.loads(one("aws_s3_bucket_policy")["policy"])["Statement"]}
+    st = statements["DenyInsecureTransport"]  # the ledger's statements: test_infra_ledger_bucket.py
     assert st["Effect"] == "Deny" and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     assert len(st["Resource"]) == 2 and st["Resource"][1] == st["Resource"][0] + "/*"
 

@@ -10,6 +10,13 @@ entrypoint (:mod:`.operator_entry`): the RunTask request overrides only the cont
 never ``command`` or ``taskRoleArn`` (the right to run the operator task is not the right to run anything,
 or to run as the Connect workers, issue 37).
 
+Who started it: every RunTask carries the tag :data:`STARTED_BY_TAG` = the caller's ``aws:userid`` (STS
+``GetCallerIdentity`` ``UserId``: ``AIDA…`` for an IAM user, ``AROA…:<session name>`` for an assumed role or SSO).
+The operator policy the stack ships allows RunTask only with that tag equal to ``${aws:userid}`` and StopTask
+only on tasks whose tag is the caller's (infra/mskinfra/iam_policy.py), so the tag names the person who
+started the task and cannot be forged; inside the task it becomes ``MSK_MIGRATE_STARTED_BY`` for the ledger
+(:data:`msk_migrate.ledger.storage.STARTED_BY_ENV`).
+
 The result is the task's exit code (0 = every check passed) and its log lines from CloudWatch Logs
 (the container's ``awslogs`` group and stream prefix); waiting is bounded by ``timeout``.
 """
@@ -24,6 +31,8 @@ from ..errors import UnreachableError, UsageError
 
 #: ``startedBy`` of every task this module starts (find or stop them by it).
 STARTED_BY = "msk-migrate-in-vpc"
+#: The task tag naming the person who started it (the caller's ``aws:userid``; IAM enforces the value).
+STARTED_BY_TAG = "msk-migrate:started-by"
 
 
 @dataclass
@@ -67,10 +76,21 @@ def connect_placement(ecs, cluster: str, service: str) -> ConnectPlacement:
     return ConnectPlacement(network, td.get("taskRoleArn"), svc["taskDefinition"])
 
 
+def caller_user_id(sts) -> str:
+    """The caller's ``aws:userid`` (STS GetCallerIdentity ``UserId``): the value IAM compares the task's
+    :data:`STARTED_BY_TAG` with. GetCallerIdentity needs no permission; failing means no usable credentials."""
+    try:
+        return str(sts.get_caller_identity()["UserId"])
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnreachableError(f"STS GetCallerIdentity (who starts the task): {text}") from None
+
+
 def start_task(ecs, *, cluster: str, task_definition: str, container: str,
-               environment: dict[str, str], placement: ConnectPlacement) -> str:
+               environment: dict[str, str], placement: ConnectPlacement, started_by: str) -> str:
     """RunTask on Fargate in the Connect subnets/security groups; the task ARN. Overrides: the container's
-    environment only (the request travels there; the image's entrypoint decides what runs)."""
+    environment only (the request travels there; the image's entrypoint decides what runs). Tagged
+    :data:`STARTED_BY_TAG` = ``started_by`` (the caller's ``aws:userid``: the operator policy refuses any other)."""
     overrides: dict = {
         "containerOverrides": [
             {"name": container, "environment": [{"name": k, "value": v} for k, v in sorted(environment.items())]}
@@ -85,6 +105,7 @@ def start_task(ecs, *, cluster: str, task_definition: str, container: str,
         startedBy=STARTED_BY,
         networkConfiguration=placement.network_configuration,
         overrides=overrides,
+        tags=[{"key": STARTED_BY_TAG, "value": started_by}],
     )
     if resp.get("failures") or not resp.get("tasks"):
         reasons = "; ".join(f"{f.get('arn', '')} {f.get('reason', '')}".strip() for f in resp.get("failures", []))
@@ -136,13 +157,21 @@ def task_log_lines(ecs, logs, task_definition: str, container: str, task_arn: st
 
 def run_in_vpc(ecs, logs, *, cluster: str, service: str, task_definition: str, container: str,
                environment: dict[str, str], timeout: float, poll: float = 5.0,
-               on_status: Callable[[str], None] | None = None) -> TaskResult:
+               on_status: Callable[[str], None] | None = None, sts=None) -> TaskResult:
     """Start the one-off task beside the Connect service, wait (bounded), collect exit code and logs.
 
-    A task still running at ``timeout`` is stopped (nothing is left behind) and reported as not ok."""
+    The task is tagged with the caller's ``aws:userid`` from ``sts`` (default: an STS client of the ECS
+    client's region and the default credentials, the ones ``ecs`` signs with). A task still running at
+    ``timeout`` is stopped (nothing is left behind; the caller's own task, so StopTask is allowed) and
+    reported as not ok."""
+    if sts is None:
+        import boto3
+
+        sts = boto3.client("sts", region_name=ecs.meta.region_name)
+    started_by = caller_user_id(sts)
     placement = connect_placement(ecs, cluster, service)
     task_arn = start_task(ecs, cluster=cluster, task_definition=task_definition, container=container,
-                          environment=environment, placement=placement)
+                          environment=environment, placement=placement, started_by=started_by)
     task = wait_stopped(ecs, cluster, task_arn, timeout=timeout, poll=poll, on_status=on_status)
     reason = task.get("stoppedReason", "")
     if task.get("lastStatus") != "STOPPED":

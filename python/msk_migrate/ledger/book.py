@@ -3,8 +3,10 @@
 Files (under the ledger's directory or S3 prefix):
 
 - ``events/0000000001.json`` … one per state-changing command, never rewritten: ``{"format", "version",
-  "at", "by", "command", "migration", "changes": [{"kind", "name", "state", "evidence", "wave", "detail",
-  "identity"}]}``. The sequence is the history; version N is the Nth event.
+  "at", "by", "started_by", "command", "migration", "changes": [{"kind", "name", "state", "evidence", "wave",
+  "detail", "identity"}]}``. The sequence is the history; version N is the Nth event. ``by`` is the writer's
+  identity (the AWS caller: inside the operator task, its role); ``started_by`` (only when known) the person
+  who started the command there (:func:`~msk_migrate.ledger.storage.started_by`).
 - ``current.json``: the records after the latest event a writer folded in (``LedgerView.to_dict``). It is a
   cache: a reader folds in any event newer than it, and a deleted ``current.json`` is rebuilt from ``events/``.
 
@@ -25,7 +27,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .records import EVENT_FORMAT, VIEW_FORMAT, Change, LedgerView, Record
-from .storage import LedgerStorage, storage_for
+from .storage import LedgerStorage, started_by, storage_for
 
 CURRENT = "current.json"
 EVENTS = "events/"
@@ -53,6 +55,8 @@ class Ledger:
     def __init__(self, storage: LedgerStorage, migration: str | None = None):
         self.storage = storage
         self.migration = migration
+        #: Read once, here: a malformed value stops the command before it reads the ledger or acts.
+        self.started_by = started_by()
 
     @property
     def location(self) -> str:
@@ -117,7 +121,8 @@ class Ledger:
         if text:
             try:
                 ev = json.loads(text)
-                who = f" by {ev.get('by')} at {ev.get('at')} ({ev.get('command')})"
+                person = f" started by {ev['started_by']}" if ev.get("started_by") else ""
+                who = f" by {ev.get('by')}{person} at {ev.get('at')} ({ev.get('command')})"
             except json.JSONDecodeError:
                 pass
         return StaleLedger(self.field, f"moved on: version {view.version + 1} was written{who} after this "
@@ -139,6 +144,8 @@ class Ledger:
         version = view.version + 1
         event = {"format": EVENT_FORMAT, "version": version, "at": _now(), "by": self.storage.identity(),
                  "command": command, "migration": self.migration, "changes": items}
+        if self.started_by:
+            event["started_by"] = self.started_by
         name = event_name(version)
         if not self.storage.create(name, json.dumps(event, indent=1, sort_keys=True) + "\n"):
             raise self._stale(view, name)

@@ -84,15 +84,20 @@ class Record:
     detail: str | None = None
     identity: dict[str, Any] | None = None
     history: list[dict[str, Any]] = field(default_factory=list)  #: earlier states, oldest first
+    started_by: str | None = None  #: the person who started the command, when ``by`` is not them (the operator task)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["started_by"] is None:  # the view of a ledger written without it keeps its shape
+            del out["started_by"]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
         return cls(kind=str(d["kind"]), name=str(d["name"]), state=str(d["state"]), at=str(d["at"]), by=str(d["by"]),
                    command=str(d["command"]), version=int(d["version"]), evidence=d.get("evidence"), wave=d.get("wave"),
-                   detail=d.get("detail"), identity=d.get("identity"), history=list(d.get("history") or []))
+                   detail=d.get("detail"), identity=d.get("identity"), history=list(d.get("history") or []),
+                   started_by=d.get("started_by"))
 
 
 @dataclass
@@ -127,11 +132,13 @@ class LedgerView:
             history = list(old.history) if old else []
             if old:
                 history.append({"state": old.state, "at": old.at, "by": old.by, "command": old.command,
-                                "evidence": old.evidence, "version": old.version})
+                                "evidence": old.evidence, "version": old.version,
+                                **({"started_by": old.started_by} if old.started_by else {})})
             self.records[key] = Record(
                 kind=c["kind"], name=c["name"], state=c["state"], at=event["at"], by=event["by"], command=event["command"],
                 version=version, evidence=c.get("evidence"), wave=c.get("wave", old.wave if old else None),
-                detail=c.get("detail"), identity=c.get("identity", old.identity if old else None), history=history)
+                detail=c.get("detail"), identity=c.get("identity", old.identity if old else None), history=history,
+                started_by=event.get("started_by"))
         self.version, self.updated_at = version, event["at"]
 
     def to_dict(self) -> dict[str, Any]:

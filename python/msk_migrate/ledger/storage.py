@@ -12,8 +12,16 @@ The ledger needs four operations, and one of them is the whole of its concurrenc
 - :meth:`LedgerStorage.names` lists the files under a sub-prefix after a given name, in name order.
 
 :meth:`LedgerStorage.identity` says who is writing: the AWS caller (STS ``GetCallerIdentity``) for S3, the
-OS ``user@host`` for a directory. Every failure to reach the store is a :class:`~msk_migrate.errors.UsageError`
-naming the ledger (exit 2), never a traceback.
+OS ``user@host`` for a directory. Inside the operator ECS task that caller is the task role, so the person who
+started the task is passed in :data:`STARTED_BY_ENV` (the task's ``msk-migrate:started-by`` tag, which IAM
+forces to the starter's ``aws:userid``: msk_migrate.aws.ecs_task) and :func:`started_by` returns it.
+Every failure to reach the store is a :class:`~msk_migrate.errors.UsageError` naming the ledger (exit 2),
+never a traceback.
+
+On S3 every write carries a SHA-256 checksum (``ChecksumAlgorithm``, whatever the SDK's default): the stack's
+config bucket is under S3 Object Lock, and S3 refuses a PutObject to such a bucket without ``Content-MD5`` or
+an ``x-amz-checksum-*`` header. The bucket also refuses an event written without ``If-None-Match``
+(infra/mskinfra/config_bucket.py), so :meth:`S3Storage.create` is the only way an event is written there.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import re
 import socket
 import tempfile
 from pathlib import Path
@@ -30,6 +39,26 @@ from ..errors import UsageError
 from ..s3uri import is_s3_uri, split_s3_uri
 
 FIELD = "ledger"
+#: The person who started the command, when a process other than theirs runs it (the operator ECS task):
+#: their ``aws:userid`` as the task's started-by tag holds it. Set by msk_migrate.aws.operator_entry.
+STARTED_BY_ENV = "MSK_MIGRATE_STARTED_BY"
+#: An ``aws:userid``: ``AIDA…`` (IAM user), ``AROA…:<role session name>`` (assumed role, SSO), an account id
+#: (root), or ``<account>:<federated name>``; at most 256 characters (an ECS tag value).
+_USER_ID = re.compile(r"^[\w+=,.@:/-]{1,256}$")
+#: Every S3 write's checksum (Object Lock requires one; see the module docstring).
+CHECKSUM = "SHA256"
+
+
+def started_by(environ: Any = None) -> str | None:
+    """The person named by :data:`STARTED_BY_ENV` (None when unset or empty). A value that is not an
+    ``aws:userid`` is refused (UsageError, exit 2) before the ledger is read, so no event names a mangled person."""
+    value = (os.environ if environ is None else environ).get(STARTED_BY_ENV, "").strip()
+    if not value:
+        return None
+    if not _USER_ID.match(value):
+        raise UsageError(STARTED_BY_ENV, f"{value[:80]!r} is not an AWS user id (aws:userid)",
+                         "unset it: the operator task sets it from its msk-migrate:started-by tag")
+    return value
 
 
 class LedgerStorage(Protocol):
@@ -163,7 +192,7 @@ class S3Storage:
     def create(self, name: str, text: str) -> bool:
         try:
             self.client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=text.encode(),
-                                   ContentType="application/json", IfNoneMatch="*")
+                                   ContentType="application/json", IfNoneMatch="*", ChecksumAlgorithm=CHECKSUM)
             return True
         except Exception as exc:
             if _code(exc) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
@@ -172,7 +201,8 @@ class S3Storage:
 
     def put(self, name: str, text: str, content_type: str = "application/json") -> None:
         try:
-            self.client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=text.encode(), ContentType=content_type)
+            self.client.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=text.encode(), ContentType=content_type,
+                                   ChecksumAlgorithm=CHECKSUM)
         except Exception as exc:
             raise self._fail("write", exc) from None
 

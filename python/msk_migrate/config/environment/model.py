@@ -65,6 +65,11 @@ class EnvironmentConfig(BaseModel):
     backend: BackendConfig | None = Field(None, description="S3 remote state; absent = local state.")
     log_retention_days: int = Field(30, description="CloudWatch retention of every log group.")
     log_kms: bool = Field(True, description="Encrypt log groups with the stack's KMS key.")
+    ledger_retention_days: int = Field(
+        365, ge=1, le=36500,
+        description="Days every object version written to the config bucket (the ledger's events and evidence, "
+        "proof marks, connector configs) stays under S3 Object Lock in GOVERNANCE mode: until then no one without "
+        "s3:BypassGovernanceRetention can delete that version or shorten its retention (docs/infra.md, The ledger's bucket).")
     secrets_kms_key_arns: list[str] = Field(
         default_factory=list,
         description="Customer-managed KMS keys of the source/target secrets (execution role may decrypt via Secrets Manager).",
