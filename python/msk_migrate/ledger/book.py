@@ -9,6 +9,10 @@ Files (under the ledger's directory or S3 prefix):
   who started the command there (:func:`~msk_migrate.ledger.storage.started_by`).
 - ``current.json``: the records after the latest event a writer folded in (``LedgerView.to_dict``). It is a
   cache: a reader folds in any event newer than it, and a deleted ``current.json`` is rebuilt from ``events/``.
+  Anyone who may append may also replace it, so it is never trusted on its own: each event carries
+  ``view_digest``, the SHA-256 of the records after it (:meth:`~.records.LedgerView.records_digest`), and a
+  reader compares ``current.json`` with the digest of the event of its version (append-only and locked in the
+  bucket). A view that differs, or whose event carries no digest, is rebuilt from ``events/``.
 
 Concurrency: a writer that read version N creates ``events/<N+1>`` **only if it does not exist** (S3
 ``If-None-Match: *``; a hard link in a directory: :mod:`.storage`). When another writer got there first the
@@ -96,6 +100,8 @@ class Ledger:
         ledger has no file yet)."""
         text = self.storage.read(CURRENT)
         view = self._view(self._parse(CURRENT, text, VIEW_FORMAT)) if text is not None else LedgerView(self.location, migration=self.migration)
+        if view.version and not self._vouched(view):
+            view = LedgerView(self.location, migration=self.migration)  # rebuilt from the events: they are the ledger
         for name in self.storage.names(EVENTS, event_name(view.version)):
             body = self.storage.read(name)
             if body is None:  # listed, then gone: only a hand-edited store does that
@@ -113,6 +119,17 @@ class Ledger:
         if view.migration is None:
             view.migration = self.migration
         return view
+
+    def _vouched(self, view: LedgerView) -> bool:
+        """True when the event of ``view``'s version records exactly ``view``'s records (its ``view_digest``)."""
+        body = self.storage.read(event_name(view.version))
+        if body is None:
+            return False
+        try:
+            digest = json.loads(body).get("view_digest")
+        except (json.JSONDecodeError, AttributeError):
+            return False
+        return isinstance(digest, str) and digest == view.records_digest()
 
     # ---- writing -------------------------------------------------------------------------------
     def _stale(self, view: LedgerView, name: str) -> StaleLedger:
@@ -146,11 +163,12 @@ class Ledger:
                  "command": command, "migration": self.migration, "changes": items}
         if self.started_by:
             event["started_by"] = self.started_by
+        new = LedgerView(view.location, view.version, dict(view.records), view.updated_at, self.migration or view.migration)
+        new.apply(event)
+        event["view_digest"] = new.records_digest()  # what current.json at this version must hold (see read)
         name = event_name(version)
         if not self.storage.create(name, json.dumps(event, indent=1, sort_keys=True) + "\n"):
             raise self._stale(view, name)
-        new = LedgerView(view.location, view.version, dict(view.records), view.updated_at, self.migration or view.migration)
-        new.apply(event)
         # The event is the commit; the view is a cache every reader brings up to date, so a later writer's
         # view overwritten by an earlier one's only costs the next reader one more event to fold.
         self.storage.put(CURRENT, json.dumps(new.to_dict(), indent=1, sort_keys=True) + "\n")

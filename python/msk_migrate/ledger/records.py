@@ -144,3 +144,11 @@ class LedgerView:
     def to_dict(self) -> dict[str, Any]:
         return {"format": VIEW_FORMAT, "migration": self.migration, "version": self.version, "updated_at": self.updated_at,
                 "records": {k: r.to_dict() for k, r in sorted(self.records.items())}}
+
+    def records_digest(self) -> str:
+        """SHA-256 of the records (canonical JSON): what the event of this version says its view must be."""
+        import hashlib
+        import json
+
+        body = json.dumps({k: r.to_dict() for k, r in sorted(self.records.items())}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(body.encode()).hexdigest()
