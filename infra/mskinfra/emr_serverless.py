@@ -11,7 +11,7 @@ Glue stays documented for accounts that already run it (docs/validation.md).
   15 idle minutes, capped at :data:`MAX_CAPACITY`;
 - security group ``<prefix>-validation``: egress to the source brokers' ports, to the target brokers'
   port (and the matching ingress on a created cluster's group, or on ``target.network`` groups when
-  ``add_ingress_rules``), HTTPS to AWS APIs; no ingress at all;
+  ``add_ingress_rules``), to the schema registries' ports, HTTPS to AWS APIs (:mod:`.endpoints`); no ingress at all;
 - execution role ``<prefix>-validation-job`` (trusted by EMR Serverless of this account only): the job
   package read-only under ``validation/job/``, reports and logs written under ``validation/reports/`` and
   ``validation/logs/`` of the config bucket (+ the stack key through S3), the clusters' secrets, and
@@ -123,7 +123,8 @@ class ValidationJobHome(_Rules):
                         self, construct_id("target_in", sg_id, tport), security_group_id=sg_id, referenced_security_group_id=sg.id,
                         ip_protocol="tcp", from_port=tport, to_port=tport, description=f"{p} validation job to MSK :{tport}",
                     )
-        self._egress_to_peers(sg, 443, cfg.network.https_egress, "HTTPS to AWS APIs (S3, Secrets Manager, STS, CloudWatch)")
+        # The proof per record reads the schema registries; AWS APIs on 443: mskinfra.endpoints.AwsApis admits this group.
+        self._egress_to_registries(sg, cfg, "validation job")
 
         self.role = IamRole(self, "execution", name=execution_role_name(cfg), assume_role_policy=trust_policy(cfg),
                             description=f"{p} validation job on EMR Serverless: its package, its reports, the clusters read-only")

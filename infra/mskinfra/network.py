@@ -1,4 +1,4 @@
-"""Security groups with exactly the flows that exist (no 0.0.0.0/0 ingress anywhere).
+"""Security groups with exactly the flows that exist (no 0.0.0.0/0 ingress anywhere, and no egress to it by default).
 
 Flows (ports from the environment):
 
@@ -12,9 +12,16 @@ Prometheus            Connect                     worker.metrics_port (JMX agent
 Prometheus            created MSK brokers         11001 (JMX exporter), 11002 (node exporter)
 Grafana               Prometheus                  9090
 operators             operator ALB (.alb)         HTTPS rest_port, 9090, 443 (ALB to tasks: .alb)
+operator task         operator ALB (.alb)         rest_port (Connect REST through the load balancer)
+operator task         schema registries           each registry URL's port (schema_registry.*_network)
 MSK clients (opt.)    created MSK brokers         9098 (+9096 with SCRAM)
-every task            AWS APIs                    443 (ECR, Logs, Secrets Manager, S3) via NAT or endpoints
+every task            AWS APIs (.endpoints)       443 to the VPC endpoints' group + S3 prefix list,
+                                                  or network.https_egress (aws_endpoints: existing)
 ====================  ==========================  ===========================================
+
+The operator task runs in the Connect security group, so Connect's group carries its flows too. The AWS API
+flows of every task group (Connect, Prometheus, Grafana, the proof follower, the validation job) are made by
+:class:`mskinfra.endpoints.AwsApis`, beside the endpoints they reach.
 
 Every rule is its own ``aws_vpc_security_group_{ingress,egress}_rule``; the groups have no inline
 rules, so Terraform also removes AWS's default allow-all egress rule when it creates them.
@@ -33,6 +40,8 @@ from constructs import Construct
 
 from msk_migrate.config.auth import MSK_PORTS
 from msk_migrate.config.environment import PROMETHEUS_PORT, EnvironmentConfig, HttpsEgress, Peers
+from msk_migrate.config.schema_registry import RegistryNetwork
+from msk_migrate.errors import UsageError
 
 from .util import cidr_args, construct_id
 
@@ -77,7 +86,7 @@ class _Rules(Construct):
             ip_protocol="tcp", from_port=port, to_port=port, description=description,
         )
 
-    def _peer_args(self, peers: Peers | HttpsEgress) -> list[tuple[str, dict[str, str]]]:
+    def _peer_args(self, peers: Peers | HttpsEgress | RegistryNetwork) -> list[tuple[str, dict[str, str]]]:
         out = [(c, cidr_args(c)) for c in peers.cidrs]
         out += [(pl, {"prefix_list_id": pl}) for pl in peers.prefix_list_ids]
         out += [(sg, {"referenced_security_group_id": sg}) for sg in peers.security_group_ids]
@@ -90,12 +99,47 @@ class _Rules(Construct):
                 ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
             )
 
-    def _egress_to_peers(self, sg: SecurityGroup, port: int, peers: Peers | HttpsEgress, description: str) -> None:
+    def _egress_to_peers(self, sg: SecurityGroup, port: int, peers: Peers | HttpsEgress | RegistryNetwork, description: str) -> None:
         for label, args in self._peer_args(peers):
             VpcSecurityGroupEgressRule(
                 self, construct_id(sg.node.id, "out", label, port), security_group_id=sg.id,
                 ip_protocol="tcp", from_port=port, to_port=port, description=description, **args,
             )
+
+    def _egress_to_registries(self, sg: SecurityGroup, cfg: EnvironmentConfig, who: str) -> None:
+        """``sg`` -> each schema registry of the environment, on its URL's port (nothing without a ``schema_registry``)."""
+        done: set[tuple[str, int]] = set()
+        if cfg.network.https_egress is not None:  # already reached on 443 (AwsApis.admit): AWS refuses a duplicate rule
+            done |= {(label, 443) for label, _ in self._peer_args(cfg.network.https_egress)}
+        for role, port, peers in registry_flows(cfg):
+            for label, args in self._peer_args(peers):
+                if (label, port) in done:  # both registries behind one peer and port: one rule
+                    continue
+                done.add((label, port))
+                VpcSecurityGroupEgressRule(
+                    self, construct_id(sg.node.id, "registry", label, port), security_group_id=sg.id,
+                    ip_protocol="tcp", from_port=port, to_port=port, description=f"{who} to the {role} schema registry :{port}",
+                    **args,
+                )
+
+
+def registry_flows(cfg: EnvironmentConfig) -> list[tuple[str, int, RegistryNetwork]]:
+    """(role, port, peers) of each schema registry the tasks reach; an environment's registry without its
+    ``*_network`` is refused (the tasks would have no route to it)."""
+    regs = cfg.schema_registry
+    if regs is None:
+        return []
+    out = []
+    for role in ("source", "target"):
+        peers = regs.source_network if role == "source" else regs.target_network
+        if peers is None:
+            raise UsageError(
+                f"{cfg.name}.yaml: schema_registry.{role}_network",
+                f"the tasks reach the {role} registry ({getattr(regs, role)}) only where this says, and it is not set",
+                "give its cidrs, prefix_list_ids or security_group_ids",
+            )
+        out.append((role, regs.port(role), peers))
+    return out
 
 
 class TargetNetwork(_Rules):
@@ -159,8 +203,6 @@ class Network(_Rules):
         if am:
             for port in am.ports():
                 self._egress_to_peers(self.prometheus, port, am.network, f"Prometheus to Alertmanager :{port}")
-        # HTTPS to AWS APIs for every task (image pulls, logs, secrets, S3).
-        for sg in (self.connect, self.prometheus, self.grafana):
-            self._egress_to_peers(
-                sg, 443, cfg.network.https_egress, "HTTPS to AWS APIs (ECR, CloudWatch Logs, Secrets Manager, S3)"
-            )
+        # The operator task (Connect's group) reads and writes the schema registries (schemas, preflight, validate).
+        self._egress_to_registries(self.connect, cfg, "operator task")
+        # HTTPS to AWS APIs: mskinfra.endpoints.AwsApis admits each task group.

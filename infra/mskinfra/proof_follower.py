@@ -107,7 +107,8 @@ def follower_container(cfg: EnvironmentConfig, image: str, target_bootstrap_plac
 
 
 class ProofFollowerNetwork(_Rules):
-    """The follower's security group: 9405 in from Prometheus only; out to the brokers of both clusters and AWS APIs."""
+    """The follower's security group: 9405 in from Prometheus only; out to the brokers of both clusters and the schema
+    registries (the proof per record reads them); AWS APIs on 443 through :class:`mskinfra.endpoints.AwsApis`."""
 
     def __init__(self, scope: Construct, id_: str, cfg: EnvironmentConfig, *, prometheus: SecurityGroup,
                  msk_security_group_id: str | None) -> None:
@@ -127,7 +128,7 @@ class ProofFollowerNetwork(_Rules):
                         self, construct_id("target_in", sg_id, tport), security_group_id=sg_id,
                         referenced_security_group_id=self.sg.id, ip_protocol="tcp", from_port=tport, to_port=tport,
                         description=f"{cfg.resource_prefix} proof follower to MSK :{tport}")
-        self._egress_to_peers(self.sg, 443, cfg.network.https_egress, "HTTPS to AWS APIs (ECR, CloudWatch Logs, Secrets Manager, S3)")
+        self._egress_to_registries(self.sg, cfg, "proof follower")
 
 
 class ProofFollower(Construct):

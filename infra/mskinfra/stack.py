@@ -26,6 +26,7 @@ from .discovery import Discovery
 from .ecr_repositories import Repositories
 from .ecs import LogGroups, Services, ServiceSpec, TaskRoles
 from .emr_serverless import ValidationJobHome
+from .endpoints import AwsApis
 from .iam import Roles
 from .images import ImageChoice
 from .kms import StackKey
@@ -65,6 +66,11 @@ class MigrationStack(TerraformStack):
         log_key_arn = key_arn if cfg.log_kms else None
         repos = Repositories(self, "ecr", cfg, key_arn)
         network = Network(self, "network", cfg, msk_security_group_id=msk.security_group_id)
+        # AWS's APIs on 443 through VPC endpoints (made here, or the VPC's own): every task group is admitted.
+        aws = AwsApis(self, "aws_endpoints", cfg)
+        for sg, who in ((network.connect, "Connect and the operator task"), (network.prometheus, "Prometheus"),
+                        (network.grafana, "Grafana")):
+            aws.admit(sg, who)
 
         # One renderer for everything Kafka: connectors, worker environment, secret variables.
         placeholder = bootstrap_placeholder(cfg)
@@ -127,11 +133,12 @@ class MigrationStack(TerraformStack):
         )
 
         # The validation job's home (msk-migrate validate --on emr-serverless).
-        ValidationJobHome(
+        validation = ValidationJobHome(
             self, "validation", cfg, msk_security_group_id=msk.security_group_id, bucket_arn=bucket.bucket.arn, key_arn=key_arn,
             secret_arns=list(cfg.secret_arns()), secret_kms_keys=list(cfg.secrets_kms_key_arns), target_cluster_arn=msk.cluster_arn,
             target_topic_arn_prefix=msk.topic_arn_prefix, target_group_arn_prefix=msk.group_arn_prefix,
         )
+        aws.admit(validation.security_group, "validation job")
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
         services = Services(
@@ -157,18 +164,20 @@ class MigrationStack(TerraformStack):
             serving_cert_secret_env=creds.serving_cert_secret_env(),
             load_balancer=alb,
             substitutions=substitutions,
-            depends_on=dict(roles.policies),
+            # the tasks pull their images and read their secrets through the endpoints
+            depends_on={c: [*policies, *aws.dependables] for c, policies in roles.policies.items()},
         )
         if cfg.proof.follower:  # validate --follow as a service (docs/follow.md)
-            ProofFollower(
+            proof = ProofFollower(
                 self, "proof", cfg, cluster_arn=services.cluster.arn, image=image_refs["operator"],
                 execution_role_arn=roles.execution["operator"].arn, log_group=logs.groups["operator"],
                 namespace_id=discovery.namespace.id, prometheus_sg=network.prometheus,
                 msk_security_group_id=msk.security_group_id, bucket_arn=bucket.bucket.arn, key_arn=key_arn,
                 target_cluster_arn=msk.cluster_arn, target_topic_arn_prefix=msk.topic_arn_prefix,
                 target_group_arn_prefix=msk.group_arn_prefix, substitutions=substitutions,
-                target_bootstrap_placeholder=placeholder, depends_on=list(roles.policies["operator"]),
+                target_bootstrap_placeholder=placeholder, depends_on=[*roles.policies["operator"], *aws.dependables],
             )
+            aws.admit(proof.network.sg, "proof follower")
         add_outputs(
             self,
             cfg,

@@ -5,10 +5,11 @@
 
 1. moto's server behind the shims of :mod:`moto_shims` (each names the moto limitation it covers);
 2. per environment, what a deployer has before the first deploy, created in moto: the VPC and its three
-   subnets, the operator certificate (ACM, the environment's region), the secrets the YAML names (and the
-   KMS key of prod's secrets), prod's existing MSK cluster with its broker security group, its private
-   hosted zone, the operators' prefix list and bastion group; the shipped ``dev.yaml`` (creates its
-   cluster) and ``prod.yaml`` (an existing cluster) are rewritten with those ids, nothing else changed;
+   subnets (dev's with their route table, where the stack's S3 gateway endpoint goes), the operator
+   certificate (ACM, the environment's region), the secrets the YAML names (and the KMS key of prod's
+   secrets), prod's existing MSK cluster with its broker security group, its private hosted zone, the
+   operators' prefix list and bastion group; the shipped ``dev.yaml`` (creates its cluster) and
+   ``prod.yaml`` (an existing cluster) are rewritten with those ids, nothing else changed;
 3. ``infra/prerequisites.py`` checks them, ``infra/main.py`` synthesizes, ``terraform apply`` runs
    target-dev, migration-dev and migration-prod, one pass each;
 4. a second ``terraform plan`` of each stack must change nothing but :data:`UNSTORED` (attributes moto
@@ -131,6 +132,14 @@ def prerequisites(name: str, endpoint: str, work: Path) -> Path:
     doc["vpc_id"] = vpc
     doc["subnet_ids"] = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.60.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
                          for i, z in enumerate(zones)]
+    network = doc.get("network") or {}
+    if network.get("aws_endpoints", "create") == "create":
+        # the subnets' own route table: the stack's S3 gateway endpoint goes on it (named, or found by subnet)
+        table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+        for subnet in doc["subnet_ids"]:
+            ec2.associate_route_table(RouteTableId=table, SubnetId=subnet)
+        if network.get("route_table_ids"):
+            network["route_table_ids"] = [table]
     tls = doc["operator_tls"]
     cert, key = _self_signed(tls["dns_name"])
     tls["certificate_arn"] = client("acm").import_certificate(Certificate=cert, PrivateKey=key)["CertificateArn"]

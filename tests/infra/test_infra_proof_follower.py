@@ -131,7 +131,8 @@ def test_only_prometheus_reaches_the_follower_and_the_follower_reaches_only_the_
     assert any(r["security_group_id"] == prom and r["from_port"] == PROOF_METRICS_PORT
                and r.get("referenced_security_group_id") == proof for r in egress_rules(synth, ENV))
     out = {r["from_port"] for r in egress_rules(synth, ENV) if r["security_group_id"] == proof}
-    assert out == {443, cfg.target.port, *cfg.source.ports()}
+    registries = {cfg.schema_registry.port("source"), cfg.schema_registry.port("target")} if cfg.schema_registry else set()
+    assert out == {443, cfg.target.port, *cfg.source.ports(), *registries}  # 443: AWS APIs (test_infra_aws_endpoints.py)
 
 
 def test_cloud_map_registers_the_follower_under_the_name_prometheus_scrapes(synth: Synth) -> None:

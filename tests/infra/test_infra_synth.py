@@ -143,11 +143,13 @@ def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> No
         allowed_ports |= set(cfg.monitoring.alertmanager.ports())
     if cfg.proof.follower:
         allowed_ports.add(PROOF_METRICS_PORT)  # Prometheus -> the proof follower (test_infra_proof_follower.py)
+    if cfg.schema_registry:  # the operator task, proof follower and validation job -> the registries
+        allowed_ports |= {cfg.schema_registry.port("source"), cfg.schema_registry.port("target")}
     for rule in egress_rules(synth, env):
         assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
         assert rule["from_port"] in allowed_ports, rule
-        if rule.get("cidr_ipv4") == "0.0.0.0/0":
-            assert rule["from_port"] == 443 and "0.0.0.0/0" in cfg.network.https_egress.cidrs, rule
+        if rule.get("cidr_ipv4") == "0.0.0.0/0" or rule.get("cidr_ipv6") == "::/0":  # test_infra_aws_endpoints.py
+            assert rule["from_port"] == 443 and cfg.network.allow_internet_https, rule
 
 
 @pytest.mark.parametrize("env", ALL_ENVS)

@@ -9,17 +9,72 @@ Optional. A flow file's model (:class:`~.migration_file.MigrationFile`) and the 
 (:class:`~.environment.model.EnvironmentConfig`) both declare it; the commands read the section here from the
 file as it is, so a registry command needs no cluster settings. Credentials never live here: each registry's
 basic auth comes from a Secrets Manager secret (``*_secret_arn``) or MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD.
+
+In an environment, ``source_network`` / ``target_network`` say where each registry is (CIDRs, prefix lists, security
+groups, like ``source.network``): the stack's tasks that talk to the registries (the operator task, the proof follower,
+the validation job) get egress to those peers on the port of the registry's URL, and nowhere else.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
+from .identifiers import PREFIX_LIST_ID, SECURITY_GROUP_ID, check_ids
 from .loader import safe_load
+
+#: A URL's port when it names none.
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+class RegistryNetwork(BaseModel):
+    """Where one registry is on the network: CIDR blocks, managed prefix lists and/or security groups (never ``/0``).
+
+    Its own small model rather than the environment's ``Peers``: the environment model imports this module."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cidrs: list[str] = Field(default_factory=list, description="IPv4/IPv6 CIDR blocks of the registry, e.g. 10.20.5.0/24.")
+    prefix_list_ids: list[str] = Field(default_factory=list, description="Managed prefix list IDs (pl-...).")
+    security_group_ids: list[str] = Field(default_factory=list, description="Security group IDs (sg-...) of the registry "
+                                          "(or its load balancer) in this VPC or a peered one.")
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        for cidr in v:
+            try:
+                net = ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR block ({exc}); write it like 10.20.5.0/24") from None
+            if net.prefixlen == 0:
+                raise ValueError(f"{cidr} opens the flow to the whole internet; give the registry's own CIDR, a prefix list "
+                                 "or a security group")
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate CIDR entries; list each once")
+        return v
+
+    @field_validator("prefix_list_ids")
+    @classmethod
+    def _pls(cls, v: list[str]) -> list[str]:
+        return check_ids(v, PREFIX_LIST_ID, "prefix list ID", "pl-0a1b2c3d4e5f60718")
+
+    @field_validator("security_group_ids")
+    @classmethod
+    def _sgs(cls, v: list[str]) -> list[str]:
+        return check_ids(v, SECURITY_GROUP_ID, "security group ID", "sg-0a1b2c3d4e5f60718")
+
+    @model_validator(mode="after")
+    def _some(self) -> RegistryNetwork:
+        if not (self.cidrs or self.prefix_list_ids or self.security_group_ids):
+            raise ValueError("give at least one of cidrs, prefix_list_ids, security_group_ids (where the registry is)")
+        return self
 
 
 class SchemaRegistrySection(BaseModel):
@@ -34,6 +89,20 @@ class SchemaRegistrySection(BaseModel):
                                           "registry's basic auth, when it has one.")
     target_secret_arn: str | None = Field(None, description="Secrets Manager secret (JSON username, password) of the target "
                                           "registry's basic auth, when it has one.")
+    source_network: RegistryNetwork | None = Field(None, description="Where the source registry is (CIDRs, prefix lists, "
+                                                   "security groups); required in an environment: the tasks reach it there "
+                                                   "only, on its URL's port.")
+    target_network: RegistryNetwork | None = Field(None, description="Where the target registry is; required in an "
+                                                   "environment, like source_network.")
+
+    def port(self, role: Literal["source", "target"]) -> int:
+        """The TCP port of the registry's URL (its scheme's default when it names none)."""
+        url = urlsplit(getattr(self, role))
+        try:
+            port = url.port
+        except ValueError:
+            port = None
+        return port or _DEFAULT_PORTS.get(url.scheme.lower(), 443)
 
 
 def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:

@@ -23,11 +23,11 @@ from pydantic_core import PydanticUndefined
 
 from ..auth import AuthConfig
 from ..migration import MigrationSpec, WorkerSpec
-from ..schema_registry import SchemaRegistrySection
+from ..schema_registry import RegistryNetwork, SchemaRegistrySection
 from .clusters import MskCreate, SourceCluster, TargetCluster
 from .model import EnvironmentConfig
 from .monitoring import AlertmanagerRoute, MonitoringConfig
-from .network import HttpsEgress, OperatorAccess, OperatorTls, Peers
+from .network import HttpsEgress, NetworkConfig, OperatorAccess, OperatorTls, Peers
 from .proof import ProofService
 from .services import ConnectService, GrafanaService, TaskSize
 from .state import BackendConfig, EcrConfig
@@ -37,6 +37,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "top": EnvironmentConfig,
     "operator_access": OperatorAccess,
     "operator_tls": OperatorTls,
+    "network": NetworkConfig,
     "network.https_egress": HttpsEgress,
     "peers": Peers,
     "source": SourceCluster,
@@ -54,6 +55,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "backend": BackendConfig,
     "ecr": EcrConfig,
     "schema_registry": SchemaRegistrySection,
+    "schema_registry.network": RegistryNetwork,
 }
 
 #: Which section documents a nested model (for "see ..." links in the type column).

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..identifiers import PREFIX_LIST_ID, SECURITY_GROUP_ID, check_ids
 from ._fields import field_error
@@ -95,36 +96,106 @@ class OperatorAccess(Peers):
 
 
 class HttpsEgress(_PeerIds):
-    """Where tasks reach AWS APIs on 443 (ECR, CloudWatch Logs, Secrets Manager, S3, STS).
+    """With ``network.aws_endpoints: existing``: where the VPC's own endpoints of AWS's APIs are, reached on 443.
 
-    Default ``0.0.0.0/0`` = through a NAT gateway. With VPC interface endpoints, give the VPC CIDR (or
-    the endpoints' security group) plus the S3 gateway endpoint's prefix list instead.
+    Give the interface endpoints' security group (or the VPC's CIDR) and the S3 gateway endpoint's prefix list.
+    A CIDR that reaches the internet (``0.0.0.0/0``, any public range) needs ``network.allow_internet_https``.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"], description="CIDRs reachable on 443.")
-    prefix_list_ids: list[str] = Field(default_factory=list, description="Prefix lists reachable on 443 (e.g. S3 gateway endpoint).")
-    security_group_ids: list[str] = Field(default_factory=list, description="Security groups reachable on 443 (e.g. VPC endpoints).")
+    cidrs: list[str] = Field(default_factory=list, description="CIDRs reachable on 443 (e.g. the VPC's, where its interface endpoints are).")
+    prefix_list_ids: list[str] = Field(default_factory=list, description="Prefix lists reachable on 443 (e.g. the S3 gateway endpoint's).")
+    security_group_ids: list[str] = Field(default_factory=list, description="Security groups reachable on 443 (e.g. the VPC's interface endpoints').")
 
     @field_validator("cidrs")
     @classmethod
     def _cidrs(cls, v: list[str]) -> list[str]:
         for cidr in v:
             cls.parse_cidr(cidr)
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate CIDR entries; list each once")
         return v
 
-    @model_validator(mode="after")
-    def _some(self) -> HttpsEgress:
-        if self.is_empty():
-            raise ValueError("tasks need HTTPS to ECR, CloudWatch Logs and Secrets Manager; give a CIDR, prefix list or security group")
-        return self
+    def internet_cidrs(self) -> list[str]:
+        """The CIDRs that reach beyond private address space (``0.0.0.0/0``, ``::/0``, a public range)."""
+        return [c for c in self.cidrs if self.parse_cidr(c).is_global]
+
+
+#: ``network.aws_endpoints``: the stack makes the VPC endpoints its tasks use, or the VPC has its own.
+AWS_ENDPOINT_MODES = ("create", "existing")
+ROUTE_TABLE_ID = re.compile(r"^rtb-[0-9a-f]{8,17}$")
 
 
 class NetworkConfig(BaseModel):
+    """How the tasks reach AWS's APIs: through VPC endpoints the stack makes (``create``), or the VPC's own
+    (``existing``, named in ``https_egress``); never the internet unless the environment says why."""
+
     model_config = ConfigDict(extra="forbid")
 
-    https_egress: HttpsEgress = Field(default_factory=HttpsEgress, description="Where tasks reach AWS APIs on 443 (`network.https_egress`).")
+    aws_endpoints: Literal["create", "existing"] = Field(
+        "create",
+        description="create: the stack makes the interface endpoints its tasks call (ECR api/dkr, CloudWatch Logs, Secrets "
+        "Manager, STS, ECS, EC2; private DNS on) in subnet_ids and an S3 gateway endpoint on route_table_ids, and the "
+        "tasks reach those only. existing: the VPC has its own endpoints; https_egress names them.",
+    )
+    route_table_ids: list[str] = Field(
+        default_factory=list,
+        description="With aws_endpoints: create, the route tables (rtb-...) the S3 gateway endpoint goes on. Empty: the "
+        "table associated with each of subnet_ids, looked up at plan time (a subnet left on the VPC's main route table "
+        "has no association: list the main table here).",
+    )
+    https_egress: HttpsEgress | None = Field(
+        None, description="With aws_endpoints: existing (required there): the VPC's endpoints the tasks reach on 443."
+    )
+    allow_internet_https: bool = Field(
+        False, description="Accept an https_egress CIDR that reaches the internet (0.0.0.0/0 behind a NAT gateway): every "
+        "task may then send anything anywhere on 443. An explicit opt-in, with internet_https_reason.",
+    )
+    internet_https_reason: str | None = Field(
+        None, description="Why the tasks must reach the internet on 443 (one line, required with allow_internet_https)."
+    )
+
+    @field_validator("route_table_ids")
+    @classmethod
+    def _route_tables(cls, v: list[str]) -> list[str]:
+        return check_ids(v, ROUTE_TABLE_ID, "route table ID", "rtb-0a1b2c3d4e5f60718")
+
+    @model_validator(mode="after")
+    def _mode(self) -> NetworkConfig:
+        def refuse(loc: tuple[str, ...], value: object, message: str) -> ValidationError:
+            return field_error("NetworkConfig", loc, value, message)
+
+        if self.aws_endpoints == "create":
+            if self.https_egress is not None:
+                raise refuse(("https_egress",), "given", "the stack makes the AWS endpoints (aws_endpoints: create) and the "
+                             "tasks reach those only; remove https_egress, or set network.aws_endpoints: existing to name "
+                             "the VPC's own endpoints")
+        else:
+            if self.route_table_ids:
+                raise refuse(("route_table_ids",), self.route_table_ids, "only the S3 gateway endpoint of aws_endpoints: "
+                             "create goes on route tables; remove route_table_ids")
+            if self.https_egress is None or self.https_egress.is_empty():
+                raise refuse(("https_egress",), None, "with aws_endpoints: existing the tasks reach AWS's APIs only through "
+                             "the VPC's endpoints; give their security group (or the VPC's CIDR) and the S3 gateway "
+                             "endpoint's prefix list, or set network.aws_endpoints: create")
+        internet = self.https_egress.internet_cidrs() if self.https_egress else []
+        reason = (self.internet_https_reason or "").strip()
+        if internet and not self.allow_internet_https:
+            raise refuse(("https_egress", "cidrs"), internet[0], f"{internet[0]} reaches the internet: every task (one "
+                         "runs an operator's command) could send anything anywhere on 443; give the VPC endpoints' "
+                         "security group or the VPC's CIDR and the S3 prefix list, or set network.allow_internet_https: "
+                         "true with network.internet_https_reason")
+        if self.allow_internet_https and not internet:
+            raise refuse(("allow_internet_https",), True, "no https_egress CIDR reaches the internet, so there is nothing "
+                         "to allow; remove allow_internet_https and internet_https_reason")
+        if self.allow_internet_https and (not reason or "\n" in reason or len(reason) > 200):
+            raise refuse(("internet_https_reason",), self.internet_https_reason, "allow_internet_https needs one line "
+                         "(at most 200 characters) saying why the tasks must reach the internet on 443")
+        if reason and not self.allow_internet_https:
+            raise refuse(("internet_https_reason",), reason, "a reason without allow_internet_https: true allows nothing; "
+                         "remove it, or set network.allow_internet_https: true")
+        return self
 
 
 _ACM_ARN = re.compile(r"^arn:aws[a-z-]*:acm:([a-z0-9-]+):(\d{12}):certificate/[A-Za-z0-9-]+$")
