@@ -20,7 +20,6 @@ from cdktf_cdktf_provider_aws.ecs_service import EcsService, EcsServiceLoadBalan
 from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
 from constructs import Construct
 
-from msk_migrate.config.environ import CLEANUP_ROLE_ENV
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, SERVICE_COMPONENTS, EnvironmentConfig
 from msk_migrate.connectors.worker_env import ECS_REST, health_check_command
 
@@ -290,9 +289,11 @@ class Services(Construct):
         serving_cert_secret_env: dict[str, str],
         load_balancer,
         substitutions: dict[str, str],
+        operator_env: dict[str, str],
         depends_on: dict[str, list] | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        self.operator_env = operator_env
         self.cfg, self.substitutions, self.log_groups = cfg, substitutions, log_groups
         self.cluster = EcsCluster(
             self,
@@ -397,14 +398,14 @@ class Services(Construct):
 
     def _operator_task(self, image: str, roles: TaskRoles) -> EcsTaskDefinition:
         """No service: `msk-migrate … --in-vpc` runs it once per command (RunTask) in the Connect subnets and
-        security group, as the operator task role (infra/mskinfra/iam.py)."""
+        security group, as the operator task role (infra/mskinfra/iam.py). Its environment is the stack's whole
+        say on what the command may reach (msk_migrate.aws.operator_stack): the caller sends only the request."""
         cfg = self.cfg
         container = {
             "name": "operator",
             "image": image,
             "essential": True,
-            "environment": _env({"MSK_MIGRATE_ENVIRONMENT": cfg.name, "AWS_REGION": cfg.region,
-                                 **({CLEANUP_ROLE_ENV: roles.cleanup} if roles.cleanup else {})}),
+            "environment": _env({**self.operator_env, "AWS_REGION": cfg.region}),
             "logConfiguration": log_config(cfg, "operator"),
         }
         return EcsTaskDefinition(

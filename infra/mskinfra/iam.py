@@ -53,6 +53,7 @@ from .iam_policy import (  # the policy documents, as plain data
     trust_policy,
 )
 from .proof_policy import mark_statements
+from .task_self_check import self_check_statements
 from .util import dns_suffix, policy_json
 
 
@@ -168,6 +169,7 @@ class Roles(Construct):
             description=f"{p} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets",
         )
         op: list[dict] = operator_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
+        op += self_check_statements(cfg, "OperatorTask")  # the entrypoint reads how ECS started it (task_self_check.py)
         # Deleting is no standing right: `cleanup --yes` assumes this role for the minutes it deletes.
         self.cleanup: IamRole | None = None
         cleanup = cleanup_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)

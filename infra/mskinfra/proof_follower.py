@@ -1,10 +1,10 @@
 """The proof follower as a service of the stack (``proof.follower: true``): ``msk-migrate validate --follow`` on Fargate.
 
-One task of the operator image, whose entrypoint (python/msk_migrate/aws/operator_entry.py) runs the request the
-task definition's environment names (``MSK_MIGRATE_OPERATOR_ARGV``), a runbook command like any other: the stack's
-own task definition sets it, no one overrides a command. The flow travels as ``MSK_MIGRATE_CONFIG_YAML`` (a flow
-file: the clusters, the migration and the worker of this environment, the target's real bootstrap; secrets only as
-ARNs), written to ``/tmp`` by the entrypoint and read with ``--config``.
+One task of the operator image, whose entrypoint (python/msk_migrate/aws/operator_entry.py) runs the stack's own
+request (``MSK_MIGRATE_STACK_ARGV``) once ECS has said the task was started without any override, in the stack's
+subnets and security group (python/msk_migrate/aws/task_view.py). The flow is the stack's too:
+``MSK_MIGRATE_CONFIG_YAML`` (a flow file: the clusters, the migration and the worker of this environment, the
+target's real bootstrap; secrets only as ARNs), written to ``/tmp`` by the entrypoint and read with ``--config``.
 
 - **Mark**: ``s3://<config bucket>/proof/<migration>/proof-mark.json``; the task role may read and replace objects
   under that prefix only (:mod:`.proof_policy`), and the operator task may read them (``cutover check --in-vpc
@@ -21,8 +21,6 @@ ARNs), written to ``/tmp`` by the entrypoint and read with ``--config``.
 
 from __future__ import annotations
 
-import json
-
 import yaml
 from cdktf_cdktf_provider_aws.ecs_service import EcsService
 from cdktf_cdktf_provider_aws.ecs_task_definition import EcsTaskDefinition, EcsTaskDefinitionVolume
@@ -36,7 +34,8 @@ from cdktf_cdktf_provider_aws.service_discovery_service import (
 from cdktf_cdktf_provider_aws.vpc_security_group_ingress_rule import VpcSecurityGroupIngressRule
 from constructs import Construct
 
-from msk_migrate.aws.operator_entry import ARGV_ENV, CONFIG_ENV, IN_TASK_FLOW
+from msk_migrate.aws.operator_entry import IN_TASK_FLOW
+from msk_migrate.aws.operator_stack import stack_environment
 from msk_migrate.config.environment import PROOF_DNS_LABEL, PROOF_METRICS_PORT, EnvironmentConfig, proof_key_prefix
 
 from .ecs import WRITABLE_PATHS, hardened, log_config, volume_name
@@ -83,17 +82,16 @@ def follower_argv(cfg: EnvironmentConfig) -> list[str]:
             "--metrics-bind", "0.0.0.0", "--output", "json"]
 
 
-def follower_container(cfg: EnvironmentConfig, image: str, target_bootstrap_placeholder: str) -> dict:
+def follower_container(cfg: EnvironmentConfig, image: str, target_bootstrap_placeholder: str, security_group_id: str) -> dict:
     return hardened({
         "name": CONTAINER,
         "image": image,
         "essential": True,
         "portMappings": [{"name": "metrics", "containerPort": PROOF_METRICS_PORT, "protocol": "tcp"}],
         "environment": [{"name": k, "value": v} for k, v in sorted({
-            ARGV_ENV: json.dumps(follower_argv(cfg)),
-            CONFIG_ENV: flow_yaml(cfg, target_bootstrap_placeholder),
+            **stack_environment(subnets=list(cfg.subnet_ids), security_groups=[security_group_id], environment_name=cfg.name,
+                                stack_argv=follower_argv(cfg), flow_yaml=flow_yaml(cfg, target_bootstrap_placeholder)),
             "AWS_REGION": cfg.region,
-            "MSK_MIGRATE_ENVIRONMENT": cfg.name,
         }.items())],
         "healthCheck": {
             # The metrics endpoint answers once the follower checked both clusters and its mark.
@@ -161,7 +159,8 @@ class ProofFollower(Construct):
             self, "task", family=f"{p}-{CONTAINER}", requires_compatibilities=["FARGATE"], network_mode="awsvpc",
             cpu=str(cfg.proof.cpu), memory=str(cfg.proof.memory), execution_role_arn=execution_role_arn,
             task_role_arn=self.task_role.arn, runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
-            container_definitions=tf_json([follower_container(cfg, image, target_bootstrap_placeholder)], substitutions, indent=None),
+            container_definitions=tf_json([follower_container(cfg, image, target_bootstrap_placeholder, self.network.sg.id)],
+                                          substitutions, indent=None),
             volume=[EcsTaskDefinitionVolume(name=volume_name(path)) for path in WRITABLE_PATHS[CONTAINER]],
             depends_on=[log_group],
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn, proof_key_prefix
 
 from .iam_policy import msk_statements, source_topic_patterns, target_topic_patterns
+from .task_self_check import self_check_statements
 from .util import dns_suffix
 
 PROOF_CLUSTER_ACTIONS = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"]
@@ -65,4 +66,5 @@ def follower_statements(cfg: EnvironmentConfig, *, bucket_arn: str, key_arn: str
                         "Resource": sorted(set(cfg.secrets_kms_key_arns)),
                         "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{cfg.region}.{dns_suffix(cfg)}"}}})
     out += mark_statements(cfg, bucket_arn, key_arn, write=True)
+    out += self_check_statements(cfg, "ProofFollower")  # the entrypoint reads how ECS started it (task_self_check.py)
     return out

@@ -14,6 +14,7 @@ from cdktf import TerraformStack
 from cdktf_cdktf_provider_aws.secretsmanager_secret import SecretsmanagerSecret
 from constructs import Construct
 
+from msk_migrate.aws.operator_stack import environment_yaml, stack_environment
 from msk_migrate.config.environment import GRAFANA_PORT, PROMETHEUS_PORT, EnvironmentConfig
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import ECS_REST, worker_secret_env
@@ -164,6 +165,12 @@ class MigrationStack(TerraformStack):
             serving_cert_secret_env=creds.serving_cert_secret_env(),
             load_balancer=alb,
             substitutions=substitutions,
+            # Everything the operator task's commands may reach, from the stack alone (docs/infra.md, operator task).
+            operator_env=stack_environment(
+                subnets=list(cfg.subnet_ids), security_groups=[network.connect.id], environment=environment_yaml(cfg),
+                environment_name=cfg.name, target_bootstrap=placeholder, connect_url=alb.url("kafka-connect", cfg),
+                connect_secret_arn=creds.connect_rest.arn, cleanup_role_arn=roles.cleanup.arn if roles.cleanup else None,
+            ),
             # the tasks pull their images and read their secrets through the endpoints
             depends_on={c: [*policies, *aws.dependables] for c, policies in roles.policies.items()},
         )

@@ -12,7 +12,9 @@ import re
 import yaml
 from infra_helpers import REPO, Synth
 
-from msk_migrate.aws.operator_entry import ARGV_ENV, CONFIG_ENV, IN_TASK_FLOW, request
+from msk_migrate.aws.operator_entry import IN_TASK_FLOW, requested_words
+from msk_migrate.aws.operator_stack import CONFIG_ENV, SECURITY_GROUPS_ENV, STACK_ARGV_ENV, SUBNETS_ENV
+from msk_migrate.aws.task_view import ARGV_ENV
 from msk_migrate.config.environment import PROOF_METRICS_PORT
 from msk_migrate.config.migration_file import MigrationFile
 from mskinfra.tfjson import unescape_template
@@ -62,7 +64,8 @@ def test_the_follower_runs_validate_follow_from_the_operator_image_as_the_stacks
     assert "command" not in c and "entryPoint" not in c
     assert re.fullmatch(r"\$\{aws_ecr_repository\.ecr_operator_\w+\.repository_url\}:" + re.escape(cfg.image_tag), c["image"]), c["image"]
     env = {e["name"]: e["value"] for e in c["environment"]}
-    words = request([], env)  # the entrypoint accepts it as it stands
+    words, from_caller = requested_words(env)  # the stack's own request, run as the stack wrote it
+    assert not from_caller and ARGV_ENV not in env
     assert words[:2] == ["validate", "--follow"]
     opts = dict(zip(words[2::2], words[3::2], strict=False))
     assert opts["--config"] == IN_TASK_FLOW
@@ -79,7 +82,11 @@ def test_the_follower_runs_validate_follow_from_the_operator_image_as_the_stacks
     assert flow.source.bootstrap_servers == cfg.source.bootstrap_servers and flow.source.auth.mode == "iam"
     assert flow.target.auth.secret_arn == cfg.target.auth.secret_arn
     assert "target-bootstrap.invalid" not in env[CONFIG_ENV]
-    assert json.loads(env[ARGV_ENV]) == words
+    assert json.loads(env[STACK_ARGV_ENV]) == words
+    # where ECS must have started it for the entrypoint to run it: the stack's subnets and the follower's group
+    assert json.loads(env[SUBNETS_ENV]) == list(cfg.subnet_ids)
+    (sg,) = json.loads(env[SECURITY_GROUPS_ENV])
+    assert re.fullmatch(r"\$\{aws_security_group\.\w+\.id\}", sg), sg
     # the operator image's hardening, sized by the environment, as its own task role; the operator's execution role
     assert c["readonlyRootFilesystem"] is True and c["linuxParameters"]["capabilities"]["drop"] == ["ALL"]
     assert (td["cpu"], td["memory"]) == (str(cfg.proof.cpu), str(cfg.proof.memory))
