@@ -33,7 +33,6 @@ and the command's stdout, and exits with its exit code: the caller reads the tas
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -47,7 +46,7 @@ from typing import Any
 
 from ..config.recorded import RECORD_DIR_ENV
 from ..ledger.storage import STARTED_BY_ENV  # the person the ledger names, from the task's IAM-checked tag
-from .operator_stack import CONFIG_ENV, ENVIRONMENT_NAME_ENV, STACK_ARGV_ENV, STACK_NAMES, Prefixes, RequestRefused, StackIncomplete, StackSettings
+from .operator_stack import CONFIG_ENV, ENVIRONMENT_NAME_ENV, STACK_ARGV_ENV, STACK_NAMES, Prefixes, RequestRefused, StackIncomplete, StackSettings, string_list
 from .task_view import ARGV_ENV, METADATA_ENV, Admitted, NotAdmitted, TaskView, admit, describe_self, metadata_uri
 
 #: The runbook's commands the operator task may run (``msk-migrate <command> …``); ``local``, ``rehearse``,
@@ -67,7 +66,8 @@ PASSED_ENV = ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_REGION", "AWS_DEFAU
               "LANG", "MSK_MIGRATE_ROOT", "MSK_MIGRATE_LOCAL_DIR")
 #: The tool's own names the task may hold: the stack's, the image's, the caller's request.
 _OWN_NAMES = frozenset((*STACK_NAMES, ARGV_ENV, "MSK_MIGRATE_ROOT", "MSK_MIGRATE_LOCAL_DIR"))
-#: Python variables the image itself sets (ignored under -I; any other is somebody's attempt).
+#: Python's variables (``PYTHON`` + letters; a base image's ``PYTHON_VERSION`` is not one) that the image itself sets,
+#: with its values (ignored under -I; any other is somebody's attempt).
 _IMAGE_PYTHON = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
 #: Names that change what runs, what is trusted or where a connection goes, before or beneath any check.
 _HAZARDS = re.compile(
@@ -101,7 +101,7 @@ def hazards(environ: Mapping[str, str]) -> None:
         if _HAZARDS.fullmatch(name):
             raise Refused(f"environment variable {name}: not taken by the operator task (it changes what runs, what is "
                           "trusted or where connections go)")
-        if upper.startswith("PYTHON") and _IMAGE_PYTHON.get(name) != environ[name]:
+        if re.fullmatch(r"PYTHON[A-Z0-9]+", upper) and _IMAGE_PYTHON.get(name) != environ[name]:  # the interpreter's own
             raise Refused(f"environment variable {name}: not taken by the operator task (its Python runs isolated)")
         if upper.startswith("AWS_") and name not in PASSED_ENV:
             raise Refused(f"environment variable {name}: not taken by the operator task (its AWS credentials and "
@@ -121,12 +121,9 @@ def requested_words(environ: Mapping[str, str]) -> tuple[list[str], bool]:
     if not raw:
         raise Refused(f"{ARGV_ENV} is not set: send the runbook command as a JSON list, e.g. [\"lag\", \"--output\", \"json\"]")
     try:
-        words = json.loads(raw)
-    except ValueError:
-        raise Refused(f"{name} is not JSON: send a JSON list of strings") from None
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
-        raise Refused(f"{name} must be a non-empty JSON list of strings")
-    return words, bool(caller)
+        return string_list(raw, name), bool(caller)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
 
 
 def decide(argv: list[str], environ: Mapping[str, str], check: Check, describe: Callable[[], TaskView]) -> Request:
@@ -191,6 +188,11 @@ def _prefixes(stack: StackSettings) -> Prefixes:
 def command_environment(environ: Mapping[str, str], stack: StackSettings, admitted: Admitted) -> dict[str, str]:
     """The command's whole environment: an allowlist of what ECS and the image set, the stack's values, the person."""
     env = {k: environ[k] for k in PASSED_ENV if environ.get(k)}
+    if env.get("AWS_REGION"):
+        env.setdefault("AWS_DEFAULT_REGION", env["AWS_REGION"])
+    # botocore's STS default is the global endpoint, which the VPC's STS endpoint is not: the ledger's caller
+    # identity and the cleanup role's AssumeRole go to the region's (infra/mskinfra/endpoints.py).
+    env["AWS_STS_REGIONAL_ENDPOINTS"] = "regional"
     env.update(stack.command_environment())
     env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]), HOME="/tmp",
                PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")

@@ -116,17 +116,25 @@ class StackSettings:
         return {k: self.values[k] for k in COMMAND_NAMES if self.values.get(k)}
 
 
+def string_list(raw: str, name: str) -> list[str]:
+    """``raw`` as the non-empty JSON list of non-empty strings it must be; ValueError naming ``name`` otherwise."""
+    try:
+        items = json.loads(raw)
+    except ValueError:
+        raise ValueError(f"{name} is not JSON: give a JSON list of strings") from None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i for i in items):
+        raise ValueError(f"{name} must be a non-empty JSON list of strings")
+    return items
+
+
 def _json_list(values: Mapping[str, str], name: str) -> tuple[str, ...]:
     raw = values.get(name)
     if not raw:
         raise StackIncomplete(f"{name} is not set: this task definition was not written by the stack")
     try:
-        items = json.loads(raw)
-    except ValueError:
-        raise StackIncomplete(f"{name} is not a JSON list") from None
-    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i for i in items):
-        raise StackIncomplete(f"{name} must be a non-empty JSON list of ids")
-    return tuple(items)
+        return tuple(string_list(raw, name))
+    except ValueError as exc:
+        raise StackIncomplete(str(exc)) from None
 
 
 def environment_yaml(cfg) -> str:
