@@ -240,6 +240,60 @@ def test_operator_image_entrypoint_runs_isolated_and_refuses_a_callers_environme
     assert "Traceback" not in hostile.stderr + bare.stderr
 
 
+#: Runs "$@" in /tmp (the image's WORKDIR, writable) with a caller's Python environment: a sitecustomize on
+#: PYTHONPATH, a module named by a warning filter, a package shadowing msk_migrate in the working directory.
+#: Prints the exit code, the stderr lines and which of them ran.
+_HOSTILE_PYTHON = r"""
+mkdir -p /tmp/evil /tmp/msk_migrate
+echo 'open("/tmp/ran-sitecustomize", "w").close()' > /tmp/evil/sitecustomize.py
+echo 'open("/tmp/ran-warnings", "w").close()' > /tmp/evil/evilwarn.py
+echo 'open("/tmp/ran-startup", "w").close()' > /tmp/evil/startup.py
+echo 'open("/tmp/ran-cwd", "w").close()' > /tmp/msk_migrate/__init__.py
+cd /tmp
+PYTHONPATH=/tmp/evil PYTHONWARNINGS=ignore::evilwarn.X PYTHONSTARTUP=/tmp/evil/startup.py PYTHONINSPECT=1 \
+  "$@" </dev/null >/tmp/out.txt 2>/tmp/err.txt
+echo "exit=$?"
+echo "--- stderr"
+cat /tmp/err.txt
+echo "--- ran"
+ls /tmp | grep '^ran-' || true
+"""
+
+
+def _hostile_python(uri: str, *cmd: str) -> tuple[int, list[str], set[str]]:
+    with Container(uri) as c:
+        proc = c.run("sh", "-c", _HOSTILE_PYTHON, "sh", *cmd)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    head, _, rest = proc.stdout.partition("--- stderr\n")
+    stderr, _, ran = rest.partition("--- ran\n")
+    return int(head.strip().splitlines()[-1].removeprefix("exit=")), [ln for ln in stderr.splitlines() if ln.strip()], set(ran.split())
+
+
+def test_operator_image_python_runs_no_code_from_pythonpath_a_warning_filter_or_the_working_directory(local_build):
+    """``-I`` in the ENTRYPOINT (issue 42). The control, the same interpreter and module without ``-I``, runs the
+    caller's code by each route; the ENTRYPOINT as the image declares it runs none and reaches its own checks."""
+    entry = local_build["skopeo"]["operator"]["entrypoint"]
+    assert entry[:3] == ["/opt/msk-migrate/bin/python", "-I", "-m"]
+    _, _, ran = _hostile_python(_uri(local_build, "operator"), *[a for a in entry if a != "-I"])
+    assert {"ran-sitecustomize", "ran-warnings", "ran-cwd"} <= ran, f"the control ran only {sorted(ran)}"
+    code, stderr, ran = _hostile_python(_uri(local_build, "operator"), *entry)
+    assert ran == set(), f"the caller's code ran before the entrypoint: {sorted(ran)}"
+    assert not any(w in ln for ln in stderr for w in ("Traceback", "No module named", "Invalid -W option")), stderr
+    assert code == 2 and len(stderr) == 1 and stderr[0].startswith("error: "), (code, stderr)  # no request: refused
+
+
+def test_operator_image_cli_is_a_regular_install_that_isolated_python_finds_in_site_packages(local_build):
+    python, module = local_build["skopeo"]["operator"]["entrypoint"][0], local_build["skopeo"]["operator"]["entrypoint"][-1]
+    probe = (f"import importlib.util, sys; print(importlib.util.find_spec({module!r}).origin); print(sys.flags.isolated); "
+             "print(any('editable' in type(f).__name__.lower() for f in sys.meta_path))")
+    with Container(_uri(local_build, "operator")) as c:
+        proc = c.run(python, "-I", "-c", probe)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    origin, isolated, editable = proc.stdout.split()
+    assert origin.startswith("/opt/msk-migrate/lib/python3.11/site-packages/msk_migrate/"), origin
+    assert (isolated, editable) == ("1", "False")
+
+
 # ---- bad input: one line, exit 2, nothing pushed, no manifest ------------------------------------
 
 def _build_images(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
