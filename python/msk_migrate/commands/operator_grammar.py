@@ -46,7 +46,7 @@ CALLER_OPTIONS: dict[str, Kind] = {
     **dict.fromkeys(("--output", "--timeout", "--quiet-seconds", "--max-records", "--max-age", "--max-redelivery",
                      "--max-report-age", "--interval", "--to", "--mode", "--compacted", "--isolation-level", "--sample-size",
                      "--min-partitions", "--engine", "--metadata-timeout", "--on", "--compare", "--grace-seconds",
-                     "--timestamp-slack-seconds", "--from-timestamp", "--until-timestamp", "--task-timeout"), Kind.CHOSEN),
+                     "--timestamp-slack-seconds", "--from-timestamp", "--until-timestamp", "--task-timeout", "--fence"), Kind.CHOSEN),
     **dict.fromkeys(("--topic", "--group", "--wave", "--subject", "--topics"), Kind.NAME),
     **dict.fromkeys(("--reason", "--topic-regex", "--exclude-regex", "--topic-map", "--ignore-config", "--marks"), Kind.TEXT),
     **dict.fromkeys(("--from-s3", "--validation-report", "--report-dir", "--certificate", "--mark"), Kind.S3),

@@ -23,6 +23,14 @@ QUIET = click.option("--quiet-seconds", default=10.0, show_default=True, type=cl
                      help="Seconds the wave's source end offsets must stay still before the fence (or detection) is declared.")
 TIMEOUT = click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=1, max=86400),
                        help="Seconds a step may wait (quiet period, replication reaching the fenced end, direct writes).")
+FENCE = click.option("--fence", "fence_mode", default="auto", show_default=True,
+                     type=click.Choice(["auto", "acl", "config", "acl+config"]),
+                     help="How the source is fenced: acl = a DENY User:* WRITE ACL per topic (needs an authorizer; super users "
+                          "bypass it); config = max.message.bytes=0 per topic (every broker refuses every produce, super users "
+                          "included; the previous setting is recorded in the ledger and restored by the unfence; needs "
+                          "AlterConfigs on the topics; refused while a transaction is open or where MirrorMaker 2 copies "
+                          "max.message.bytes to the target); acl+config = both; auto = the ACL where an authorizer answers, "
+                          "plus the config fence where super.users is set, the config fence where none answers.")
 CERTIFICATE = click.option("--certificate", "certificate", type=WRITE_LOCATION,
                            help="Where the producer certificate is written/read (default: the ledger's evidence/ directory).")
 
@@ -51,17 +59,18 @@ def _open(kw: dict[str, Any], output: str, wave: str | None, worker: str = "no")
 @wave_option
 @QUIET
 @TIMEOUT
+@FENCE
 @output_option
-def fence_cmd(wave, quiet_seconds, timeout, output, **kw) -> None:
-    """Stop writes to the wave's topics on the source: a DENY WRITE ACL per topic for User:* (the source
-    principal needs ALTER and DESCRIBE on the cluster), then watch the end offsets until they stayed still
-    for --quiet-seconds. A source without an authorizer cannot be fenced: said, detection only.
-    Exit 0 fenced, 1 writes seen / cannot fence, 2 bad input (nothing changed)."""
+def fence_cmd(wave, quiet_seconds, timeout, fence_mode, output, **kw) -> None:
+    """Stop writes to the wave's topics on the source (--fence): a DENY WRITE ACL per topic for User:* (the source
+    principal needs ALTER and DESCRIBE on the cluster) and/or max.message.bytes=0 per topic (needs AlterConfigs
+    and DescribeConfigs on the topics), then watch the end offsets until they stayed still for --quiet-seconds.
+    Exit 0 fenced, 1 writes seen / cannot fence / a transaction open, 2 bad input (nothing changed)."""
     from ..runbook.producers.cutover import fence_and_record
 
     s, topics, ledger, talked = _open(kw, output, wave)
     with progress(output, "fencing") as say:
-        render(fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked, say), output)
+        render(fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked, say, fence_mode), output)
 
 
 @click.command("unfence")
@@ -69,7 +78,9 @@ def fence_cmd(wave, quiet_seconds, timeout, output, **kw) -> None:
 @wave_option
 @output_option
 def unfence_cmd(wave, output, **kw) -> None:
-    """Remove exactly the fence's ACLs of the wave's topics (no other ACL is touched)."""
+    """Remove exactly the fence's ACLs of the wave's topics (no other ACL is touched) and give every config-fenced
+    topic back the max.message.bytes the ledger recorded before the fence (the override deleted when it was the
+    default)."""
     from ..runbook.producers.cutover import unfence_and_record
 
     s, topics, ledger, talked = _open(kw, output, wave)
@@ -93,9 +104,10 @@ def abort_cmd(wave, output, **kw) -> None:
 @wave_option
 @QUIET
 @TIMEOUT
+@FENCE
 @CERTIFICATE
 @output_option
-def run_cmd(wave, quiet_seconds, timeout, certificate, output, **kw) -> None:
+def run_cmd(wave, quiet_seconds, timeout, fence_mode, certificate, output, **kw) -> None:
     """Move the wave's producers up to the point a person acts: checks -> fence -> drain -> snapshot
     validation -> producer certificate, stopping at the first failing step with the command that resumes.
     Exit 0 when the producers may be pointed at the target (then `cutover confirm`), 1 stopped."""
@@ -104,7 +116,7 @@ def run_cmd(wave, quiet_seconds, timeout, certificate, output, **kw) -> None:
     s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
     with progress(output, "cutover run") as say:
         render(run_wave(s, ledger, topics, wave, quiet_seconds=quiet_seconds, timeout=timeout, talked_to=talked,
-                        certificate=certificate, progress=say), output)
+                        certificate=certificate, progress=say, fence_mode=fence_mode), output)
 
 
 @click.command("confirm")
@@ -170,7 +182,7 @@ def rollback_topics(s: Any, asked: list[str], wave: str | None, applying: bool) 
     records them rolled back once the apply succeeded."""
     from ..config.waves import wave_topics
     from ..ledger import Change, ledger_for
-    from ..runbook.producers import fence as fence_mod
+    from ..runbook.producers.cutover import unfence_topics
     from ..runbook.rollback import topics_to_roll_back
 
     if s.flow is not None:
@@ -181,11 +193,12 @@ def rollback_topics(s: Any, asked: list[str], wave: str | None, applying: bool) 
     topics = topics_to_roll_back(view, ledger.location, candidates, asked)
     if applying:
         ledger.ensure_latest(view)
-        fence_mod.unfence(s.source, topics)
+        unfence_topics(s, ledger, topics)
 
     def record() -> None:
         current = ledger.read()
-        ledger.append(current, [Change("topic", t, "rolled-back", wave=wave, detail="reverse replication target -> source")
+        ledger.append(current, [Change("topic", t, "rolled-back", wave=wave, detail="reverse replication target -> source",
+                                       previous_config={} if (r := current.get("topic", t)) and r.previous_config else None)
                                 for t in topics], "rollback apply")
 
     return topics, record

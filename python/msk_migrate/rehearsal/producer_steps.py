@@ -4,8 +4,10 @@ named), the ledger records every move, and ``status`` closes the rehearsal.
 - "fence wave first": the groups' moves are recorded (what ``offsets sync --certificate`` proves); a forgotten
   producer (:mod:`.straggler`) writes to the wave's topic on the source; the producer gate, asked now, names its
   partitions; the fence goes on as an operator principal holding ALTER (the harness admin: MirrorMaker 2's user
-  may not change ACLs) and the straggler's writes are refused. On a source without an authorizer the fence says
-  it cannot fence and the watch keeps naming the partitions until the straggler stops.
+  may not change ACLs) and the straggler's writes are refused. On a source without an authorizer (the default
+  rehearsal) the config fence (``max.message.bytes=0``, :mod:`..runbook.producers.config_fence`) goes on after
+  the operator's fix it asks for: MirrorMaker 2 stops copying ``max.message.bytes`` to the target (the target
+  topics exist with their sizes by now); the straggler's writes are refused with MSG_SIZE_TOO_LARGE.
 - "producer gate": replication reaches the fenced end offsets, the fenced snapshot is validated, the producer
   certificate is written (``cutover check --producers``).
 - "confirm producers moved": after "move producers" wrote on the target, ``cutover confirm`` records it.
@@ -74,9 +76,32 @@ def _wave_of(ctx: RehearsalContext, topic: str) -> str | None:
     return next((w for w, ts in ctx.migration.waves.items() if topic in ts), None)
 
 
+def exclude_fence_setting_from_copy(ctx: RehearsalContext) -> str:
+    """What the config fence asks of an operator whose MirrorMaker 2 copies topic settings: ``max.message.bytes``
+    out of ``config.properties.exclude``'s copy (Kafka's defaults kept), applied to the running connectors."""
+    import re
+
+    from ..connect_api.apply import apply
+    from ..connectors.render import render_connectors
+    from ..kafka.names import CONFIG_PROPERTIES_EXCLUDE_DEFAULT
+    from ..runbook.producers import config_fence
+
+    if config_fence.mm2_copies(ctx.migration) is None:
+        return ""
+    exclude = ",".join([*sorted(re.escape(k) for k in CONFIG_PROPERTIES_EXCLUDE_DEFAULT), re.escape(config_fence.KEY)])
+    ctx.migration = ctx.migration.model_copy(update={"connector_overrides": {**ctx.migration.connector_overrides,
+                                                                             "config.properties.exclude": exclude}})
+    ctx.session = dataclasses.replace(ctx.migration_session(), migration=ctx.migration)
+    src, tgt = ctx.clusters()
+    apply(ctx.connect(), render_connectors(src, tgt, ctx.migration), wait=True, timeout=120, progress=ctx.say)
+    return f"MirrorMaker 2 no longer copies {config_fence.KEY} (config.properties.exclude); "
+
+
 def fence_wave(ctx: RehearsalContext) -> str:
     s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
     record_groups_moved(ctx, book)
+    fix = "" if fence_mod.state(s.source, topics).authorizer else exclude_fence_setting_from_copy(ctx)
+    s = operator_session(ctx)
     straggler = Straggler(straggler_config(ctx.env, topics), topics).start()
     try:
         if not straggler.wait_for_writes(60):
@@ -91,8 +116,12 @@ def fence_wave(ctx: RehearsalContext) -> str:
             refused = sum(straggler.refused.values())
             if not refused:
                 raise StepFailed(f"fenced, but the forgotten producer was not refused: {dict(straggler.delivered)}")
-            how = (f"fence: DENY User:* WRITE on {', '.join(topics)}; User:{USER}'s writes refused {refused} time(s) "
-                   f"({', '.join(straggler.refused)}); quiet for {QUIET_SECONDS:.0f} s")
+            mech = " and ".join(o.extra.get("fence") or [])
+            what = (f"DENY User:* WRITE on {', '.join(topics)}" if mech == "acl" else
+                    f"{fix}config fence max.message.bytes=0 on {', '.join(topics)} (previous setting in the ledger)"
+                    if mech == "config" else f"DENY User:* WRITE and max.message.bytes=0 on {', '.join(topics)}")
+            how = (f"fence: {what}; {'User:' + USER if mech != 'config' else 'the forgotten producer'}'s writes refused "
+                   f"{refused} time(s) ({', '.join(straggler.refused)}); quiet for {QUIET_SECONDS:.0f} s")
         elif o.verdict == "cannot-fence":
             still = o.extra.get("moved") or []
             straggler.stop()  # the owner of the forgotten producer stops it once the gate named it
@@ -148,9 +177,12 @@ def confirm_moved(ctx: RehearsalContext) -> str:
 
 
 def unfence_for_rollback(ctx: RehearsalContext, topics: list[str]) -> list[str]:
-    """A rollback's reverse flow writes into the fenced topics: the fence comes off first (exactly its ACLs)."""
-    st = fence_mod.unfence(operator_session(ctx).source, topics)
-    return st.changed
+    """A rollback's reverse flow writes into the fenced topics: the fence comes off first (exactly its ACLs, and
+    each config-fenced topic's recorded setting restored)."""
+    from ..runbook.producers.cutover import unfence_topics
+
+    st, restored = unfence_topics(operator_session(ctx), ledger(ctx), topics)
+    return st.changed + [f"max.message.bytes of {t} restored" for t in restored]
 
 
 def rollback_topics_from_ledger(ctx: RehearsalContext) -> list[str]:

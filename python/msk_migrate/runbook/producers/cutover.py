@@ -29,6 +29,7 @@ from ...ledger import Change, Ledger, LedgerView
 from ...outcome import Outcome, View, col
 from ...store import document, in_directory
 from ..session import MigrationSession
+from . import config_fence
 from . import fence as fence_mod
 from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
 from .operations import fence_outcome, gate_outcome
@@ -75,40 +76,152 @@ def fenced_ends_of(ledger: Ledger, view: LedgerView, topics: list[str]) -> dict[
 
 
 # ---- fence / unfence with the ledger ----------------------------------------------------------------------
+def _held(view: LedgerView, topics: list[str]) -> dict[str, dict[str, Any]]:
+    """topic -> the setting the ledger holds from a config fence (the unfence restores it)."""
+    return {t: dict(r.previous_config) for t in topics if (r := view.get("topic", t)) and r.previous_config}
+
+
+def _choose(s: MigrationSession, st: fence_mod.FenceState, mode: str) -> tuple[bool, bool, str | None]:
+    """(ACL fence, config fence, why the config fence is not used beside the ACL) for ``--fence mode``."""
+    if mode == "acl":
+        return True, False, None
+    if mode == "config":
+        config_fence.check_allowed(s.migration)
+        return False, True, None
+    if mode == "acl+config":
+        if not st.authorizer:
+            raise UsageError("--fence", f"acl+config: the source {st.cluster} has no authorizer, so no ACL can fence it; nothing was changed",
+                             "pass --fence config (or auto)")
+        config_fence.check_allowed(s.migration)
+        return True, True, None
+    if not st.authorizer:  # auto without an authorizer: the config fence, unless MirrorMaker 2 would copy it
+        why = config_fence.mm2_copies(s.migration)
+        return False, why is None, why
+    supers = config_fence.super_users_declared(s.source)
+    if not supers:
+        return True, False, None
+    why = config_fence.mm2_copies(s.migration)
+    return True, why is None, (f"super users are declared on the source (super.users is set) and bypass the ACL; the config "
+                               f"fence is not beside it: {why}") if why else None
+
+
 def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, quiet_seconds: float,
-                     timeout: float, talked_to: dict[str, Any], progress: Callable[[str], None]) -> Outcome:
+                     timeout: float, talked_to: dict[str, Any], progress: Callable[[str], None], mode: str = "auto") -> Outcome:
+    """The fence of ``--fence mode`` (docs/runbooks/migration.md): the ACL (:mod:`.fence`), the config fence
+    (:mod:`.config_fence`) or both, then the watch. The config fence records each topic's previous setting in the
+    ledger (state ``fencing``) before the first topic is changed."""
     view = ledger.read()
     ledger.ensure_latest(view)  # a stale ledger is refused before the fence is touched
-    progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
-    st = fence_mod.fence(s.source, topics)
+    st = fence_mod.state(s.source, topics, ("ALTER", "DESCRIBE"), "fence the topics")
+    use_acl, use_config, not_config = _choose(s, st, mode)
+    cfg = config_fence.ConfigFenceState(st.topics)
+    if use_config:
+        now = config_fence.settings(s.source, st.topics)
+        held = _held(view, st.topics)
+        clash = config_fence.held_conflicts(st.topics, held, now)
+        if clash:
+            t = clash[0]
+            raise UsageError("--fence", f"the ledger {ledger.location} holds {config_fence.KEY}={held[t]['value']} "
+                             f"({'explicit' if held[t]['explicit'] else 'the default'}) of {t} from an earlier fence, but {t} now "
+                             f"has {now[t]['value']}; fencing again would record the wrong setting; nothing was changed",
+                             "run `msk-migrate cutover unfence` (restores the recorded setting) before fencing again")
+        orphan = [t for t in st.topics if config_fence.is_fence(now[t]) and t not in held]
+        if orphan:
+            raise UsageError("--fence", f"{orphan[0]} already has {config_fence.KEY}={config_fence.VALUE} and the ledger "
+                             f"{ledger.location} holds no previous setting of it; nothing was changed",
+                             f"set {orphan[0]}'s {config_fence.KEY} back yourself (kafka-configs.sh --alter --entity-type topics "
+                             f"--entity-name {orphan[0]} --delete-config {config_fence.KEY}, or --add-config with its old value)")
+        config_fence.validate(s.source, st.topics)  # a principal the source refuses: bad input, before any change
+        cfg.open_transactions = config_fence.open_transactions(s.source, st.topics)
+        if cfg.open_transactions:
+            return _transaction_open(st, cfg, talked_to, wave, "nothing was changed")
+        cfg.previous = {t: held.get(t) or now[t] for t in st.topics}
+        todo = [t for t in st.topics if not (view.state_of("topic", t) == "fencing" and t in held)]
+        if todo:
+            view = ledger.append(view, [Change("topic", t, "fencing", wave=wave, previous_config=cfg.previous[t],
+                                               detail=f"config fence: {config_fence.KEY} was {cfg.previous[t]['value']} "
+                                                      f"({'explicit' if cfg.previous[t]['explicit'] else 'default'})")
+                                        for t in todo], "cutover fence")
+        progress(f"config fence: {config_fence.KEY}={config_fence.VALUE} on {len(st.topics)} topic(s)")
+        cfg.changed = config_fence.put_on(s.source, st.topics)
+        cfg.fenced = list(st.topics)
+        cfg.open_transactions = config_fence.open_transactions(s.source, st.topics)
+        if cfg.open_transactions:  # a transaction opened while the fence went on: its markers would be refused
+            config_fence.restore(s.source, cfg.previous)
+            ledger.append(ledger.read(), [Change("topic", t, "unfenced", wave=wave, previous_config={},
+                                                 detail="config fence taken off again: a transaction opened") for t in st.topics],
+                          "cutover fence")
+            return _transaction_open(st, cfg, talked_to, wave, "the config fence was taken off again at once")
+    if use_acl:
+        progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
+        st = fence_mod.fence(s.source, topics)
     w = watch(s.source, topics, quiet_seconds, timeout, progress=progress)
-    o = fence_outcome("cutover fence", st, w, talked_to, wave)
+    o = fence_outcome("cutover fence", st, w, talked_to, wave, cfg if use_config else None, not_config, use_acl)
     if o.verdict == "fenced":
+        how = " and ".join((["DENY User:* WRITE"] if use_acl and st.authorizer else [])
+                           + ([f"{config_fence.KEY}={config_fence.VALUE}"] if use_config else []))
         doc = {"kind": "msk-migrate fence", "wave": wave, "topics": st.topics, "source": st.cluster,
                "source_cluster_id": st.cluster_id, "acls": [fence_mod.describe(t) for t in st.fenced],
+               "config_fence": {t: {"set": {config_fence.KEY: config_fence.VALUE}, "previous": cfg.previous.get(t)}
+                                for t in cfg.fenced},
                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quiet_seconds": quiet_seconds,
                "fenced_end_offsets": {f"{t}[{p}]": off for (t, p), off in sorted(w.ends.items())},
                "moved_during_watch": [m.to_dict() for m in w.moved]}
         loc = evidence_place(ledger, f"fence-{wave_label(wave)}.json").write(json.dumps(doc, indent=2, sort_keys=True) + "\n",
                                                                          "application/json")
-        ledger.append(view, [Change("topic", t, "fenced", evidence=loc, wave=wave, detail="DENY User:* WRITE on the source")
-                             for t in st.topics if view.state_of("topic", t) != "producers-moved"], "cutover fence")
+        current = ledger.read()
+        ledger.append(current, [Change("topic", t, "fenced", evidence=loc, wave=wave, detail=f"{how} on the source")
+                                for t in st.topics if current.state_of("topic", t) != "producers-moved"], "cutover fence")
         o.notes.append(f"recorded in the ledger {ledger.location}: {len(st.topics)} topic(s) fenced; evidence {loc}")
     return o
+
+
+def _transaction_open(st: fence_mod.FenceState, cfg: config_fence.ConfigFenceState, talked_to: dict[str, Any],
+                      wave: str | None, what: str) -> Outcome:
+    o = fence_outcome("cutover fence", st, None, talked_to, wave, cfg, None, False)
+    o.verdict, o.exit_code = "transaction-open", 1
+    o.notes.append(f"a transaction is open on {', '.join(cfg.open_transactions[:8])} (last stable offset below the end): the "
+                   f"config fence would refuse its commit/abort marker and leave it hanging; {what}. Stop the transactional "
+                   "producer (or let its transaction end), then run the fence again")
+    return o
+
+
+def unfence_topics(s: MigrationSession, ledger: Ledger, topics: list[str]) -> tuple[fence_mod.FenceState, list[str]]:
+    """Remove the fence's ACLs and give every config-fenced topic back its recorded setting (idempotent).
+    A topic carrying the config fence without a recorded previous setting is bad input (nothing changed)."""
+    view = ledger.read()
+    held = _held(view, topics)
+    carrying = config_fence.carriers(s.source, topics)
+    orphan = [t for t in carrying if t not in held]
+    if orphan:
+        raise UsageError("--fence", f"{orphan[0]} carries the config fence ({config_fence.KEY}={config_fence.VALUE}) but the "
+                         f"ledger {ledger.location} holds no previous setting of it to restore; nothing was changed",
+                         f"set it back yourself: kafka-configs.sh --bootstrap-server {s.source.bootstrap} --alter --entity-type "
+                         f"topics --entity-name {orphan[0]} --delete-config {config_fence.KEY} (or --add-config with its old value)")
+    if held:
+        config_fence.validate(s.source, sorted(held))  # rights first: nothing half-restored
+    st = fence_mod.unfence(s.source, topics)
+    restored = config_fence.restore(s.source, held)
+    return st, sorted(held) if held else restored
 
 
 def unfence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, talked_to: dict[str, Any],
                        command: str = "cutover unfence") -> Outcome:
     view = ledger.read()
     ledger.ensure_latest(view)
-    st = fence_mod.unfence(s.source, topics)
+    st, restored = unfence_topics(s, ledger, topics)
     o = fence_outcome(command, st, None, talked_to, wave)
-    if st.authorizer:
+    if st.authorizer or restored:
         o.verdict, o.exit_code = "unfenced", 0
+    if st.authorizer:
         o.notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
-    was = [t for t in topics if view.state_of("topic", t) == "fenced"]
+    if restored:
+        o.notes.append(f"config fence removed: {config_fence.KEY} of {', '.join(restored)} back to the recorded setting")
+    view = ledger.read()
+    was = [t for t in topics if view.state_of("topic", t) in ("fenced", "fencing") or t in restored]
     if was:
-        ledger.append(view, [Change("topic", t, "unfenced", wave=wave, detail=f"{command}: the fence was removed") for t in was], command)
+        ledger.append(view, [Change("topic", t, "unfenced", wave=wave, previous_config={} if t in restored else None,
+                                    detail=f"{command}: the fence was removed") for t in was], command)
         o.notes.append(f"recorded in the ledger {ledger.location}: {len(was)} topic(s) unfenced")
     return o
 
@@ -131,7 +244,7 @@ STEP_VIEW = [col("step", "step"), col("seconds", "seconds"), col("result", lambd
 
 def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, quiet_seconds: float,
              timeout: float, talked_to: dict[str, Any], certificate: str | None = None,
-             progress: Callable[[str], None] = lambda m: None) -> Outcome:
+             progress: Callable[[str], None] = lambda m: None, fence_mode: str = "auto") -> Outcome:
     """checks -> fence -> drain -> snapshot validation -> certificate (see the module docstring)."""
     view = ledger.read()
     moved = [t for t in topics if view.state_of("topic", t) == "producers-moved"]
@@ -153,7 +266,7 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
         return c1.ok and c2.ok, f"{c1.evidence}; {c2.evidence}"
 
     def fence() -> tuple[bool, str]:
-        o = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked_to, progress)
+        o = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked_to, progress, fence_mode)
         ok = o.verdict == "fenced" or (o.verdict == "cannot-fence" and bool(o.extra.get("quiet")))
         return ok, "; ".join(o.notes[:3])
 

@@ -5,9 +5,10 @@ A wave's producers may move to the target only when every condition holds, each 
 1. groups: every group with committed offsets on the wave's topics on the source has moved (its offset
    certificate is in the ledger) or was declared abandoned by the operator (recorded in the ledger);
 2. no consumer on the source: no group has a live member on the source assigned a partition of those topics;
-3. writes stopped: the fence's ACLs are on every topic and the end offsets stayed at the fenced ones for the
-   quiet period; on a source without an authorizer, detection alone: no write for the quiet period (the
-   evidence then says "not fenced"). Partitions that moved are named;
+3. writes stopped: the fence (ACLs, or the config fence :mod:`.config_fence`) is on every topic and the end
+   offsets stayed at the fenced ones for the quiet period; on a source with neither, detection alone: no write
+   for the quiet period (the evidence then says "not fenced"). Partitions that moved are named; commit/abort
+   markers written after the fence are no writes (:func:`.watch.data_records`);
 4. replicated exactly: MM2 copied every record up to the fenced end offsets (0 behind, counted, not bounded);
 5. snapshot validated: a validation of exactly those offsets (``validate --offsets-snapshot``) matches.
 
@@ -34,8 +35,9 @@ from ..cutover import Condition  # one gate condition, the consumer gate's and t
 from ..lag import measure_lag
 from ..proof_mark import check_proof_mark, is_proof_mark
 from ..session import MigrationSession
+from . import config_fence
 from . import fence as fence_mod
-from .watch import WatchResult, watch
+from .watch import WatchResult, data_records, watch
 
 KIND = "msk-migrate producer certificate"
 VERSION = 1
@@ -128,22 +130,31 @@ def check_groups(source: AdminSession, topics: list[str], ledger: GroupsOnWave) 
 def check_writes(source: AdminSession, fence_session: AdminSession, topics: list[str], fenced_ends: dict[TP, int] | None,
                  quiet_seconds: float, timeout: float, progress: Callable[[str], None]) -> tuple[Condition, WatchResult, bool]:
     st = fence_mod.state(fence_session, topics)
+    by_config = config_fence.carriers(fence_session, topics)
     w = watch(source, topics, quiet_seconds, timeout, baseline=fenced_ends, progress=progress)
-    unfenced = [t for t in topics if t not in st.fenced]
-    if st.authorizer and unfenced:
+    fenced = set(st.fenced) | set(by_config)
+    unfenced = [t for t in topics if t not in fenced]
+    complete = not unfenced
+    if (st.authorizer or by_config) and unfenced:
         return Condition(NAMES[2], False, f"no fence on {', '.join(unfenced)} (run `msk-migrate cutover fence`); {w.summary()}"), w, False
     if not w.quiet or w.moved:
         who = f"written since the fence: {w.moved_names()}" if w.moved else w.summary()
         return Condition(NAMES[2], False, f"{who}; the producer ids: {w.moved[0].producers} (per partition)"
-                         if w.moved else who), w, st.complete
-    how = "fenced (DENY User:* WRITE on every topic)" if st.complete else "NOT fenced (the source has no authorizer): detection only"
-    return Condition(NAMES[2], True, f"{how}; {w.summary()}"), w, st.complete
+                         if w.moved else who), w, complete
+    how = ("fenced (" + " and ".join(([f"DENY User:* WRITE on {len(st.fenced)} topic(s)"] if st.fenced else [])
+                                     + ([f"{config_fence.KEY}={config_fence.VALUE} on {len(by_config)} topic(s)"] if by_config else []))
+           + ")") if complete else "NOT fenced (the source has no authorizer): detection only"
+    return Condition(NAMES[2], True, f"{how}; {w.summary()}"), w, complete
 
 
 def check_replicated(s: MigrationSession, topics: list[str], fenced_ends: dict[TP, int]) -> Condition:
     rows = measure_lag(s, topics, 0, None)
     bad = [r for r in rows if not (r.exact and r.behind == 0)]
     moved = [r for r in rows if r.source_lso != fenced_ends.get((r.topic, r.partition), r.source_lso)]
+    if moved:  # a commit/abort marker after the fence moves the LSO but is no write (data records count, markers not)
+        data = data_records(s.source, {(r.topic, r.partition): (fenced_ends[(r.topic, r.partition)], r.source_lso)
+                                       for r in moved if r.source_lso > fenced_ends[(r.topic, r.partition)]})
+        moved = [r for r in moved if data.get((r.topic, r.partition), 1) > 0]
     if moved:
         return Condition(NAMES[3], False, f"the source moved past the fenced end: {moved[0].topic}[{moved[0].partition}] "
                          f"LSO {moved[0].source_lso} vs fenced {fenced_ends[(moved[0].topic, moved[0].partition)]}")

@@ -14,6 +14,7 @@ from typing import Any
 from ...kafka.selection import topic_selection
 from ...outcome import Outcome, View, col
 from ..session import MigrationSession
+from . import config_fence
 from . import fence as fence_mod
 from .gate import GateResult, GroupsOnWave, build_certificate, producer_gate, write_certificate
 from .watch import WatchResult, watch
@@ -29,36 +30,57 @@ WATCH_VIEW = [col("topic", "topic"), col("p", "partition", numeric=True), col("e
 
 
 def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None, talked_to: dict[str, Any],
-                  wave: str | None) -> Outcome:
-    """The fence's verdict: ``fenced`` (every topic carries the ACL and no write for the quiet period),
-    ``writes-seen`` (a partition moved: named), ``cannot-fence`` (no authorizer: detection only)."""
+                  wave: str | None, cfg: config_fence.ConfigFenceState | None = None, not_config: str | None = None,
+                  use_acl: bool = True) -> Outcome:
+    """The fence's verdict: ``fenced`` (every topic carries the ACL or the config fence and no write for the quiet
+    period), ``writes-seen`` (a partition moved: named), ``cannot-fence`` (neither fence: detection only)."""
     name = wave or "the whole migration"
-    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, st.rows())]
+    by_config = set(cfg.fenced) if cfg else set()
+    rows_acl = st.rows() if use_acl else []
+    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, rows_acl)] if rows_acl else []
+    if cfg is not None:
+        crow = [{"topic": t, "acl": f"{config_fence.KEY}={config_fence.VALUE} (was {cfg.previous[t]['value']}"
+                 f"{'' if cfg.previous[t]['explicit'] else ', the default'})" if t in cfg.previous else config_fence.describe(t),
+                 "fenced": t in by_config, "changed": t in cfg.changed} for t in cfg.topics]
+        views.append(View(f"config fence on the source {st.cluster} (wave {name})", FENCE_VIEW, crow))
+        rows_acl = rows_acl + crow
     notes: list[str] = []
     if w is not None:
         views.append(View("end offsets watched after the fence", WATCH_VIEW, w.rows()))
         notes.append(w.summary())
         for m in w.moved[:5]:
             notes.append(f"{m.topic}[{m.partition}]: {m.written} record(s) written after the fence; producer ids: {m.producers}")
-    if not st.authorizer:
+    acl_on = use_acl and st.authorizer
+    config_on = bool(by_config) and by_config >= set(st.topics)
+    if not_config:
+        notes.append(not_config)
+    if not acl_on and not config_on:
         verdict, code = "cannot-fence", 1
-        notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED); nothing was "
-                     "written. The producer gate relies on detection alone: no write for the quiet period")
+        notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED) and the config "
+                     "fence was not used; nothing was written. The producer gate relies on detection alone: no write for the "
+                     "quiet period")
     elif w is not None and not w.quiet:
         verdict, code = "writes-seen", 1
-        notes.append("a producer the fence does not bind (a super user) keeps writing these partitions; stop it, then run "
-                     "the fence again to re-declare the fenced end offsets")
+        notes.append("a producer the fence does not bind (a super user" + ("" if config_on else "; `--fence acl+config` binds "
+                     "them too") + ") keeps writing these partitions; stop it, then run the fence again to re-declare the "
+                     "fenced end offsets")
     elif w is None:
-        verdict, code = ("unfenced", 0) if not st.fenced else ("fenced", 0)
+        verdict, code = ("unfenced", 0) if not (st.fenced or by_config) else ("fenced", 0)
     else:
-        # Writes that landed while the ACLs reached every broker are part of the source; the fenced end offsets
+        # Writes that landed while the fence reached every broker are part of the source; the fenced end offsets
         # are those after the quiet period, and the gate refuses any move past them.
         verdict, code = "fenced", 0
-        notes.append(f"fenced: DENY User:* WRITE on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these"
+        how = " and ".join((["DENY User:* WRITE"] if acl_on else []) + ([f"{config_fence.KEY}={config_fence.VALUE}"] if config_on else []))
+        notes.append(f"fenced: {how} on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these"
+                     + (" and restores each topic's recorded setting" if config_on else "")
                      + (" (the partitions above were written before the fence reached every broker)" if w.moved else ""))
-    rows = [{"kind": "fence", **r} for r in st.rows()] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
-    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": st.fenced, "changed": st.changed,
-             "source_cluster_id": st.cluster_id}
+    rows = [{"kind": "fence", **r} for r in rows_acl] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
+    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": sorted(set(st.fenced) | by_config),
+                             "changed": st.changed, "source_cluster_id": st.cluster_id,
+                             "fence": [m for m, on in (("acl", acl_on), ("config", config_on)) if on]}
+    if cfg is not None:
+        extra["config_fence"] = {"setting": {config_fence.KEY: config_fence.VALUE}, "previous": cfg.previous,
+                                 "changed": cfg.changed, "open_transactions": cfg.open_transactions}
     if w is not None:
         extra.update(quiet=w.quiet, quiet_for_seconds=w.quiet_for, moved=[m.to_dict() for m in w.moved],
                      fenced_end_offsets={f"{t}[{p}]": o for (t, p), o in sorted(w.ends.items())})

@@ -6,6 +6,11 @@ is named with the records written; the watch ends when ``quiet_seconds`` passed 
 or at ``timeout`` (not quiet). What it cannot name: the producer ids. confluent-kafka 2.8 (librdkafka 2.8)
 has no DescribeProducers call, though the brokers (Kafka >= 2.8) answer it; each moved partition carries
 the command that asks the broker (``kafka-transactions.sh describe-producers``, Kafka >= 3.0's tools).
+
+Control records are not writes: a transaction coordinator writes commit/abort markers (e.g. aborting the
+transactions of producers the fence refused) and they move the end offset. Each moved range is read
+(read_uncommitted: aborted data counts, markers do not) and a partition that moved by markers alone is not
+named; :attr:`Moved.markers` says how many offsets were markers.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, TopicPartition
 
 from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, partitions
@@ -33,14 +40,44 @@ class Moved:
     before: int  #: end offset at the baseline
     after: int  #: end offset at the last look
     producers: str  #: the command that names the producer ids (see the module docstring)
+    markers: int = 0  #: offsets of the range that are control records (commit/abort markers), not data
 
     @property
     def written(self) -> int:
-        return self.after - self.before
+        """Data records written in the range (markers excluded)."""
+        return self.after - self.before - self.markers
 
     def to_dict(self) -> dict:
         return {"topic": self.topic, "partition": self.partition, "end_before": self.before, "end_after": self.after,
-                "written": self.written, "producer_ids": None, "producer_ids_command": self.producers}
+                "written": self.written, "markers": self.markers, "producer_ids": None, "producer_ids_command": self.producers}
+
+
+def data_records(session: AdminSession, ranges: dict[TP, tuple[int, int]], timeout: float = 10.0,
+                 max_offsets: int = 200_000) -> dict[TP, int]:
+    """Data records (read_uncommitted: aborted data included, control records not) in ``[start, end)`` of each
+    partition, read by one consumer; a partition not read to its end within ``timeout`` (or over ``max_offsets``
+    in all) counts every offset as data (the upper bound: never hides a write)."""
+    todo = {tp: r for tp, r in ranges.items() if r[1] > r[0]}
+    out = {tp: 0 for tp in ranges}
+    if not todo or sum(e - s for s, e in todo.values()) > max_offsets:
+        return {tp: max(0, e - s) for tp, (s, e) in ranges.items()}
+    consumer = Consumer(session.consumer_config(f"msk-migrate-watch-{time.time_ns()}", **{"isolation.level": "read_uncommitted"}))
+    consumer.assign([TopicPartition(t, p, s) for (t, p), (s, _) in todo.items()])
+    left, deadline = set(todo), time.monotonic() + timeout
+    try:
+        while left and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, timeout=0.3):
+                tp = (msg.topic(), msg.partition())
+                if msg.error() is None and tp in todo and msg.offset() < todo[tp][1]:
+                    out[tp] += 1
+            for pos in consumer.position([TopicPartition(t, p) for t, p in left]):
+                if pos.offset >= todo[(pos.topic, pos.partition)][1]:
+                    left.discard((pos.topic, pos.partition))
+    finally:
+        consumer.close()
+    for tp in left:
+        out[tp] = todo[tp][1] - todo[tp][0]
+    return out
 
 
 @dataclass
@@ -112,6 +149,12 @@ def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeou
             progress(f"written on the source during the watch: {', '.join(f'{m.topic}[{m.partition}]' for m in moved.values())}")
         else:
             progress(f"watching {len(tps)} partition(s): quiet for {time.monotonic() - last_move:.0f}/{quiet_seconds:.0f} s")
+    if moved:  # markers are not writes: a partition moved by control records alone is not named
+        data = data_records(session, {tp: (m.before, m.after) for tp, m in moved.items()})
+        for tp, m in list(moved.items()):
+            m.markers = max(0, (m.after - m.before) - data[tp])
+            if m.written == 0:
+                del moved[tp]
     now = time.monotonic()
     return WatchResult(base, ends, sorted(moved.values(), key=lambda m: (m.topic, m.partition)),
                        round(now - last_move, 1), quiet_seconds, round(now - t0, 1))
