@@ -53,7 +53,8 @@ class EnvironmentConfig(BaseModel):
     subnet_ids: list[str] = Field(description="Private subnets for tasks (and MSK brokers by default), 2+ AZs.")
     operator_access: OperatorAccess = Field(description="Who reaches Connect REST, Prometheus and Grafana.")
     operator_tls: OperatorTls = Field(description="ACM certificate of the operator endpoints (HTTPS only).")
-    network: NetworkConfig = Field(default_factory=NetworkConfig, description="Where the tasks reach AWS APIs (`network.https_egress`).")
+    network: NetworkConfig = Field(default_factory=NetworkConfig, description="How the tasks reach AWS APIs: VPC endpoints the stack makes "
+                                   "(`network.aws_endpoints: create`) or the VPC's own (`existing`, `network.https_egress`).")
     source: SourceCluster = Field(description="The cluster migrated from (`source`).")
     target: TargetCluster = Field(description="The MSK cluster migrated to: created (`target-<env>`) or existing (`target`).")
     migration: MigrationSpec = Field(default_factory=MigrationSpec, description="What MM2 replicates (`migration`).")
