@@ -13,6 +13,7 @@ state          kind    set by / means
 replicating    topic   ``connectors apply``: the forward flow copies it (identity recorded)
 consumers-moved both   group: ``offsets sync`` placed it on the target (evidence: the offset certificate);
                        topic: every group of it moved
+fencing        topic   ``cutover fence``: the config fence is being put on (its previous setting recorded first)
 fenced         topic   ``cutover fence``: writes to it on the source are denied
 unfenced       topic   ``cutover unfence|abort``: the fence was removed
 producers-moved topic  ``cutover confirm``: the producers write to the target (evidence: producer certificate)
@@ -30,7 +31,7 @@ from typing import Any, Literal
 Kind = Literal["topic", "group"]
 KINDS: tuple[str, ...] = ("topic", "group")
 
-TOPIC_STATES: tuple[str, ...] = ("replicating", "consumers-moved", "fenced", "unfenced", "producers-moved", "rolled-back",
+TOPIC_STATES: tuple[str, ...] = ("replicating", "consumers-moved", "fencing", "fenced", "unfenced", "producers-moved", "rolled-back",
                                  "cleaned-up")
 GROUP_STATES: tuple[str, ...] = ("consumers-moved", "rolled-back", "cleaned-up", "abandoned")
 STATES: dict[str, tuple[str, ...]] = {"topic": TOPIC_STATES, "group": GROUP_STATES}
@@ -57,6 +58,8 @@ class Change:
     wave: str | None = None
     detail: str | None = None
     identity: dict[str, Any] | None = None
+    #: the config fence: the topic's setting before it (``{}``: none held any more); carried to later states
+    previous_config: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -85,11 +88,14 @@ class Record:
     identity: dict[str, Any] | None = None
     history: list[dict[str, Any]] = field(default_factory=list)  #: earlier states, oldest first
     started_by: str | None = None  #: the person who started the command, when ``by`` is not them (the operator task)
+    previous_config: dict[str, Any] | None = None  #: the config fence's recorded previous setting (see :class:`Change`)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         if out["started_by"] is None:  # the view of a ledger written without it keeps its shape
             del out["started_by"]
+        if out["previous_config"] is None:
+            del out["previous_config"]
         return out
 
     @classmethod
@@ -97,7 +103,7 @@ class Record:
         return cls(kind=str(d["kind"]), name=str(d["name"]), state=str(d["state"]), at=str(d["at"]), by=str(d["by"]),
                    command=str(d["command"]), version=int(d["version"]), evidence=d.get("evidence"), wave=d.get("wave"),
                    detail=d.get("detail"), identity=d.get("identity"), history=list(d.get("history") or []),
-                   started_by=d.get("started_by"))
+                   started_by=d.get("started_by"), previous_config=d.get("previous_config"))
 
 
 @dataclass
@@ -138,7 +144,8 @@ class LedgerView:
                 kind=c["kind"], name=c["name"], state=c["state"], at=event["at"], by=event["by"], command=event["command"],
                 version=version, evidence=c.get("evidence"), wave=c.get("wave", old.wave if old else None),
                 detail=c.get("detail"), identity=c.get("identity", old.identity if old else None), history=history,
-                started_by=event.get("started_by"))
+                started_by=event.get("started_by"),
+                previous_config=c.get("previous_config", old.previous_config if old else None))
         self.version, self.updated_at = version, event["at"]
 
     def to_dict(self) -> dict[str, Any]:
