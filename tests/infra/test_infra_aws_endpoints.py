@@ -267,12 +267,13 @@ def test_registry_open_to_the_internet_is_refused(tmp_path: Path) -> None:
     _one_line(proc, "schema_registry.source_network.cidrs", "internet")
 
 
-def test_registry_without_its_network_stops_the_synth(tmp_path: Path) -> None:
+@pytest.mark.parametrize("check", [True, False], ids=["check", "synth"])
+def test_registry_without_its_network_is_refused_when_the_environment_loads(tmp_path: Path, check: bool) -> None:
     envs = _bad_dev(tmp_path, schema_registry={"source": "https://r.corp.example:8081", "target": "https://t.example",
                                                "source_network": {"cidrs": ["10.1.0.0/24"]}})
-    proc = run_main("--environments", str(envs), "--outdir", str(tmp_path / "out"))
+    proc = run_main(*(["--check"] if check else []), "--environments", str(envs), "--outdir", str(tmp_path / "out"))
     line = _one_line(proc, "schema_registry.target_network", "security_group_ids")
-    assert "https://t.example" in line
+    assert "https://t.example" in line and not (tmp_path / "out").exists()
 
 
 def test_msk_migrate_refuses_the_environment_too(tmp_path: Path) -> None:

@@ -201,6 +201,20 @@ class EnvironmentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _registries_have_a_network(self) -> EnvironmentConfig:
+        """The stack's tasks reach a registry only where the environment says it is (no 443 to everywhere): a
+        registry without its network is refused when the file loads, before any synth or command."""
+        regs = self.schema_registry
+        for role in ("source", "target"):
+            if regs is not None and getattr(regs, f"{role}_network") is None:
+                raise field_error(
+                    "EnvironmentConfig", ("schema_registry", f"{role}_network"), None,
+                    f"the tasks reach the {role} registry ({getattr(regs, role)}) only where this says, and it is not "
+                    "set: give its cidrs, prefix_list_ids or security_group_ids",
+                )
+        return self
+
+    @model_validator(mode="after")
     def _connect_fits(self) -> EnvironmentConfig:
         c, migration, worker = self.connect, self.migration, self.worker
         if c.max_capacity > migration.tasks_max:
