@@ -225,13 +225,18 @@ def test_grafana_image_refuses_to_start_without_a_password_and_hands_over_to_run
 def test_operator_image_entrypoint_runs_isolated_and_refuses_a_callers_environment_before_anything_runs(local_build):
     # The image's ENTRYPOINT, as ECS starts it with a caller's environment overrides: with -I, PYTHONWARNINGS
     # cannot import antigravity (which would run BROWSER) at interpreter start, and the entrypoint refuses.
+    # The stand-in base (imagebuild/standins/python.Containerfile) sets REQUESTS_CA_BUNDLE and PIP_CERT for its
+    # own pip; python:3.11.11-slim-bookworm sets neither, and the entrypoint refuses a CA bundle variable.
+    unset = ["--env", "REQUESTS_CA_BUNDLE-", "--env", "PIP_CERT-"]
     with Container(_uri(local_build, "operator")) as c:
         entry = json.loads(buildah("inspect", "--type", "container", c.name).stdout)["OCIv1"]["config"]["Entrypoint"]
+        buildah("config", *unset, c.name)
         c.env(MSK_MIGRATE_OPERATOR_ARGV=json.dumps(["connectors", "status"]), PYTHONWARNINGS="ignore::antigravity.x",
               BROWSER='sh -c "touch /tmp/pwned" %s')
         hostile = c.run(*entry)
         pwned = c.run("test", "-e", "/tmp/pwned").returncode == 0
     with Container(_uri(local_build, "operator")) as c:
+        buildah("config", *unset, c.name)
         c.env(MSK_MIGRATE_OPERATOR_ARGV=json.dumps(["connectors", "status"]))
         bare = c.run(*entry)  # the request alone, on a task definition the stack did not write
     assert hostile.returncode == 2 and "environment variable BROWSER" in hostile.stderr, hostile.stderr
