@@ -45,7 +45,7 @@ def follow_chained(req: ValidationRequest, opts: FollowOptions, spark: Any = Non
     src_opts, tgt_opts = (spark_kafka_options(role, getattr(req, role), resolver, req.isolation_level, req.kafka_options)
                           for role in ("source", "target"))
     say("comparing every partition from its mark to its end (Spark)")
-    written, advances = chain_pass(spark, store, facts, src_opts, tgt_opts, clusters.no_ts)
+    written, advances = chain_pass(spark, store, facts, src_opts, tgt_opts, clusters.no_ts, clusters.source_ends)
     verdict, code = _verdict(written)
     rows: list[dict[str, Any]] = []
     for (t, p), pm in written.items():

@@ -2,8 +2,12 @@
 
 One pass (:meth:`Follower.run_pass`) reads every following partition on both sides from its mark until
 each side reached the end offset it had when the pass began (or ``deadline``), pairs the records
-(:class:`~.compare.PartitionCompare`) and persists the mark. ``--once`` is one pass; ``--follow`` repeats
-passes every ``--interval`` seconds with the same consumers. A restart reads the persisted mark and
+(:class:`~.compare.PartitionCompare`) and persists the mark. Where the target then holds records past the
+source's, the source's end offsets are listed again and read to: a target record with no source record
+below an end listed after it was read is ``unexpected`` (or ``duplicates``) in that same pass, at the tail,
+in the middle or on a partition the source did not write to, exactly as a batch run names it; it is never
+left pending as a copy to come, since MM2 copies source to target and the target is only ever behind.
+``--once`` is one pass; ``--follow`` repeats passes every ``--interval`` seconds with the same consumers. A restart reads the persisted mark and
 resumes there: records proven and persisted are never read again; records read after the last persisted
 mark (a killed follower) are read again, and only the persisted count ``compared`` counts them, so it
 stays exact.
@@ -114,6 +118,9 @@ class Clusters:
                 {p: t_hi[(n, p)] for p in range(tgt_topics[n])}, {p: t_lo[(n, p)] for p in range(tgt_topics[n])})
         return ClusterFacts(self.migration, self.src.cluster_id(), self.tgt.cluster_id(), out)
 
+    def source_ends(self, tps: list[TP]) -> dict[TP, int]:
+        """The source's end offsets of ``tps`` now (one ListOffsets round, at the follower's isolation level)."""
+        return self.src.offsets(tps, km.latest(), self.req.isolation_level)
 
     def latest(self, facts: ClusterFacts) -> ClusterFacts:
         """``facts`` with both sides' end offsets read again (one ListOffsets round per cluster): what a
@@ -153,6 +160,8 @@ class Follower:
         self.back = {v: k for k, v in self.names.items()}
         self.ends: dict[str, dict[TP, int]] = {"source": {}, "target": {}}  #: newest end offset seen per side
         self.paused: set[tuple[str, TP]] = set()
+        #: side -> partition -> the offset past the last record (or the end) delivered since the assignment
+        self.read_to: dict[str, dict[TP, int]] = {"source": {}, "target": {}}
         #: side -> partition -> where librdkafka said it ended, no record delivered since: everything deliverable
         #: below it was read, so once its pending records are proven the mark moves there (past a transaction's
         #: trailing marker). Kept because the end is signalled once, often while records still wait for the
@@ -177,6 +186,7 @@ class Follower:
                 self.cmp[(t, p)] = PartitionCompare(pm, self.clusters.req.allow_duplicates)
         live = [tp for tp, c in self.cmp.items() if not c.stopped]
         self.eof = {"source": {}, "target": {}}  # positions start again at the marks: an end seen before says nothing
+        self.read_to = {"source": {}, "target": {}}
         self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live])
         self._consumer("target").assign([TopicPartition(self.names[t], p, self.cmp[(t, p)].mark.target_next) for t, p in live])
 
@@ -221,7 +231,12 @@ class Follower:
 
     # ---- one pass -----------------------------------------------------------------------------
     def run_pass(self, facts: ClusterFacts, deadline: float) -> int:
-        """Read until both sides reached ``facts``' end offsets (or ``deadline``); returns records proven."""
+        """Read until both sides reached ``facts``' end offsets (or ``deadline``), settle the partitions whose
+        target ran past the source (:meth:`_settle_target_ahead`), then name every difference still held for
+        more records; returns records proven.
+
+        A pass that ends before ``deadline`` leaves no target record pending on a ``following`` partition:
+        each one read is proven (or passed over as a re-delivery), or the partition stopped at a difference."""
         for t, tf in facts.topics.items():
             for p, e in tf.source_end.items():
                 self.ends["source"][(t, p)] = max(e, self.ends["source"].get((t, p), 0))
@@ -229,11 +244,53 @@ class Follower:
                 self.ends["target"][(t, p)] = max(e, self.ends["target"].get((t, p), 0))
         want = {side: {tp: self.ends[side].get(tp, 0) for tp, c in self.cmp.items() if not c.stopped}
                 for side in ("source", "target")}
+        proven, _ = self._read_until(want, deadline)
+        proven += self._settle_target_ahead(deadline)
+        for c in self.cmp.values():
+            proven += c.step()
+        return proven
+
+    def _settle_target_ahead(self, deadline: float) -> int:
+        """The partitions whose target records wait: none pending on the source (the target ran past it), or
+        an unequal pair held to be named. The target can only be behind (MM2 copies source to target), yet a
+        pass reads each side to the end offset it had when the pass began, so such target records are either
+        copies of source records written since, or records of the target alone. The source's end offsets are
+        listed once, now, after every pending target record was read (the target is not read again here), and
+        the source is read on to them: a source record copied to one of those target records lies below that
+        end. Then a target record with no source record pending stops the mark at it
+        (:meth:`~.compare.PartitionCompare.target_only`) and a held pair is named knowing the source's records
+        (``step(source_complete=True)``). Left to the next pass when ``deadline`` comes first. Returns the
+        records proven by those reads."""
+        todo = [tp for tp, c in self.cmp.items() if c.target_ahead or c.held]
+        if not todo or time.monotonic() >= deadline:
+            return 0
+        ends = self.clusters.source_ends(todo)
+        for tp in todo:
+            self.ends["source"][tp] = max(ends[tp], self.ends["source"].get(tp, 0))
+        proven, complete = self._read_until({"source": {tp: ends[tp] for tp in todo}, "target": {}}, deadline)
+        if not complete:
+            return proven
+        for tp in todo:
+            c = self.cmp[tp]
+            if c.target_ahead:
+                c.target_only()
+            else:
+                proven += c.step(source_complete=True)
+        return proven
+
+    def _position(self, side: str, tp: TP) -> int:
+        """How far ``side`` of ``tp`` was read: its mark, or past the last record or end delivered since."""
+        m = self.cmp[tp].mark
+        return max(m.source_next if side == "source" else m.target_next, self.read_to[side].get(tp, 0))
+
+    def _read_until(self, want: dict[str, dict[TP, int]], deadline: float) -> tuple[int, bool]:
+        """Read each side's partitions in ``want`` until it was read to the offset given (or ``deadline``);
+        pairs on the way, holding a difference for more records. Returns records proven and whether every
+        partition got there."""
         reached: dict[str, set[TP]] = {"source": set(), "target": set()}
-        for side in ("source", "target"):  # a partition already at its end needs no read
+        for side in ("source", "target"):  # a partition already read to its end needs no read
             for tp, end in want[side].items():
-                m = self.cmp[tp].mark
-                if (m.source_next if side == "source" else m.target_next) >= end:
+                if self._position(side, tp) >= end:
                     reached[side].add(tp)
         proven = 0
         last = time.monotonic()
@@ -245,9 +302,9 @@ class Follower:
             for side in todo:
                 n, done = self._read(side, want[side])
                 got += n
-                reached[side] |= done
+                reached[side] |= done & want[side].keys()
             for tp, c in self.cmp.items():
-                proven += c.step()
+                proven += c.step(wait=True)
                 for side in ("source", "target"):
                     at = self.eof[side].get(tp)
                     if at is not None:
@@ -262,7 +319,7 @@ class Follower:
                 raise NativeReadError(f"no record for {STALL_SECONDS:.0f} s from {', '.join(left[:5])}")
             if all(c.stopped for c in self.cmp.values()):
                 break
-        return proven
+        return proven, all(len(reached[s]) == len(want[s]) for s in ("source", "target"))
 
     def _read(self, side: str, want: dict[TP, int]) -> tuple[int, set[TP]]:
         """One consume() of ``side``: records into the comparers; the partitions that reached ``want``."""
@@ -281,9 +338,10 @@ class Follower:
                 if err.code() == KafkaError._PARTITION_EOF:
                     c = self.cmp.get(tp)
                     if c is not None:
-                        c.step()
+                        c.step(wait=True)
                         c.caught_up(side, m.offset())
                         self.eof[side][tp] = m.offset()
+                        self.read_to[side][tp] = max(self.read_to[side].get(tp, 0), m.offset())
                         self.ends[side][tp] = max(self.ends[side].get(tp, 0), m.offset())
                         if m.offset() >= want.get(tp, 0):
                             done.add(tp)
@@ -295,6 +353,7 @@ class Follower:
             if c is None or c.stopped:
                 continue
             self.eof[side].pop(tp, None)
+            self.read_to[side][tp] = m.offset() + 1
             ts = m.timestamp()[1]
             (c.src if side == "source" else c.tgt).append(record(m.offset(), m.key(), m.value(), m.headers(), ts, topic in no_ts))
             n += 1

@@ -11,7 +11,13 @@ Invariants:
 - A partition whose source log start passed ``source_next`` (retention deleted records never compared)
   is ``truncated``: never a match, its mark never advances again.
 - A ``mismatch`` names the first differing record (topic, partition, source offset, target offset, what
-  differed) and the mark stays at it.
+  differed) and the mark stays at it. A target record with no source record (``unexpected``, or
+  ``duplicates`` of a proven one) is one wherever it stands: its ``source_offset`` is the source's end, where
+  its source record would be, and ``timestamp`` (the source record's) is None.
+- After a pass that ended before its deadline, every target record the pass read of a ``following``
+  partition is proven (or a re-delivery passed over with ``--allow-duplicates``): ``target_next`` is past all
+  of them, and none waits for a source record. So a ``following`` partition never hides a record the target
+  holds and the source does not, and a gate reading the mark refuses one the follower has read.
 - ``compared`` counts the records compared and matched, persisted together with the offsets, so across
   restarts ``compared`` equals the number of source records below ``source_next`` that were read (none
   twice, none skipped: the tests count them).

@@ -9,7 +9,8 @@ Series (labels ``topic``, ``partition``):
 - ``msk_migrate_proof_lag_seconds``: age of the oldest source record not yet proven (0 when caught up);
 - ``msk_migrate_proof_records_proven_total``: records compared and matched below the mark (persisted with
   it, so it survives a restart);
-- ``msk_migrate_proof_mismatch``: 1 when the partition stopped at a differing record;
+- ``msk_migrate_proof_mismatch``: 1 when the partition stopped at a differing record (one the target holds
+  and the source does not included: the lag series say 0 for it, this one says 1);
 - ``msk_migrate_proof_truncated``: 1 when retention deleted source records past the mark.
 
 And ``msk_migrate_proof_last_pass_timestamp_seconds``: when the follower last finished a pass.

@@ -11,15 +11,24 @@ increased by the pairs proven; the first unequal pair stops the partition as a `
 The next run (or a follower) starts from that mark; a failed run leaves the previous mark (nothing is written
 before the job's results are collected).
 
+A target record past the source's records (all pairs equal, the target's range longer) is a copy still to be
+paired only if the source gained records since its end was listed; MM2 copies source to target, so the target is
+only ever behind. Given ``source_ends`` (the clusters' ListOffsets), the run lists the source's ends again after
+the job, that is after the target's end was listed: where the source holds nothing past the range read, the first
+such target record has no source record and stops the partition as ``unexpected`` (a re-delivered copy included:
+the batch report tells ``duplicates`` apart), as the batch verdict fails it, at the tail, in the middle or on a
+partition the source did not write to. Elsewhere it waits for the next run.
+
 Scope: every record is compared in order (no ``--allow-duplicates`` pass-over, no latest-per-key topics); a
-mismatch is named by offsets and category ``different`` (the field-level explanation is the batch report's).
-Only Spark SQL built-ins run on the executors.
+mismatch is named by offsets and category ``different`` or ``unexpected`` (the field-level explanation is the
+batch report's). Only Spark SQL built-ins run on the executors.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -42,6 +51,8 @@ class PartitionAdvance:
     source_next: int
     target_next: int
     mismatch: dict | None = None
+    #: the offset of the first target record past the source's records read (every pair before it equal)
+    target_extra: int | None = None
 
 
 def _ranked(spark: SparkSession, options: dict[str, str], ranges: dict[TP, tuple[int, int]], names: dict[str, str],
@@ -58,13 +69,23 @@ def _ranked(spark: SparkSession, options: dict[str, str], ranges: dict[TP, tuple
 def compare_ranges(spark: SparkSession, source_options: dict[str, str], target_options: dict[str, str],
                    source_ranges: dict[TP, tuple[int, int]], target_ranges: dict[TP, tuple[int, int]],
                    target_names: dict[str, str], no_ts_topics: set[str] | None = None) -> dict[TP, PartitionAdvance]:
-    """Per partition: the pairs proven from the start of its ranges and the first unequal pair (see the module doc).
-    A partition with nothing to pair (either side has no new record) is absent."""
+    """Per partition: the pairs proven from the start of its ranges, the first unequal pair, or else the first target
+    record past the source's records (see the module doc). A partition with nothing of these is absent."""
     no_ts = no_ts_topics or set()
     src = _ranked(spark, source_options, source_ranges, {}, no_ts, "s")
     tgt = _ranked(spark, target_options, target_ranges, target_names, no_ts, "t")
-    if src is None or tgt is None:
+    if tgt is None:
         return {}
+    counted = (tgt.join(src.groupBy("topic", "partition").agg(F.max("n").alias("s_n")), ["topic", "partition"], "left")
+               if src is not None else tgt.withColumn("s_n", F.lit(None).cast("long")))
+    extra = counted.filter(F.col("n") == F.coalesce(F.col("s_n"), F.lit(0)) + 1).select("topic", "partition", "t_offset")
+    out: dict[TP, PartitionAdvance] = {
+        (t, p): PartitionAdvance(t, p, 0, s0, target_ranges[(t, p)][0]) for (t, p), (s0, _s1) in source_ranges.items()}
+    if src is None:
+        for r in extra.collect():
+            tp = (r["topic"], int(r["partition"]))
+            out[tp] = replace(out[tp], target_extra=int(r["t_offset"]))
+        return {tp: a for tp, a in out.items() if a.target_extra is not None}
     pairs = src.join(tgt, ["topic", "partition", "n"])
     first_bad = pairs.filter(F.col("s_fp") != F.col("t_fp")).groupBy("topic", "partition").agg(F.min("n").alias("bad"))
     with_bad = pairs.join(first_bad, ["topic", "partition"], "left")
@@ -72,10 +93,6 @@ def compare_ranges(spark: SparkSession, source_options: dict[str, str], target_o
               .groupBy("topic", "partition")
               .agg(F.max("n").alias("proven"), F.max("s_offset").alias("s_last"), F.max("t_offset").alias("t_last")))
     stops = with_bad.filter(F.col("n") == F.col("bad")).select("topic", "partition", "s_offset", "t_offset")
-    out: dict[TP, PartitionAdvance] = {}
-    for (t, p), (s0, _s1) in source_ranges.items():
-        t0 = target_ranges[(t, p)][0]
-        out[(t, p)] = PartitionAdvance(t, p, 0, s0, t0)
     for r in proven.collect():
         tp = (r["topic"], int(r["partition"]))
         out[tp] = PartitionAdvance(tp[0], tp[1], int(r["proven"]), int(r["s_last"]) + 1, int(r["t_last"]) + 1)
@@ -84,12 +101,19 @@ def compare_ranges(spark: SparkSession, source_options: dict[str, str], target_o
         a = out[tp]
         out[tp] = PartitionAdvance(a.topic, a.partition, a.proven, a.source_next, a.target_next,
                                    {"category": "different", "source_offset": int(r["s_offset"]), "target_offset": int(r["t_offset"])})
-    return {tp: a for tp, a in out.items() if a.proven or a.mismatch}
+    for r in extra.collect():
+        tp = (r["topic"], int(r["partition"]))
+        if out[tp].mismatch is None:
+            out[tp] = replace(out[tp], target_extra=int(r["t_offset"]))
+    return {tp: a for tp, a in out.items() if a.proven or a.mismatch or a.target_extra is not None}
 
 
 def chain_pass(spark: SparkSession, store: MarkStore, facts: ClusterFacts, source_options: dict[str, str],
-               target_options: dict[str, str], no_ts_topics: set[str] | None = None) -> tuple[Mark, dict[TP, PartitionAdvance]]:
-    """One chained run on the mark at ``store`` (see the module doc); returns the written mark and what advanced."""
+               target_options: dict[str, str], no_ts_topics: set[str] | None = None,
+               source_ends: Callable[[list[TP]], dict[TP, int]] | None = None) -> tuple[Mark, dict[TP, PartitionAdvance]]:
+    """One chained run on the mark at ``store`` (see the module doc); returns the written mark and what advanced.
+    ``source_ends`` lists the source's end offsets now: without it a target record past the source's records
+    waits, never judged."""
     from ...errors import UsageError
 
     mark = store.load()
@@ -107,6 +131,14 @@ def chain_pass(spark: SparkSession, store: MarkStore, facts: ClusterFacts, sourc
         src_ranges[(t, p)] = (pm.source_next, tf.source_end.get(p, pm.source_next))
         tgt_ranges[(t, p)] = (pm.target_next, tf.target_end.get(p, pm.target_next))
     advances = compare_ranges(spark, source_options, target_options, src_ranges, tgt_ranges, names, no_ts_topics)
+    ahead = sorted(tp for tp, a in advances.items() if a.mismatch is None and a.target_extra is not None)
+    if ahead and source_ends is not None:
+        now = source_ends(ahead)  # listed after the job, so after the target's end the job read to
+        for tp in ahead:
+            a = advances[tp]
+            if a.target_extra is not None and now[tp] <= src_ranges[tp][1]:
+                advances[tp] = replace(a, target_next=a.target_extra, mismatch={
+                    "category": "unexpected", "source_offset": a.source_next, "target_offset": a.target_extra})
     for (t, p), a in advances.items():
         pm = mark.partition(t, p)
         pm.compared += a.proven
