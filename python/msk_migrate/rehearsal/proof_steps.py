@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import signal
 import socket
@@ -24,8 +25,6 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ..access.offsets import end_offsets, partitions
 from ..runbook.producers.cutover import fenced_ends_of, groups_on_wave
@@ -53,18 +52,6 @@ def proof_dir(ctx: RehearsalContext) -> Path:
     return ctx.work_dir / "rehearsal-proof"
 
 
-def flow_file(ctx: RehearsalContext) -> Path:
-    """The flow the follower reads (``--config``): the rehearsal's clusters as the operator tools see them
-    (a secured source's endpoint names its secrets file, never a value) and its migration."""
-    src, tgt = ctx.clusters()
-    doc = {"source": src.model_dump(mode="json", exclude_defaults=True),
-           "target": tgt.model_dump(mode="json", exclude_defaults=True),
-           "migration": ctx.migration.model_dump(mode="json", exclude_defaults=True)}
-    path = proof_dir(ctx) / "flow.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=True))
-    return path
-
-
 def start_follower(ctx: RehearsalContext) -> str:
     """Start ``validate --follow`` beside the rehearsal (a previous rehearsal's mark goes: it was made on the
     clusters the "environment up" step wiped, and the follower refuses a mark of other clusters)."""
@@ -73,11 +60,14 @@ def start_follower(ctx: RehearsalContext) -> str:
     proof_dir(ctx).mkdir(parents=True)
     mark = proof_dir(ctx) / "proof-mark.json"
     port = _free_port()
-    cmd = [sys.executable, "-m", "msk_migrate.validation.cli", "--follow", "--config", str(flow_file(ctx)),
+    # --local: the rehearsal's environment, so the follower reads its ledger too and stops each topic at the fence
+    # its producers moved behind (validation/follow/fences.py)
+    cmd = [sys.executable, "-m", "msk_migrate.commands", "validate", "--follow", "--local",
            "--mark", str(mark), "--interval", f"{INTERVAL_SECONDS:g}", "--metrics-port", str(port), "--output", "json"]
     out, err = (proof_dir(ctx) / "follower.json").open("wb"), (proof_dir(ctx) / "follower.log").open("wb")
     # its own session: a Ctrl-C of the rehearsal stops the rehearsal, which stops the follower (run.py)
-    ctx.follower = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+    ctx.follower = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True,
+                                    env={**os.environ, "MSK_MIGRATE_LOCAL_ENV_DIR": str(ctx.env.base_dir)})
     out.close()
     err.close()
     ctx.proof_mark, ctx.proof_metrics = str(mark), f"http://127.0.0.1:{port}/metrics"
@@ -85,7 +75,7 @@ def start_follower(ctx: RehearsalContext) -> str:
         raise StepFailed(f"the follower did not persist a mark and serve metrics within 60 s (log {proof_dir(ctx) / 'follower.log'})")
     if ctx.follower.poll() is not None:
         raise StepFailed(f"the follower exited with {ctx.follower.returncode}: {_last_line(proof_dir(ctx) / 'follower.log')}")
-    return (f"`msk-migrate validate --follow --config {flow_file(ctx).name} --interval {INTERVAL_SECONDS:g}` (pid "
+    return (f"`msk-migrate validate --follow --local --interval {INTERVAL_SECONDS:g}` (pid "
             f"{ctx.follower.pid}); mark {mark}, metrics {ctx.proof_metrics}")
 
 

@@ -57,6 +57,9 @@ class FollowOptions:
     verbose: bool = False
     #: a pass ends at the latest this long after it began (``--follow``: the mark is persisted at least this often)
     pass_seconds: float = 30.0
+    #: the fenced end offsets of the topics whose producers moved (:func:`.fences.fenced_ends` of the flow's
+    #: ledger), read before every pass; None: no ledger (nothing is cut over)
+    fences: Callable[[], dict[TP, int]] | None = None
 
 
 def _topic_ids(meta: km.ClusterMeta, names: list[str]) -> dict[str, str | None]:
@@ -169,6 +172,25 @@ class Follower:
         self.eof: dict[str, dict[TP, int]] = {"source": {}, "target": {}}
         #: where this process began on each partition (source, target): the persisted mark it resumed from
         self.resumed_from: dict[TP, tuple[int, int]] = {tp: (pm.source_next, pm.target_next) for tp, pm in mark.items()}
+        #: partition -> its fenced end offset (source side) when the topic's producers moved (:meth:`apply_fences`)
+        self.fenced: dict[TP, int] = {}
+
+    def apply_fences(self) -> list[TP]:
+        """Read the fences (:attr:`FollowOptions.fences`): a following partition proven up to its fenced end is
+        ``cut-over`` and read no more; before that, records the target holds past the source are not judged (its
+        producers may already write there: the fenced snapshot, not the follower, proves the rest). Returns the
+        partitions cut over now."""
+        if self.opts.fences is None:
+            return []
+        self.fenced = self.opts.fences()
+        done = []
+        for tp, end in sorted(self.fenced.items()):
+            tm = self.mark.topics.get(tp[0])
+            pm = tm.partitions.get(tp[1]) if tm else None
+            if pm is not None and pm.state == "following" and pm.source_next >= end:
+                pm.state = "cut-over"
+                done.append(tp)
+        return done
 
     # ---- consumers ----------------------------------------------------------------------------
     def _consumer(self, side: str) -> Consumer:
@@ -261,7 +283,7 @@ class Follower:
         (:meth:`~.compare.PartitionCompare.target_only`) and a held pair is named knowing the source's records
         (``step(source_complete=True)``). Left to the next pass when ``deadline`` comes first. Returns the
         records proven by those reads."""
-        todo = [tp for tp, c in self.cmp.items() if c.target_ahead or c.held]
+        todo = [tp for tp, c in self.cmp.items() if (c.target_ahead and tp not in self.fenced) or c.held]
         if not todo or time.monotonic() >= deadline:
             return 0
         ends = self.clusters.source_ends(todo)

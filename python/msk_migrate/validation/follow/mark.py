@@ -31,7 +31,9 @@ from typing import Any
 from ...errors import UsageError
 
 FORMAT = 1
-STATES = ("following", "mismatch", "truncated")
+#: ``cut-over``: proven up to the fence the topic's producers moved behind (:mod:`.fences`); read no more, as the
+#: target's records after it are the producers' own
+STATES = ("following", "mismatch", "truncated", "cut-over")
 
 
 @dataclass

@@ -85,6 +85,7 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
         for sig in (signal.SIGTERM, signal.SIGINT):
             before[sig] = signal.signal(sig, _stop)
     try:
+        follower.apply_fences()
         follower.assign()
         follower.seed_recent(facts)
         follower.assign()
@@ -112,7 +113,7 @@ def marks_view(title: str, progress: Any) -> View:
     records compared and the first difference (the lag, or what one run proved)."""
     return View(title, [
         col("topic", "topic"), col("partition", "partition", numeric=True),
-        col("state", "state", ok=lambda r: r["state"] == "following"),
+        col("state", "state", ok=lambda r: r["state"] in ("following", "cut-over")),
         col("source mark", "source_verified_up_to", numeric=True),
         col("target mark", "target_verified_up_to", numeric=True),
         col("compared", "compared", numeric=True), progress, col("first difference", _mismatch_text)])
@@ -128,6 +129,9 @@ def follow_loop(follower: Follower, clusters: Clusters, facts: ClusterFacts, opt
     last_full = time.monotonic()
     while True:
         began = time.monotonic()
+        cut = follower.apply_fences()
+        if cut:
+            say(f"proof: {len(cut)} partition(s) proven to the fence their producers moved behind: cut over")
         proven = follower.run_pass(facts, began + (3600.0 if opts.once else opts.pass_seconds))
         follower.persist()
         follower.publish()
