@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,17 @@ def _bind_address(value: str) -> str:
 
 _BIND = Checked("metrics-bind", _bind_address, "give the address to listen on, e.g. 127.0.0.1 (default) or 0.0.0.0 in a task", "ADDR")
 _TOPICS = Checked("topics", lambda v: check_topic_list(v) and v, "name topics as Kafka allows, comma-separated: T1,T2")
+
+
+def _wave_name(v: str) -> str:
+    from ..config.waves import WAVE_NAME
+
+    if not WAVE_NAME.match(v):
+        raise ValueError(f"{v!r} is not a wave name ([A-Za-z0-9_-]{{1,64}})")
+    return v
+
+
+_WAVE = Checked("wave", _wave_name, "pass a wave of migration.waves", "NAME")
 _TOPIC_REGEX = Checked("regex", check_topic_regex, "give a regular expression over topic names, e.g. 'orders\\..*|payments'")
 _REGEX = Checked("regex", check_regex, "give a Python regular expression")
 _TOPIC_MAP = Checked("topic-map", _topic_map, "write --topic-map SOURCE_TOPIC=TARGET_TOPIC")
@@ -281,6 +293,25 @@ def _registries(kw: dict[str, Any]) -> dict[str, str] | None:
     return None
 
 
+def _wave_selection(kw: dict[str, Any], flow: Any, topics: list[str]) -> None:
+    """``--wave``: the wave's topics among the migration's (MM2's full-match semantics, as the wave is checked:
+    msk_migrate.config.waves), as the topic regex; refused without a flow or beside another topic selection."""
+    from ..config.waves import check_wave_name
+
+    if flow is None:
+        raise UsageError("--wave", "names a wave of a flow's migration and no flow was given", "add --env NAME, --config FILE or --local")
+    for option, key in (("--topics", "topics"), ("--topic-regex", "topic_regex"), ("--offsets-snapshot", "offsets_snapshot")):
+        if kw.get(key):
+            raise UsageError(f"--wave/{option}", "give one topic selection", f"drop {option}: --wave selects the wave's topics")
+    check_wave_name(flow.migration, kw["wave"])
+    selection = "|".join(f"(?:{r})" for r in flow.migration.topics)
+    wave = "|".join(f"(?:{r})" for r in flow.migration.waves[kw["wave"]])
+    kw["topic_regex"] = f"(?=(?:{selection})\\Z)(?:{wave})"
+    if not kw.get("exclude_regex"):
+        kw["exclude_regex"] = (*DEFAULT_EXCLUDES, *flow.migration.topics_exclude)
+    del topics[:]
+
+
 def build_request(kw: dict[str, Any]) -> ValidationRequest:
     """The CLI's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
     flow = None
@@ -296,6 +327,8 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     else:
         source, target = _endpoint("source", kw), _endpoint("target", kw)
     topics = [t.strip() for item in kw.get("topics") or () for t in item.split(",") if t.strip()]
+    if kw.get("wave"):
+        _wave_selection(kw, flow, topics)
     if flow is not None and not topics and not kw.get("topic_regex") and not kw.get("offsets_snapshot"):
         # The flow's replicated topics are the default selection (its excludes too, unless given).
         kw["topic_regex"] = "|".join(f"(?:{r})" for r in flow.migration.topics)
@@ -401,6 +434,8 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 @click.option("--clusters", type=_FILE, help="YAML with source: and target: "
               "(bootstrap_servers, auth: {mode, secret_arn, ...}) instead of the --source-*/--target-* options.")
 @click.option("--topics", multiple=True, metavar="T1,T2", type=_TOPICS, help="Source topics to validate (repeatable, comma-separated).")
+@click.option("--wave", "wave", metavar="NAME", type=_WAVE,
+              help="Only this wave's topics (migration.waves of --env/--config/--local; also with --follow).")
 @click.option("--topic-regex", metavar="REGEX", type=_TOPIC_REGEX, help="Validate every source topic matching REGEX (full match).")
 @click.option("--exclude-regex", multiple=True, metavar="REGEX", type=_REGEX,
               help=f"Topics never selected by --topic-regex (repeatable; default: {', '.join(DEFAULT_EXCLUDES)}).")
@@ -553,17 +588,20 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     if request.marks is not None:  # its digests would compare every copy with its mark: a mismatch on every record
         raise UsageError("--follow", "the flow marks its copies (migration.mark_copies) and the follower does not account "
                          "for copy marks", "validate in batch (drop --follow): it removes exactly the mark")
-    migration = "validate"
+    migration, ledger = "validate", None
     if kw.get("env") or kw.get("config") or kw.get("local"):
-        migration = _flow_clusters(kw)[2].migration.name
+        flow = _flow_clusters(kw)[2]
+        migration, ledger = flow.migration.name, flow.ledger_location
     from ..render import render
+    from .follow.fences import fenced_ends
     from .follow.follower import FollowOptions
     from .follow.progress import follow_progress
     from .follow.run import follow
 
     fo = FollowOptions(mark=opts["mark"] or _DEFAULT_MARK, migration=migration,
                        interval=opts["interval"] if opts["interval"] is not None else 10.0, once=bool(opts["once"]),
-                       metrics_port=opts["metrics_port"], metrics_bind=opts["metrics_bind"] or "127.0.0.1", verbose=verbose)
+                       metrics_port=opts["metrics_port"], metrics_bind=opts["metrics_bind"] or "127.0.0.1", verbose=verbose,
+                       fences=partial(fenced_ends, ledger, migration) if ledger else None)
     con = human(output)
     show = con.is_terminal or output == "text"
     with (_client_logs_to_stderr(None) if verbose else nullcontext()), \
