@@ -134,10 +134,46 @@ def error_exit_code(exc: BaseException) -> tuple[int, str]:
     return INTERNAL_ERROR, f"internal error ({type(exc).__name__}): {exc}"
 
 
-def run_guarded(body: Callable[[], Any]) -> int:
+#: The verdict of the JSON document an error prints (``--output json``), by exit code.
+ERROR_VERDICTS = {1: "failed", 2: "bad-input", INTERNAL_ERROR: "internal-error", 130: "interrupted"}
+
+
+def error_document(command: str, code: int, message: str) -> dict[str, Any]:
+    """The :data:`JSON_SHAPE` document of an error caught at the boundary (``--output json``): no cluster reached
+    that the command could report, no rows, the verdict of ``code`` and the one-line message as ``error``."""
+    return {"command": command, **json_document({}, [], ERROR_VERDICTS.get(code, "failed"), code, error=message)}
+
+
+def json_requested(argv: list[str]) -> bool:
+    """``--output json`` (or ``--output=json``) among the words before a ``--``: the caller reads stdout as JSON."""
+    for i, word in enumerate(argv):
+        if word == "--":
+            return False
+        if word == "--output=json" or (word == "--output" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
+def command_path(command: click.Command, argv: list[str], prog_name: str) -> str:
+    """The words that name the subcommand of ``argv`` (``cutover check``), as the outcome's ``command`` says it."""
+    words: list[str] = []
+    cmd: Any = command
+    for word in argv:
+        if not isinstance(cmd, click.Group) or word.startswith("-"):
+            break
+        sub = cmd.commands.get(word)
+        if sub is None:
+            break
+        words.append(word)
+        cmd = sub
+    return " ".join(words) or prog_name
+
+
+def run_guarded(body: Callable[[], Any], on_error: Callable[[int, str], None] | None = None) -> int:
     """The one error boundary of every entry point (click or argparse): run ``body`` and map what it
     raises through :func:`error_exit_code` to one ``error: ...`` line and an exit code. Never raises,
-    never prints a traceback unless MSK_MIGRATE_DEBUG=1. ``body``'s int result is the exit code."""
+    never prints a traceback unless MSK_MIGRATE_DEBUG=1. ``body``'s int result is the exit code.
+    ``on_error(code, line)``: also called for a caught error (``--output json``: the error's JSON document)."""
     import os
 
     try:
@@ -146,6 +182,8 @@ def run_guarded(body: Callable[[], Any]) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
+        if on_error is not None:
+            on_error(130, "interrupted")
         return 130
     except BaseException as exc:
         if os.environ.get("MSK_MIGRATE_DEBUG") == "1":
@@ -154,14 +192,24 @@ def run_guarded(body: Callable[[], Any]) -> int:
             traceback.print_exc()
         code, message = error_exit_code(exc)
         click.echo(f"error: {_one_line(message)}", err=True)
+        if on_error is not None:
+            on_error(code, _one_line(message))
         return code
     # click returns ctx.exit(n)'s code (--help, --version) when not in standalone mode.
     return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
 
 def run_cli(command: click.Command, argv: list[str] | None, prog_name: str, obj: Any = None) -> int:
-    """Run a click command behind :func:`run_guarded`; returns the exit code."""
-    return run_guarded(lambda: command.main(args=argv, prog_name=prog_name, standalone_mode=False, obj=obj))
+    """Run a click command behind :func:`run_guarded`; returns the exit code. With ``--output json`` among the
+    words, an error caught at the boundary (bad input: exit 2, and any other) also prints its JSON document
+    (:func:`error_document`, the one shape) on stdout, beside the one line on stderr."""
+    words = list(sys.argv[1:] if argv is None else argv)
+
+    def document(code: int, line: str) -> None:
+        emit_json(error_document(command_path(command, words, prog_name), code, line))
+
+    return run_guarded(lambda: command.main(args=words, prog_name=prog_name, standalone_mode=False, obj=obj),
+                       document if json_requested(words) else None)
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -18,6 +18,14 @@ arguments. Each one is read, in this order, from
 unless the side's auth config names a secrets file (``secrets_from: file``, the local harness's MM2 user):
 then every secret comes from that file, whichever role the side plays.
 
+The operator principal wins over all of these, on every flow kind (``--env``, ``--config``, ``--local``): when
+``MSK_MIGRATE_<ROLE>_SASL_USERNAME``/``_SASL_PASSWORD`` (a SCRAM side) or ``MSK_MIGRATE_<ROLE>_TLS_CERTIFICATE_CHAIN``/
+``_TLS_PRIVATE_KEY`` (an mTLS side) are exported, the operator tools act as that principal instead of the flow's
+own (MirrorMaker 2's) identity; the CA still comes from the flow. This is how an operator runs a command that needs
+rights MirrorMaker 2's user does not hold (the fence: ALTER on the cluster), and every rights error names the
+principal it acted as and these variables (:func:`principal_origin`). One of a pair without the other is bad input.
+The Connect worker never reads them (its configs name only ``MM2_*`` variables).
+
 The resolved values live only in memory (the driver's, and the Spark plan's Kafka options).
 """
 
@@ -71,6 +79,50 @@ def secret_refs(role: str, auth: AuthConfig) -> dict[str, SecretRef]:
     if auth.ca_secret_arn:
         refs["ca"] = SecretRef(secret_env_name(role, "ca"), auth.ca_secret_arn, "ca")
     return refs
+
+
+def operator_env_name(role: str, purpose: str) -> str:
+    """The operator principal's variable: ``MSK_MIGRATE_<ROLE>_<SUFFIX>`` (e.g. MSK_MIGRATE_SOURCE_SASL_USERNAME)."""
+    return f"MSK_MIGRATE_{role.upper()}_{SECRET_PURPOSES[purpose]}"
+
+
+#: The operator principal's secrets per auth mode (the pair that names one identity).
+OPERATOR_PURPOSES: dict[str, tuple[str, str]] = {"scram": ("username", "password"), "mtls": ("certificate_chain", "private_key")}
+
+
+def operator_hint(role: str = "source") -> str:
+    """How an operator acts as a principal of their own, on any flow kind (the text of every rights error)."""
+    return (f"export {operator_env_name(role, 'username')}/_SASL_PASSWORD (SCRAM) or {operator_env_name(role, 'certificate_chain')}/"
+            "_TLS_PRIVATE_KEY (mTLS) of a principal that holds them: it wins over the flow's own secret on --env, --config and --local")
+
+
+def operator_secrets(role: str, auth: AuthConfig, environ: dict[str, str] | None = None) -> dict[str, str] | None:
+    """The exported operator principal of side ``role`` by purpose, or None when none is exported (or the side's
+    auth mode has no principal of that kind). One of the pair without the other is bad input."""
+    env = dict(os.environ) if environ is None else environ
+    pair = OPERATOR_PURPOSES.get(auth.mode)
+    if pair is None:
+        return None
+    got = {p: env[operator_env_name(role, p)] for p in pair if env.get(operator_env_name(role, p))}
+    if not got:
+        return None
+    if len(got) < len(pair):
+        have, lack = (operator_env_name(role, p) for p in sorted(pair, key=lambda p: p not in got))
+        raise UsageError(lack, f"is not set but {have} is (the operator principal needs both)",
+                         f"export {lack} too, or unset {have} to act as the flow's own principal")
+    return got
+
+
+def principal_origin(role: str, user: str | None, environ: dict[str, str] | None = None) -> str:
+    """Where the principal a session acts as came from, for a rights error: the exported operator principal or the
+    flow's own secret (and how to export one)."""
+    env = dict(os.environ) if environ is None else environ
+    var = operator_env_name(role, "username")
+    if user and env.get(var) == user:
+        return f"the operator principal exported as {var}"
+    if not user and env.get(operator_env_name(role, "certificate_chain")):
+        return f"the operator principal exported as {operator_env_name(role, 'certificate_chain')}"
+    return f"the flow's own {role} principal (no operator principal exported: {operator_hint(role)})"
 
 
 def ca_env(role: str) -> str:
@@ -147,13 +199,37 @@ class SecretResolver:
         return out
 
     def resolve(self, role: str, auth: AuthConfig) -> dict[str, str]:
-        """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca)."""
+        """Every secret of one side by purpose (username, password, certificate_chain, private_key, ca): the exported
+        operator principal's when there is one (:func:`operator_secrets`, any flow kind), else the flow's own."""
+        op = operator_secrets(role, auth, self.environ)
+        if op is not None:
+            out = dict(op)
+            ca = self._ca(role, auth)
+            if ca is not None:
+                out["ca"] = ca
+            return out
         if auth.secrets_from == "file":
             return self.from_file(role, auth)
         out = {purpose: self.value(role, ref) for purpose, ref in secret_refs(role, auth).items()}
         if "ca" not in out and auth.uses_tls and self.environ.get(ca_env(role)):
             out["ca"] = self.environ[ca_env(role)]
         return out
+
+    def _ca(self, role: str, auth: AuthConfig) -> str | None:
+        """The flow's CA of a side (beside an operator principal): its secrets file, its CA secret or variable."""
+        if not auth.uses_tls:
+            return None
+        if auth.secrets_from == "file":
+            try:
+                data = json.loads(Path(str(auth.secrets_file)).read_text())
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"{role}.auth.secrets_file", f"cannot read {auth.secrets_file}: {exc}",
+                                 "point it at the JSON secrets file (e.g. start the local environment again)") from None
+            return str(data["ca"]) if "ca" in data else None
+        ref = secret_refs(role, auth).get("ca")
+        if ref is not None:
+            return self.value(role, ref)
+        return self.environ.get(ca_env(role)) or None
 
     def check_tls_material(self, role: str, auth: AuthConfig, secrets: dict[str, str]) -> None:
         """The PEM a librdkafka client will load, checked first: garbage is one line naming the variable
@@ -163,7 +239,9 @@ class SecretResolver:
             if purpose not in secrets:
                 continue
             ref = refs.get(purpose)
-            if auth.secrets_from == "file":
+            if purpose in OPERATOR_PURPOSES.get(auth.mode, ()) and self.environ.get(operator_env_name(role, purpose)):
+                where = operator_env_name(role, purpose)
+            elif auth.secrets_from == "file":
                 where = f"{auth.secrets_file} key {purpose!r}"
             elif ref is None:
                 where = ca_env(role)

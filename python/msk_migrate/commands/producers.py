@@ -3,7 +3,13 @@ producers (:mod:`msk_migrate.runbook.producers`). Registered on the ``cutover`` 
 
 Every command resolves its flow, refuses an unknown wave and an unreadable ledger before any cluster is
 changed, states the clusters it talks to, and hands one Outcome to the renderer: exit 0 done / ready,
-1 not yet (the reason and the command that resumes), 2 bad input (one line, nothing changed).
+1 not yet (the reason and the command that resumes), 2 bad input (one line, nothing changed; with ``--output json``
+also one JSON document).
+
+Every command acts on the source as the exported operator principal when there is one
+(``MSK_MIGRATE_SOURCE_SASL_USERNAME``/``_SASL_PASSWORD``, or ``_TLS_CERTIFICATE_CHAIN``/``_TLS_PRIVATE_KEY`` on an mTLS
+source; any flow kind: --env, --config, --local), else as the flow's own source principal; each help says so with
+the rights the command needs.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from .waves import check_wave, wave_option
 QUIET = click.option("--quiet-seconds", default=10.0, show_default=True, type=click.FloatRange(min=1, max=3600),
                      help="Seconds the wave's source end offsets must stay still before the fence (or detection) is declared.")
 TIMEOUT = click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=1, max=86400),
-                       help="Seconds a step may wait (quiet period, replication reaching the fenced end, direct writes).")
+                       help="Seconds a step may wait (quiet period, replication reaching the fenced end, direct writes); the "
+                            "gate's watch ends sooner at the first write past the fenced end offsets (the answer is then known).")
 FENCE = click.option("--fence", "fence_mode", default="auto", show_default=True,
                      type=click.Choice(["auto", "acl", "config", "acl+config"]),
                      help="How the source is fenced: acl = a DENY User:* WRITE ACL per topic (needs an authorizer; super users "
@@ -64,7 +71,14 @@ def _open(kw: dict[str, Any], output: str, wave: str | None, worker: str = "no")
 def fence_cmd(wave, quiet_seconds, timeout, fence_mode, output, **kw) -> None:
     """Stop writes to the wave's topics on the source (--fence): a DENY WRITE ACL per topic for User:* (the source
     principal needs ALTER and DESCRIBE on the cluster) and/or max.message.bytes=0 per topic (needs AlterConfigs
-    and DescribeConfigs on the topics), then watch the end offsets until they stayed still for --quiet-seconds.
+    and DescribeConfigs on the topics), then watch the end offsets until they stayed still for --quiet-seconds
+    (at most --timeout). Partitions still written are named with their producers (DescribeProducers: ids, epochs,
+    last timestamp; needs READ on the topics, a JVM and kafka-clients, and a 2.8+ source).
+
+    Rights: ALTER and DESCRIBE on the source cluster (acl), AlterConfigs and DescribeConfigs on the topics (config),
+    READ on the topics (the watch). \b
+    Acts on the source as the exported operator principal (MSK_MIGRATE_SOURCE_SASL_USERNAME/_SASL_PASSWORD or
+    _TLS_CERTIFICATE_CHAIN/_TLS_PRIVATE_KEY; any flow kind) when set, else as the flow's own.
     Exit 0 fenced, 1 writes seen / cannot fence / a transaction open, 2 bad input (nothing changed)."""
     from ..runbook.producers.cutover import fence_and_record
 
@@ -80,7 +94,10 @@ def fence_cmd(wave, quiet_seconds, timeout, fence_mode, output, **kw) -> None:
 def unfence_cmd(wave, output, **kw) -> None:
     """Remove exactly the fence's ACLs of the wave's topics (no other ACL is touched) and give every config-fenced
     topic back the max.message.bytes the ledger recorded before the fence (the override deleted when it was the
-    default)."""
+    default).
+
+    Rights: ALTER and DESCRIBE on the source cluster (acl), AlterConfigs and DescribeConfigs on the topics (config).
+    Acts as the exported operator principal (MSK_MIGRATE_SOURCE_SASL_USERNAME/_SASL_PASSWORD; any flow kind) when set."""
     from ..runbook.producers.cutover import unfence_and_record
 
     s, topics, ledger, talked = _open(kw, output, wave)
@@ -92,7 +109,8 @@ def unfence_cmd(wave, output, **kw) -> None:
 @wave_option
 @output_option
 def abort_cmd(wave, output, **kw) -> None:
-    """Give up moving the wave's producers: remove the fence and record it."""
+    """Give up moving the wave's producers: remove the fence and record it. Rights: as `cutover unfence` (ALTER and
+    DESCRIBE on the source cluster; AlterConfigs on config-fenced topics), as the exported operator principal when set."""
     from ..runbook.producers.cutover import unfence_and_record
 
     s, topics, ledger, talked = _open(kw, output, wave)
@@ -110,7 +128,12 @@ def abort_cmd(wave, output, **kw) -> None:
 def run_cmd(wave, quiet_seconds, timeout, fence_mode, certificate, output, **kw) -> None:
     """Move the wave's producers up to the point a person acts: checks -> fence -> drain -> snapshot
     validation -> producer certificate, stopping at the first failing step with the command that resumes.
-    Exit 0 when the producers may be pointed at the target (then `cutover confirm`), 1 stopped."""
+    --timeout bounds each step that waits (the fence's quiet period, the drain, the gate's watch).
+
+    Rights: those of `cutover fence` and `cutover check --producers` (DESCRIBE and ALTER on the source cluster,
+    DescribeConfigs/AlterConfigs and READ on the topics, DESCRIBE on the groups), as the exported operator principal
+    (MSK_MIGRATE_SOURCE_SASL_USERNAME/_SASL_PASSWORD; any flow kind) when set.
+    Exit 0 when the producers may be pointed at the target (then `cutover confirm`), 1 stopped, 2 bad input."""
     from ..runbook.producers.cutover import run_wave
 
     s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
@@ -128,7 +151,9 @@ def run_cmd(wave, quiet_seconds, timeout, fence_mode, certificate, output, **kw)
 @output_option
 def confirm_cmd(wave, timeout, certificate, output, **kw) -> None:
     """Check that the target receives direct writes on the wave's topics and the source none since the fence,
-    then record "producers moved". Before the fence and the producer gate: exit 2."""
+    then record "producers moved" (waits at most --timeout). Before the fence and the producer gate: exit 2.
+
+    Rights: READ on the wave's topics on both clusters (end offsets), as the exported operator principal when set."""
     from ..runbook.producers.cutover import confirm_wave
 
     s, topics, ledger, talked = _open(kw, output, wave)
@@ -143,7 +168,8 @@ def confirm_cmd(wave, timeout, certificate, output, **kw) -> None:
 @click.option("--reason", required=True, help="Why (recorded in the ledger with who declared it).")
 @output_option
 def abandon_cmd(wave, group, reason, output, **kw) -> None:
-    """Declare that GROUP will not move to the target (recorded): the producer gate stops waiting for it."""
+    """Declare that GROUP will not move to the target (recorded): the producer gate stops waiting for it.
+    Rights: DESCRIBE on the source's topics (to list the wave)."""
     from ..runbook.producers.cutover import abandon_group
 
     s, _topics, ledger, talked = _open(kw, output, wave)

@@ -219,6 +219,9 @@ def cutover() -> None:
 @wave_option
 @click.option("--quiet-seconds", default=10.0, show_default=True, type=click.FloatRange(min=1, max=3600),
               help="--producers: seconds without a write on the source before writes count as stopped.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=1, max=86400),
+              help="--producers: seconds the watch may wait for the quiet period (it ends sooner at the first write past the "
+                   "fenced end offsets: the answer is then known).")
 @click.option("--max-records", default=0, show_default=True, type=click.IntRange(min=0), help="Lag bound per partition.")
 @click.option("--max-age", type=click.FloatRange(min=0), default=None, help="Replication latency bound in seconds.")
 @click.option("--max-redelivery", default=1000, show_default=True, type=click.IntRange(min=0),
@@ -229,19 +232,25 @@ def cutover() -> None:
 @click.option("--certificate", "certificate", type=READ_LOCATION, help="Also require the offset certificate of `offsets sync` (path, directory or s3://).")
 @registry_options
 @output_option
-def cutover_check_cmd(groups, producers, wave, quiet_seconds, max_records, max_age, max_redelivery, report, max_report_age,
+def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_records, max_age, max_redelivery, report, max_report_age,
                       certificate, source_registry, target_registry, output, **kw) -> None:
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
     and re-delivery bounded, group inactive on the target, a fresh matching validation report; with registries
     (options, the flow's schema_registry section, or --local's), "schemas in sync" for groups reading schema'd topics.
-    --producers: the producer gate of --wave (docs/runbooks/migration.md, step 11).
-    Exit 0 ready, 1 not ready (with the reasons)."""
+    --producers: the producer gate of --wave (docs/runbooks/migration.md, step 11); it names the producers (ids, epochs,
+    last timestamp) of every partition still written.
+
+    Rights of the source principal (the exported operator principal, MSK_MIGRATE_SOURCE_SASL_USERNAME/_PASSWORD, when
+    set; else the flow's own): --producers needs DESCRIBE on the source cluster (to read the fence's ACLs),
+    DescribeConfigs and READ on the wave's topics, DESCRIBE on the groups; without DESCRIBE on the cluster it names
+    the partitions still written, then exits 2 naming the principal and the grant.
+    Exit 0 ready, 1 not ready (with the reasons), 2 bad input."""
     from ..runbook.cutover import Gate, cutover
 
     if producers:
         from .producers import check_producers_cmd
 
-        check_producers_cmd(wave, quiet_seconds, 300.0, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age * 60)
+        check_producers_cmd(wave, quiet_seconds, timeout, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age * 60)
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     from .producers import session_for_wave

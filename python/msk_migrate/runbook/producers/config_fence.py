@@ -97,14 +97,16 @@ def _alter(session: AdminSession, ops: dict[str, tuple[str | None, Any]], valida
             fut.result(timeout=session.timeout + 5)
         except KafkaException as exc:
             if _code(exc) in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-                from .fence import principal_of
+                from ...access.secrets import operator_env_name
+                from .fence import acting_as, principal_of
 
                 who = principal_of(session)
                 name = who if who.startswith("User:") else "<principal>"
-                raise UsageError("--fence", f"the source refuses AlterConfigs on {r.name} to {who} (needed to {what}); "
-                                 "nothing was changed",
+                raise UsageError("--fence", f"the source refuses AlterConfigs on {r.name} to {who} (needed to {what}; "
+                                 f"{acting_as(session)}); nothing was changed",
                                  f"grant it: kafka-acls.sh --bootstrap-server {session.bootstrap} --add --allow-principal {name} "
-                                 f"--operation AlterConfigs --topic {r.name} (or fence with --fence acl)") from None
+                                 f"--operation AlterConfigs --topic {r.name}, act as a principal that holds it (export "
+                                 f"{operator_env_name(session.role, 'username')}/_PASSWORD), or fence with --fence acl") from None
             raise session.error(f"{what} ({r.name}) failed", exc) from None
 
 

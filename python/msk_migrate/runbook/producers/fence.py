@@ -91,14 +91,25 @@ def principal_of(session: AdminSession) -> str:
     return f"User:{user}" if user else f"the {session.role} principal of this flow"
 
 
+def acting_as(session: AdminSession) -> str:
+    """Which principal the session acts as and where it came from (the exported operator principal or the flow's
+    own), for a rights error."""
+    from ...access.secrets import principal_origin
+
+    return f"acting as {principal_of(session)}, {principal_origin(session.role, session.conf.get('sasl.username'))}"
+
+
 def _missing_right(session: AdminSession, rights: tuple[str, ...], what: str) -> UsageError:
+    from ...access.secrets import operator_env_name
+
     who = principal_of(session)
     name = who if who.startswith("User:") else "<principal>"
     ops = " ".join(f"--operation {r.title()}" for r in rights)
     return UsageError(f"{session.role} ACLs", f"{who} lacks the {' and '.join(rights)} right(s) on the cluster ({session.bootstrap}) "
-                      f"needed to {what}",
+                      f"needed to {what}; {acting_as(session)}",
                       f"grant them: kafka-acls.sh --bootstrap-server {session.bootstrap} --add --allow-principal {name} {ops} "
-                      "--cluster (or run the fence as a principal that holds them, exported as MM2_SOURCE_SASL_USERNAME/_PASSWORD)")
+                      f"--cluster, or act as a principal that holds them: export {operator_env_name(session.role, 'username')}"
+                      "/_PASSWORD (or _TLS_CERTIFICATE_CHAIN/_TLS_PRIVATE_KEY) on any flow kind")
 
 
 def _present(session: AdminSession, topics: list[str]) -> tuple[bool, list[str]]:

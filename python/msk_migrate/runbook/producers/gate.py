@@ -30,6 +30,7 @@ from typing import Any
 
 from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, last_stable_offsets, partitions
+from ...errors import UsageError
 from ...kafka.selection import topic_selection
 from ..cutover import Condition  # one gate condition, the consumer gate's and this one's
 from ..lag import measure_lag
@@ -67,6 +68,7 @@ class GateResult:
     validation: dict[str, Any] | None = None
     certificate: dict[str, Any] | None = None
     locations: list[str] = field(default_factory=list)
+    error: str | None = None  #: bad input found on the source (a right the gate's principal lacks): exit 2
 
     @property
     def ready(self) -> bool:
@@ -127,11 +129,31 @@ def check_groups(source: AdminSession, topics: list[str], ledger: GroupsOnWave) 
     return c1, c2, groups
 
 
+class RightsMissing(UsageError):
+    """The gate's principal may not read the fence (DESCRIBE on the cluster, DescribeConfigs on the topics): bad
+    input, raised after the watch so the partitions still written are named first (:attr:`watch`)."""
+
+    def __init__(self, exc: UsageError, w: WatchResult):
+        super().__init__(exc.field, exc.message, exc.fix)
+        self.watch = w
+
+
 def check_writes(source: AdminSession, fence_session: AdminSession, topics: list[str], fenced_ends: dict[TP, int] | None,
                  quiet_seconds: float, timeout: float, progress: Callable[[str], None]) -> tuple[Condition, WatchResult, bool]:
-    st = fence_mod.state(fence_session, topics)
-    by_config = config_fence.carriers(fence_session, topics)
-    w = watch(source, topics, quiet_seconds, timeout, baseline=fenced_ends, progress=progress)
+    """Condition 3. The watch ends as soon as the answer is known: at the first data record past the fenced end offsets
+    (or, unfenced, past the first look), or after the quiet period, or at ``timeout``. A principal that may not read the
+    fence raises :class:`RightsMissing` after the watch (the written partitions named first)."""
+    missing: UsageError | None = None
+    st: fence_mod.FenceState | None = None
+    by_config: list[str] = []
+    try:
+        st = fence_mod.state(fence_session, topics)
+        by_config = config_fence.carriers(fence_session, topics)
+    except UsageError as exc:
+        missing = exc
+    w = watch(source, topics, quiet_seconds, timeout, baseline=fenced_ends, progress=progress, stop_on_write=True)
+    if missing is not None or st is None:
+        raise RightsMissing(missing or UsageError("--wave", "no fence state", "run the fence"), w)
     fenced = set(st.fenced) | set(by_config)
     unfenced = [t for t in topics if t not in fenced]
     complete = not unfenced
@@ -139,7 +161,7 @@ def check_writes(source: AdminSession, fence_session: AdminSession, topics: list
         return Condition(NAMES[2], False, f"no fence on {', '.join(unfenced)} (run `msk-migrate cutover fence`); {w.summary()}"), w, False
     if not w.quiet or w.moved:
         who = f"written since the fence: {w.moved_names()}" if w.moved else w.summary()
-        return Condition(NAMES[2], False, f"{who}; the producer ids: {w.moved[0].producers} (per partition)"
+        return Condition(NAMES[2], False, f"{who}; the producers: see the producer table (or `{w.moved[0].producers}`)"
                          if w.moved else who), w, complete
     how = ("fenced (" + " and ".join(([f"DENY User:* WRITE on {len(st.fenced)} topic(s)"] if st.fenced else [])
                                      + ([f"{config_fence.KEY}={config_fence.VALUE} on {len(by_config)} topic(s)"] if by_config else []))
@@ -201,7 +223,12 @@ def producer_gate(s: MigrationSession, topics: list[str], *, wave: str | None, l
     source = s.source
     res = GateResult(wave, sorted(topics), [])
     c1, c2, res.groups = check_groups(source, topics, ledger)
-    c3, res.watch, res.fenced = check_writes(source, fence_session or source, topics, fenced_ends, quiet_seconds, timeout, progress)
+    try:
+        c3, res.watch, res.fenced = check_writes(source, fence_session or source, topics, fenced_ends, quiet_seconds, timeout, progress)
+    except RightsMissing as exc:  # the partitions still written are named, then the missing right (exit 2)
+        res.watch, res.error = exc.watch, str(exc)
+        c3 = Condition(NAMES[2], False, (f"written since the fence: {exc.watch.moved_names()}; " if exc.watch.moved else "")
+                       + f"the fence cannot be read: {exc.message}")
     res.conditions = [c1, c2, c3]
     if not all(c.ok for c in res.conditions):
         res.conditions += [Condition(n, False, "not checked: an earlier condition failed") for n in NAMES[3:]]

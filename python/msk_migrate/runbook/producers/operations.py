@@ -1,9 +1,14 @@
 """``cutover fence|unfence|check --producers`` as operations: each takes the command's session and returns
 one :class:`~msk_migrate.outcome.Outcome` (exit 0 done / ready, 1 not yet, 2 bad input).
 
-The fence acts as the flow's source principal (``MM2_SOURCE_*`` or the environment's secret): it needs
-DESCRIBE and ALTER on the source cluster, which MirrorMaker 2's own user does not hold, so the operator
-runs it with an identity that does (a missing right is bad input naming the grant, nothing changed).
+The fence acts as the flow's source principal: the operator principal when one is exported
+(``MSK_MIGRATE_SOURCE_SASL_USERNAME``/``_PASSWORD`` or ``_TLS_CERTIFICATE_CHAIN``/``_TLS_PRIVATE_KEY``, on every
+flow kind, :mod:`msk_migrate.access.secrets`), else the flow's own (MirrorMaker 2's) secret. It needs DESCRIBE and
+ALTER on the source cluster, which MirrorMaker 2's own user does not hold, so the operator runs it with an identity
+that does (a missing right is bad input naming the principal and the grant, nothing changed).
+
+Every watch that saw writes carries the producer table (:meth:`.watch.WatchResult.producer_rows`): one row per
+producer of each partition still written, from DescribeProducers, or why the source did not answer.
 """
 
 from __future__ import annotations
@@ -29,6 +34,28 @@ WATCH_VIEW = [col("topic", "topic"), col("p", "partition", numeric=True), col("e
               col("written during watch", "written_during_watch", numeric=True, ok=lambda r: not r["written_during_watch"])]
 
 
+def _when(ms: Any) -> str | None:
+    if not isinstance(ms, int) or ms < 0:
+        return None
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+PRODUCER_VIEW = [col("topic", "topic"), col("p", "partition", numeric=True), col("producer id", "producer_id", numeric=True),
+                 col("epoch", "producer_epoch", numeric=True), col("last sequence", "last_sequence", numeric=True),
+                 col("last timestamp", lambda r: _when(r["last_timestamp"])),
+                 col("coordinator epoch", "coordinator_epoch", numeric=True),
+                 col("txn start offset", "current_transaction_start_offset", numeric=True),
+                 col("answer", "answer", ok=lambda r: str(r["answer"]).startswith("answered"))]
+
+
+def producer_view(w: WatchResult | None, title: str) -> list[View]:
+    """The producer table of a watch that saw writes (none when nothing was written)."""
+    rows = w.producer_rows() if w is not None else []
+    return [View(title, PRODUCER_VIEW, rows)] if rows else []
+
+
 def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None, talked_to: dict[str, Any],
                   wave: str | None, cfg: config_fence.ConfigFenceState | None = None, not_config: str | None = None,
                   use_acl: bool = True) -> Outcome:
@@ -47,9 +74,12 @@ def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None,
     notes: list[str] = []
     if w is not None:
         views.append(View("end offsets watched after the fence", WATCH_VIEW, w.rows()))
+        views += producer_view(w, "producers of the partitions still written (DescribeProducers)")
         notes.append(w.summary())
         for m in w.moved[:5]:
-            notes.append(f"{m.topic}[{m.partition}]: {m.written} record(s) written after the fence; producer ids: {m.producers}")
+            notes.append(f"{m.topic}[{m.partition}]: {m.written} record(s) written after the fence; producer ids: "
+                         + (", ".join(map(str, m.producer_ids)) if m.producer_ids else (m.answer or "none active"))
+                         + f" (ask again: {m.producers})")
     acl_on = use_acl and st.authorizer
     config_on = bool(by_config) and by_config >= set(st.topics)
     if not_config:
@@ -74,7 +104,8 @@ def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None,
         notes.append(f"fenced: {how} on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these"
                      + (" and restores each topic's recorded setting" if config_on else "")
                      + (" (the partitions above were written before the fence reached every broker)" if w.moved else ""))
-    rows = [{"kind": "fence", **r} for r in rows_acl] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
+    rows = ([{"kind": "fence", **r} for r in rows_acl] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
+            + ([{"kind": "producer", **r} for r in w.producer_rows()] if w else []))
     extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": sorted(set(st.fenced) | by_config),
                              "changed": st.changed, "source_cluster_id": st.cluster_id,
                              "fence": [m for m, on in (("acl", acl_on), ("config", config_on)) if on]}
@@ -82,7 +113,7 @@ def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None,
         extra["config_fence"] = {"setting": {config_fence.KEY: config_fence.VALUE}, "previous": cfg.previous,
                                  "changed": cfg.changed, "open_transactions": cfg.open_transactions}
     if w is not None:
-        extra.update(quiet=w.quiet, quiet_for_seconds=w.quiet_for, moved=[m.to_dict() for m in w.moved],
+        extra.update(quiet=w.quiet, quiet_for_seconds=w.quiet_for, moved=[m.to_dict() for m in w.moved], producers=w.producer_rows(),
                      fenced_end_offsets={f"{t}[{p}]": o for (t, p), o in sorted(w.ends.items())})
     return Outcome(command, verdict, code, rows, talked_to, extra, views, notes)
 
@@ -112,7 +143,7 @@ def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any]
     sel = topic_selection(s.migration)
     cert = build_certificate(res, talked_to.get("source_cluster_id"), talked_to.get("target_cluster_id"), sel.target_name)
     res.certificate = cert
-    if certificate:
+    if certificate and not res.error:  # bad input: nothing written
         res.locations = write_certificate(cert, certificate)
     notes = []
     bad = res.first_failure()
@@ -125,14 +156,18 @@ def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any]
     parts = [{"topic": p["topic"], "partition": p["partition"], "fenced_end_offset": p["fenced_end_offset"],
               "target_offset": p["target_offset"]} for p in cert["partitions"]]
     views = [View(f"producer gate: wave {res.wave or 'the whole migration'}", COND_VIEW, res.conditions)]
+    views += producer_view(res.watch, "producers of the partitions still written (DescribeProducers)")
     if parts and len(parts) <= 50:
         views.append(View("fenced end offsets and where they landed", [col("topic", "topic"), col("p", "partition", numeric=True),
                           col("fenced end", "fenced_end_offset", numeric=True), col("target offset", "target_offset", numeric=True)], parts))
-    return Outcome("cutover check --producers", "ready" if res.ready else "not-ready", 0 if res.ready else 1,
+    verdict, code = ("ready", 0) if res.ready else ("bad-input", 2) if res.error else ("not-ready", 1)
+    return Outcome("cutover check --producers", verdict, code,
                    list(res.conditions), talked_to,
                    {"wave": res.wave, "ready": res.ready, "conditions": [c.to_dict() for c in res.conditions],
-                    "partitions": parts, "groups": res.groups, "certificate": res.locations, "fenced": res.fenced},
-                   views, notes)
+                    "partitions": parts, "groups": res.groups, "certificate": res.locations, "fenced": res.fenced,
+                    "producers": res.watch.producer_rows() if res.watch else [],
+                    "moved": [m.to_dict() for m in res.watch.moved] if res.watch else []},
+                   views, notes, error=res.error)
 
 
 def check_producers(s: MigrationSession, topics: list[str], wave: str | None, ledger: GroupsOnWave, *,
