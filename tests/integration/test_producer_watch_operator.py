@@ -31,6 +31,7 @@ from msk_migrate.local.procs import stop
 from msk_migrate.local.zookeeper import start_zookeeper, wait_zookeeper_ready
 from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.runbook.producers import fence
+from msk_migrate.runbook.producers.describe import describe_producers
 from msk_migrate.runbook.producers.operations import fence_outcome
 from msk_migrate.runbook.producers.watch import watch
 
@@ -171,6 +172,9 @@ def test_the_watch_names_an_idempotent_and_a_transactional_producer_on_a_3_9_kra
     assert {r["producer_id"] for r in doc["rows"] if r.get("kind") == "producer"} == named
     assert {r["producer_id"] for r in doc["producers"]} == named
     assert "producer ids" in w.summary(), w.summary()
+    # the helper runs on the 4.x client line too (a Connect image built for Kafka 4.1): the same answer
+    on_41 = describe_producers(conf, [(topic, 0)], 30, environ={"MSK_MIGRATE_KAFKA_CLASSPATH": classpath("kafka-target")})
+    assert not on_41.unanswered and {r.producer_id for r in on_41.rows} == named, (on_41.rows, on_41.unanswered)
 
 
 @pytest.mark.parametrize("version,answered", [(versions.kafka_zk_version(), True), (versions.kafka_zk_oldest_version(), False)])
