@@ -22,7 +22,7 @@ from .flow import announce, flow_from_kwargs, flow_options, session_from_kwargs
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
 from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION
 from .topology import other_flows, with_flows_options
-from .waves import wave_option
+from .waves import nothing_in_wave, session_in_wave, wave_option
 
 _GROUPS = click.option("--group", "groups", multiple=True, type=GROUP, help="Only these groups (default: the migration's group regexes).")
 
@@ -70,30 +70,38 @@ def preflight(output: str, in_vpc_opts: dict, with_envs: tuple[str, ...], with_c
 
 
 # ---- offsets -------------------------------------------------------------------------------------
-def _verify(output: str, groups: tuple[str, ...], kw: dict) -> None:
+def _verify(output: str, groups: tuple[str, ...], wave: str | None, kw: dict) -> None:
     from ..runbook.group_offsets import offsets_verify
 
-    render(offsets_verify(session_from_kwargs(kw, output), list(groups) or None), output)
+    s, scope = session_in_wave(kw, output, wave)
+    if scope is None:
+        render(offsets_verify(s, list(groups) or None), output)
+        return
+    chosen = scope.narrow(groups, "--group", "group")
+    render(offsets_verify(s, chosen) if chosen else nothing_in_wave("offsets verify", s, scope, "consumer group"), output)
 
 
 @click.group("offsets", invoke_without_command=True)
 @flow_options
 @_GROUPS
+@wave_option
 @output_option
 @click.pass_context
-def offsets(ctx: click.Context, groups: tuple[str, ...], output: str, **kw) -> None:
+def offsets(ctx: click.Context, groups: tuple[str, ...], wave: str | None, output: str, **kw) -> None:
     """Consumer-group offsets on the target (`offsets` alone = `offsets verify`)."""
     if ctx.invoked_subcommand is None:
-        _verify(output, groups, kw)
+        _verify(output, groups, wave, kw)
 
 
 @offsets.command("verify")
 @flow_options
 @_GROUPS
+@wave_option
 @output_option
-def offsets_verify(groups: tuple[str, ...], output: str, **kw) -> None:
-    """Translated offsets never ahead of the source (exit 1 otherwise), with the re-delivery per partition."""
-    _verify(output, groups, kw)
+def offsets_verify(groups: tuple[str, ...], wave: str | None, output: str, **kw) -> None:
+    """Translated offsets never ahead of the source (exit 1 otherwise), with the re-delivery per partition;
+    --wave: the groups that move with the wave."""
+    _verify(output, groups, wave, kw)
 
 
 @offsets.command("sync")
@@ -105,9 +113,10 @@ def offsets_verify(groups: tuple[str, ...], output: str, **kw) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the placement and its proof; write nothing.")
 @click.option("--force", is_flag=True, help="Also move offsets backwards where the group is already further on that cluster.")
 @click.option("--certificate", "certificate", type=WRITE_LOCATION, help="Write the proof (JSON + HTML) to this path, directory or s3://bucket/prefix.")
+@wave_option
 @output_option
 def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bool, certificate: str | None,
-                 output: str, **kw) -> None:
+                 wave: str | None, output: str, **kw) -> None:
     """Place a stopped group on the other cluster exactly: per partition, the offset of the first record after
     its commit point, found by content (docs/design.md, exact offset translation). Unproven partitions fall
     back to MM2's checkpoint and say why (--exact-only refuses instead). Exit 0 every partition exact, 1 some
@@ -115,7 +124,9 @@ def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bo
     from ..offset_translation.sync import SyncRequest, move_group
 
     request = SyncRequest(group, "source" if to == "source" else "target", exact_only, dry_run, force, certificate)
-    s = session_from_kwargs(kw, output, why="offsets sync")
+    s, scope = session_in_wave(kw, output, wave, why="offsets sync")
+    if scope is not None:
+        scope.narrow([group], "--group", "group")  # the group must move with the wave
     with progress(output, f"placing {group} on the {to} by content") as say:
         res = move_group(s, request, say)
     render(res.outcome(s.talked_to()), output)
@@ -126,12 +137,15 @@ def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bo
 @click.option("--out", "out", type=WRITE_FILE, required=True,
               help="Where to write {topic: {partition: end offset}} (the input of `validate --offsets-snapshot`).")
 @click.option("--topic", "topics", multiple=True, type=TOPIC, help="Only these source topics (default: the migration's).")
+@wave_option
 @output_option
-def offsets_snapshot(out: Path, topics: tuple[str, ...], output: str, **kw) -> None:
-    """Snapshot the source's last stable offsets of the migrated topics (take it after producers stopped)."""
+def offsets_snapshot(out: Path, topics: tuple[str, ...], wave: str | None, output: str, **kw) -> None:
+    """Snapshot the source's last stable offsets of the migrated topics (take it after producers stopped);
+    --wave: the wave's topics."""
     from ..runbook.snapshot import snapshot
 
-    render(snapshot(session_from_kwargs(kw, output, target="no"), out, list(topics) or None), output)
+    s, scope = session_in_wave(kw, output, wave, target="no")
+    render(snapshot(s, out, scope.narrow(topics, "--topic", "topic") if scope else (list(topics) or None)), output)
 
 
 def registry_options(f):
@@ -157,18 +171,20 @@ def registry_options(f):
 @click.option("--watch", is_flag=True, help="Refresh a live table until in sync (or --timeout).")
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.5), help="Seconds between refreshes.")
 @click.option("--timeout", default=0.0, show_default=True, type=click.FloatRange(min=0), help="--watch gives up after this many seconds (0 = never).")
+@wave_option
 @output_option
-def lag(topics, max_records, max_age, source_registry, target_registry, watch: bool, interval, timeout, output, **kw) -> None:
+def lag(topics, max_records, max_age, source_registry, target_registry, watch: bool, interval, timeout, wave, output, **kw) -> None:
     """Per topic and partition: source LSO, replicated position, records behind, newest record age; with
-    registries, a "schemas in sync" line for topics carrying schema'd records.
+    registries, a "schemas in sync" line for topics carrying schema'd records; --wave: the wave's topics.
     Exit 0 when every partition is within the thresholds (in sync), 1 otherwise."""
     from ..runbook.lag import lag as run
 
     regs = _registries(kw, source_registry, target_registry)
-    s = session_from_kwargs(kw, output, worker="yes")
+    s, scope = session_in_wave(kw, output, wave, worker="yes")
+    chosen = scope.narrow(topics, "--topic", "topic") if scope else (list(topics) or None)
 
     def measure():
-        return run(s, list(topics) or None, max_records, max_age, registries=regs)
+        return run(s, chosen, max_records, max_age, registries=regs)
 
     render(_watch(measure, output, interval, timeout) if watch else measure(), output)
 

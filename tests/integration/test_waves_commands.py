@@ -1,0 +1,71 @@
+"""``--wave`` on the commands that look at topics or groups (issue 43, part 5): lag, offsets verify|sync|snapshot
+and validate act on the wave's topics and groups only, as the real source holds them; a topic or group outside
+the wave, or an unknown wave, is one line naming the option, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+from tests.kafka_helpers import commit_group, create_topic, produce
+
+from .test_cli import _migration_file, run
+
+
+def _estate(tmp_path, local_env, unique):
+    src = local_env.source().bootstrap_servers
+    orders, payments = f"wc-{unique}-orders", f"wc-{unique}-payments"
+    for t in (orders, payments):
+        create_topic(src, t, partitions=1)
+        produce(src, t, ((None, b"v", None, 0) for _ in range(10)))
+    billing, shipping = f"wcg-{unique}-billing", f"wcg-{unique}-shipping"
+    commit_group(src, billing, orders, {0: 5})
+    commit_group(src, billing, payments, {0: 5})  # reads both waves: moves with the later one
+    commit_group(src, shipping, orders, {0: 10})
+    # the session's MM2 connectors (the mm2 fixture) are the flow's: lag reads their positions
+    mf = _migration_file(tmp_path, local_env, topics=[f"wc-{unique}-.*"], groups=[f"wcg-{unique}-.*"],
+                         waves={"first": [orders], "second": [f"wc-{unique}-pay.*"]})
+    return mf, orders, payments, billing, shipping
+
+
+def test_each_command_acts_on_the_waves_topics_and_groups_only(tmp_path, local_env, mm2, unique):
+    mf, orders, payments, billing, shipping = _estate(tmp_path, local_env, unique)
+    worker = ["--connect-url", local_env.status()["connect"]["url"]]
+
+    r = run("lag", "--config", str(mf), *worker, "--wave", "second", "--output", "json")
+    assert r.returncode in (0, 1), r.stderr
+    assert {row["topic"] for row in json.loads(r.stdout)["rows"]} == {payments}
+
+    snap = tmp_path / "snapshot.json"
+    r = run("offsets", "snapshot", "--config", str(mf), "--wave", "first", "--out", str(snap), "--output", "json")
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(snap.read_text())) == {orders}
+
+    r = run("offsets", "verify", "--config", str(mf), "--wave", "first", "--output", "json")
+    groups = {row["group"] for row in json.loads(r.stdout)["rows"]}
+    assert groups == {shipping}, (groups, r.stderr)  # billing reads first too, but moves with second
+    r = run("offsets", "--config", str(mf), "--wave", "second", "--output", "json")
+    assert {row["group"] for row in json.loads(r.stdout)["rows"]} == {billing}, r.stderr
+
+    r = run("validate", "--config", str(mf), "--wave", "first", "--no-report", "--output", "json")
+    doc = json.loads(r.stdout)
+    assert [t["topic"] for t in doc["topics"]] == [orders], doc.get("topics")
+
+
+def test_a_topic_or_group_outside_the_wave_and_an_unknown_wave_are_refused_with_one_line(tmp_path, local_env, mm2, unique):
+    mf, orders, payments, billing, _ = _estate(tmp_path, local_env, unique)
+    worker = ["--connect-url", local_env.status()["connect"]["url"]]
+    cases = [
+        (("lag", "--config", str(mf), *worker, "--wave", "first", "--topic", payments), "--topic", f"{payments} is not a topic of wave first"),
+        (("offsets", "verify", "--config", str(mf), "--wave", "first", "--group", billing), "--group",
+         f"{billing} does not move with wave first"),
+        (("offsets", "sync", "--config", str(mf), "--wave", "first", "--group", billing, "--dry-run"), "--group",
+         f"{billing} does not move with wave first"),
+        (("offsets", "snapshot", "--config", str(mf), "--wave", "third", "--out", str(tmp_path / "s.json")), "--wave", "no wave 'third'"),
+        (("validate", "--config", str(mf), "--wave", "third"), "--wave", "no wave 'third'"),
+        (("validate", "--config", str(mf), "--wave", "first", "--topics", orders), "--wave/--topics", "give one topic selection"),
+    ]
+    for args, option, says in cases:
+        r = run(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {option}:") and says in lines[0], (args, r.stderr)
+    assert not (tmp_path / "s.json").exists()
