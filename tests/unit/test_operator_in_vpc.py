@@ -147,3 +147,11 @@ def test_in_vpc_refuses_an_option_that_names_an_endpoint_file_or_foreign_locatio
     with pytest.raises(UsageError) as err:
         operator_task.prepare(req, check_request)
     assert err.value.field == option and "with --in-vpc" in str(err.value), str(err.value)
+
+
+def test_an_in_vpc_refusal_with_output_json_is_one_line_and_one_json_document() -> None:
+    res = cli("lag", "--connect-url", "http://127.0.0.1:1", "--output", "json", "--in-vpc", "--ecs-cluster", CLUSTER)
+    assert res.returncode == 2 and res.stderr.startswith("error: --connect-url:") and len(res.stderr.strip().splitlines()) == 1
+    doc = json.loads(res.stdout)
+    assert (doc["command"], doc["verdict"], doc["exit_code"], doc["rows"]) == ("lag", "bad-input", 2, [])
+    assert doc["error"].startswith("--connect-url: is the stack's")

@@ -58,10 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if wants_in_vpc(args):
         from ..aws.operator_task import main_in_vpc
-        from ..cliutil import run_guarded
+        from ..cliutil import command_path, emit_json, error_document, json_requested, run_guarded
         from .operator_grammar import check_request
 
-        sys.exit(run_guarded(lambda: main_in_vpc(args, check_request)))
+        def document(code: int, line: str) -> None:  # --output json: the error's document, as run_cli prints it
+            emit_json(error_document(command_path(cli, args, "msk-migrate"), code, line))
+
+        sys.exit(run_guarded(lambda: main_in_vpc(args, check_request), document if json_requested(args) else None))
     run_click(cli, argv, "msk-migrate")
 
 
