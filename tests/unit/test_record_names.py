@@ -69,7 +69,7 @@ def test_environment_names_still_make_records_inside_the_record_directory(record
 
 def test_the_rule_is_the_environment_models(records: Path) -> None:
     """Whatever the model refuses, the record refuses (the shared ENV_NAME pattern), and the reverse."""
-    for name in ["dev", "a" * 21, "-dev", "dev-", "de--v", "1dev", "dev_1", "DEV"]:
+    for name in ["dev", "a" * 21, "-dev", "dev-", "de--v", "1dev", "dev_1", "DEV", "dev\n"]:
         try:
             check_env_name(name)
             model_ok = True

@@ -167,8 +167,14 @@ def _checked(words: list[str], stack: StackSettings, check: Check) -> list[str]:
 
 
 def _environment_file(stack: StackSettings) -> Path:
+    from ..config.identifiers import check_env_name
+
     name = stack.environment_name
-    if not stack.environment_yaml or not name or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,30}", name):
+    try:
+        check_env_name(name or "")
+    except ValueError:
+        name = None
+    if not stack.environment_yaml or not name:
         raise Refused(f"{ENVIRONMENT_NAME_ENV}: this task definition carries no environment of the stack")
     return Path(IN_TASK_ENV_DIR) / f"{name}.yaml"
 

@@ -37,7 +37,7 @@ DNS_NAME = re.compile(r"^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-
 
 
 def check_env_name(value: str) -> str:
-    if not isinstance(value, str) or not ENV_NAME.match(value):
+    if not isinstance(value, str) or not ENV_NAME.fullmatch(value):  # fullmatch: "$" alone lets a final newline through
         raise ValueError(f"{value!r} is not an environment name: lowercase letters, digits and single '-', starting with a letter, at most 20 (e.g. dev, prod-eu)")  # noqa: E501
     return value
 
