@@ -162,7 +162,8 @@ def _checked(words: list[str], stack: StackSettings, check: Check) -> list[str]:
     env_file = _environment_file(stack)
     req = _grammar(check, words, _prefixes(stack))
     if "env" in getattr(req, "params", ()):
-        return [*words, "--env", str(env_file)]
+        at = len(getattr(req, "path", words[:1]))  # right after the command's path: before any "--" of the caller's
+        return [*words[:at], "--env", str(env_file), *words[at:]]
     return list(words)
 
 
