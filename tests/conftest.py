@@ -61,6 +61,8 @@ PATH_TIERS = {
     "tests/infra/test_infra_grafana_people.py": "infra",
     "tests/infra/test_infra_operator_endpoints.py": "infra",
     "tests/infra/test_infra_container_hardening.py": "infra",
+    # infra/main.py --check and the synth run as subprocesses (a Python start with the package's imports each)
+    "tests/infra/test_infra_aws_endpoints.py": "infra",
     "tests/validation/test_validation_differences.py": "spark",
     "tests/validation/test_validation_edge_cases.py": "spark",
     # Not unit tests by the tier's own rule (no JVM, no Terraform): importing the ECS construct module loads
