@@ -117,7 +117,7 @@ class LibrdkafkaWriter:
                     i += 1
                 if tx:
                     self.p.commit_transaction(10)
-                    time.sleep(0.15)
+                    time.sleep(1.0)  # a gap longer than the fence takes to go on (check, set, check again)
                 else:
                     self.p.poll(0.05)
             except KafkaException as exc:
@@ -169,11 +169,13 @@ def _wait_written(s: AdminSession, topic: str, timeout: float = 60) -> None:
 
 
 def _fence_until_fenced(s, book, topics, mode="config", tries=15):
+    """The fence, again while it finds a transaction open: the transactional writers commit every second, and the
+    fence goes on only in a gap between two transactions (a loaded machine may miss several gaps)."""
     for _ in range(tries):
         o = fence_and_record(s, book, topics, None, 2.0, 20.0, {}, lambda m: None, mode)
-        if o.verdict != "transaction-open":  # the transactional writer sits between transactions most of the time
+        if o.verdict != "transaction-open":
             return o
-        time.sleep(0.1)
+        time.sleep(0.3)
     return o
 
 

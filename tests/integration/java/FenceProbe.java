@@ -47,7 +47,7 @@ public class FenceProbe {
                     producer.beginTransaction();
                     for (int k = 0; k < 5; k++) producer.send(new ProducerRecord<>(topic, ("k" + i).getBytes(), ("v" + i++).getBytes()), cb);
                     producer.commitTransaction();
-                    Thread.sleep(150);  // between transactions: the fence finds none open
+                    Thread.sleep(1000);  // between transactions: a gap longer than the fence takes to go on (check, set, check again)
                 } else {
                     // batches of several records, so a refused batch is split (Java) before each record is refused again
                     for (int k = 0; k < 20; k++) producer.send(new ProducerRecord<>(topic, ("k" + i).getBytes(), ("v" + i++).getBytes()), cb);
