@@ -30,6 +30,18 @@ def test_preflight_lists_waves_and_a_group_reading_two_waves_moves_with_the_late
     assert f"read here but moving with a later wave: wvg-{unique}-billing (with second)" in first["detail"]
     assert f"wvg-{unique}-billing also reads wave(s) first and moves with second, the later" in second["detail"]
 
+    # --wave: that wave's topics and the groups moving with it, and its own row only
+    r = run("preflight", "--config", str(mf), "--wave", "second", "--output", "json")
+    doc = json.loads(r.stdout)
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert [t["topic"] for t in doc["topics"]] == [payments] and doc["groups"] == [f"wvg-{unique}-billing"], doc
+    assert doc["wave"] == "second" and "wave first" not in checks and checks["wave second"]["status"] == "ok"
+    assert checks["topics selected"]["detail"] == "1 topic(s), 1 partition(s) of wave second"
+    assert checks["consumer groups"]["detail"] == "1 group(s) move with wave second"
+    r = run("preflight", "--config", str(mf), "--wave", "third")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: --wave:") and "no wave 'third'" in lines[0], r.stderr
+
     r = run("status", "--config", str(mf), "--wave", "second", "--output", "json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -203,3 +203,17 @@ def test_an_in_vpc_preflight_of_a_callers_flow_file_or_endpoint_is_refused_and_s
         assert res.returncode == 2 and res.stderr.startswith(f"error: {option}:"), res.stderr
         assert "stack's own environment" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert aws["ecs"].list_tasks(cluster=CLUSTER)["taskArns"] == before, "nothing started"
+
+
+def test_an_in_vpc_preflight_of_a_wave_sends_the_wave_in_the_request_and_the_grammar_admits_it(aws) -> None:
+    from msk_migrate.commands.operator_grammar import check_request
+
+    waiter = finish(aws, 0, [json.dumps(REPORT)])
+    result, _ = preflight_task.run(ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
+                                   region=REGION, timeout=60, poll=0.2, clients=(aws["ecs"], aws["logs"]), wave="first")
+    waiter.join(5)
+    task = aws["ecs"].describe_tasks(cluster=CLUSTER, tasks=[result.task_arn])["tasks"][0]
+    (co,) = task["overrides"]["containerOverrides"]
+    words = json.loads({e["name"]: e["value"] for e in co["environment"]}[ARGV_ENV])
+    assert words == ["preflight", "--output", "json", "--wave", "first"]
+    check_request(words, None)  # what the task's entrypoint checks again before it runs anything

@@ -27,8 +27,9 @@ _ECS_REGION = Checked("region", lambda v: check_region(v, "ecs", "ECS"), "pass t
 REQUEST = ["preflight", "--output", "json"]
 
 
-def task_environment() -> dict[str, str]:
-    return {ARGV_ENV: json.dumps(REQUEST)}
+def task_environment(wave: str | None = None) -> dict[str, str]:
+    """The one override the task gets: the request, with ``--wave`` when one was asked for."""
+    return {ARGV_ENV: json.dumps(REQUEST + (["--wave", wave] if wave is not None else []))}
 
 
 def in_vpc_options(f):
@@ -70,7 +71,8 @@ def report_from_logs(lines: list[str]) -> dict | None:
 
 
 def run(*, ecs_cluster: str | None, ecs_service: str | None, task_definition: str | None,
-        container: str, region: str | None, timeout: float, poll: float = 5.0, on_status=None, clients=None):
+        container: str, region: str | None, timeout: float, poll: float = 5.0, on_status=None, clients=None,
+        wave: str | None = None):
     """Start, wait, collect: ``(TaskResult, report dict or None)``."""
     import boto3
 
@@ -79,7 +81,7 @@ def run(*, ecs_cluster: str | None, ecs_service: str | None, task_definition: st
 
     if not ecs_cluster:
         raise UsageError("--ecs-cluster", "required with --in-vpc", "pass the stack output ecs_cluster_name")
-    env = task_environment()
+    env = task_environment(wave)
     ecs, logs = clients or (boto3.client("ecs", region_name=region), boto3.client("logs", region_name=region))
     task_definition = task_definition or f"{ecs_cluster}-operator"
     require_task_definition(ecs, task_definition)

@@ -22,7 +22,7 @@ from .flow import announce, flow_from_kwargs, flow_options, session_from_kwargs
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
 from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION
 from .topology import other_flows, with_flows_options
-from .waves import nothing_in_wave, session_in_wave, wave_option
+from .waves import check_wave, nothing_in_wave, session_in_wave, wave_option
 
 _GROUPS = click.option("--group", "groups", multiple=True, type=GROUP, help="Only these groups (default: the migration's group regexes).")
 
@@ -44,14 +44,17 @@ def _preflight_in_vpc(kw: dict, in_vpc_opts: dict, output: str) -> None:
 @click.command("preflight")
 @flow_options
 @with_flows_options
+@wave_option
 @output_option
 @in_vpc_options
-def preflight(output: str, in_vpc_opts: dict, with_envs: tuple[str, ...], with_configs: tuple[str, ...], **kw) -> None:
+def preflight(output: str, in_vpc_opts: dict, with_envs: tuple[str, ...], with_configs: tuple[str, ...], wave: str | None,
+              **kw) -> None:
     """Check the clusters before replication: reachability, topics, partitions, RF, groups; with --with-env/
     --with-config, no collision with the other migrations into the same target. Before deploy
     (no target bootstrap yet) only the source side is checked. Exit 1 on a failed check, 2 when MM2's user
-    lacks a source ACL (the line names it and the grant). --in-vpc runs the
-    same preflight as a one-off ECS task with the Connect service's network and task role."""
+    lacks a source ACL (the line names it and the grant). --wave checks that wave's topics and the groups that
+    move with it. --in-vpc runs the same preflight as a one-off ECS task with the Connect service's network and
+    task role."""
     from ..runbook.preflight import preflight as run
     from ..runbook.session import open_session
 
@@ -59,13 +62,14 @@ def preflight(output: str, in_vpc_opts: dict, with_envs: tuple[str, ...], with_c
         if with_envs or with_configs:
             raise UsageError("--with-env/--with-config", "the in-VPC task reads one flow",
                              "run `msk-migrate topology check` for the migrations together")
-        _preflight_in_vpc(kw, in_vpc_opts, output)
+        _preflight_in_vpc(kw, {**in_vpc_opts, "wave": wave}, output)
     flow = flow_from_kwargs(kw)
+    check_wave(flow, wave)
     others = other_flows(flow, with_envs, with_configs)  # bad input in the configurations: refused before any connection
     announce(flow, output)
     s = open_session(flow, target="if given")
     with progress(output, "running preflight checks") as say:
-        outcome = run(s, say, others)
+        outcome = run(s, say, others, wave)
     render(outcome, output)
 
 

@@ -22,6 +22,7 @@ from ..kafka.selection import NameFilter, group_selection, topic_selection
 from ..outcome import Outcome, Progress, View, col, quiet
 from .capacity import require_replication_factors  # noqa: F401 - re-exported
 from .session import MigrationSession
+from .waves import WavePlan, plan_waves
 
 if TYPE_CHECKING:
     from ..topology.plan import FlowRef
@@ -67,6 +68,15 @@ class Preflight:
     report: PreflightReport
     selected: list[str] = field(default_factory=list)
     others: Sequence[OtherFlow] = ()
+    #: ``--wave``: the checks look at this wave's topics and the groups that move with it (None: the whole migration)
+    wave: str | None = None
+    _plan: WavePlan | None = field(default=None, repr=False)
+
+    def wave_plan(self) -> WavePlan:
+        """The migration's waves over the source, read once per preflight."""
+        if self._plan is None:
+            self._plan = plan_waves(self.source, self.migration)
+        return self._plan
 
     @property
     def source(self) -> AdminSession:
@@ -131,12 +141,20 @@ def check_topics_selected(p: Preflight) -> None:
     if not p.selected:
         p.report.add("topics selected", "fail", f"no source topic matches topics={p.migration.topics} minus topics_exclude")
         return
+    if p.wave is not None:
+        mine = set(p.wave_plan().topics_of(p.wave))
+        p.selected = [t for t in p.selected if t in mine]
+        if not p.selected:  # a wave that holds nothing checks nothing: never a pass
+            p.report.add("topics selected", "fail", f"wave {p.wave} holds no topic of the selection on the source "
+                         f"(fix migration.waves.{p.wave}, or create its topics first)")
+            return
     per_topic = _per_topic(end_offsets(p.source, partitions(p.source, p.selected)))
     for t in p.selected:
         p.report.topics.append({"topic": t, "target_topic": sel.target_name(t), "partitions": p.source.topics()[t],
                                 "records_upper_bound": per_topic.get(t, 0)})
     total = sum(p.source.topics()[t] for t in p.selected)
-    p.report.add("topics selected", "ok", f"{len(p.selected)} topic(s), {total} partition(s)")
+    p.report.add("topics selected", "ok", f"{len(p.selected)} topic(s), {total} partition(s)"
+                 + (f" of wave {p.wave}" if p.wave is not None else ""))
 
 
 def _bookkeeping(p: Preflight) -> NameFilter:
@@ -203,6 +221,13 @@ def check_tasks_max(p: Preflight) -> None:
 
 def check_groups(p: Preflight) -> None:
     p.report.groups = group_selection(p.migration).select(p.source.groups())
+    if p.wave is not None:
+        p.report.groups = p.wave_plan().groups_of(p.wave)
+        n = len(p.report.groups)
+        p.report.add("consumer groups", "ok" if n else "warn", f"{n} group(s) move with wave {p.wave}" if n else
+                     f"no checkpointed group has committed offsets on a topic of wave {p.wave} (a group that never "
+                     "committed is not seen: declare it with `cutover abandon` if it is gone)")
+        return
     n = len(p.report.groups)
     p.report.add("consumer groups", "ok" if n else "warn",
                  f"{n} group(s) will be checkpointed" if n else "no source group matches groups")
@@ -379,11 +404,12 @@ def check_other_migrations(p: Preflight) -> None:
 SOURCE_CHECKS.append(check_other_migrations)
 
 
-def run_preflight(s: MigrationSession, others: Sequence[OtherFlow] = ()) -> PreflightReport:
+def run_preflight(s: MigrationSession, others: Sequence[OtherFlow] = (), wave: str | None = None) -> PreflightReport:
     """Every check of :data:`SOURCE_CHECKS`, then of :data:`TARGET_CHECKS` when the session has a target;
-    ``others``: the other migrations into the same target (:func:`check_other_migrations`)."""
+    ``others``: the other migrations into the same target (:func:`check_other_migrations`); ``wave``: only that
+    wave's topics and groups (checked against the migration by the command)."""
     rep = PreflightReport()
-    p = Preflight(s, rep, others=others)
+    p = Preflight(s, rep, others=others, wave=wave)
     for check in SOURCE_CHECKS:
         check(p)
     if p.target is None:
@@ -398,15 +424,16 @@ def run_preflight(s: MigrationSession, others: Sequence[OtherFlow] = ()) -> Pref
 _TINT = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "cyan"}
 
 
-def preflight(s: MigrationSession, progress: Progress = quiet, others: Sequence[OtherFlow] = ()) -> Outcome:
+def preflight(s: MigrationSession, progress: Progress = quiet, others: Sequence[OtherFlow] = (),
+              wave: str | None = None) -> Outcome:
     """``msk-migrate preflight``: exit 0 every check passed, 1 a check failed, 2 MM2's user lacks a source
     ACL (a fix of the input, granted by the operator, not a state of the clusters: the line names it)."""
     from .preflight_acls import NAME as ACLS_CHECK
 
-    progress("running preflight checks")
-    rep = run_preflight(s, others)
+    progress("running preflight checks" + (f" of wave {wave}" if wave is not None else ""))
+    rep = run_preflight(s, others, wave)
     acl = next((c for c in rep.checks if c.name == ACLS_CHECK and c.status == "fail"), None)
-    doc = rep.to_dict()
+    doc = {**rep.to_dict(), "wave": wave}
     return Outcome("preflight", "ok" if rep.ok else "failed", 0 if rep.ok else 2 if acl else 1, doc["checks"],
                    s.talked_to(), extra=doc, error=f"{ACLS_CHECK}: {acl.detail}" if acl else None,
                    views=[View("preflight", [col("check", "name"), col("status", lambda c: f"[{_TINT[c['status']]}]{c['status']}[/]"),

@@ -141,4 +141,5 @@ def check_waves(p: Any) -> None:
         p.report.add("waves", "fail", str(exc))
         return
     for row in wave_rows(plan, migration, list(topics)):
-        p.report.add(*row)
+        if p.wave is None or row[0] == f"wave {p.wave}":
+            p.report.add(*row)
