@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from tests.kafka_helpers import commit_group, create_topic, produce
+from tests.kafka_helpers import admin, commit_group, create_topic, produce
 
 from .test_cli import _migration_file, run
 
 
-def _estate(tmp_path, local_env, unique):
+def _estate(tmp_path, local_env, unique, **migration):
     src = local_env.source().bootstrap_servers
     orders, payments = f"wc-{unique}-orders", f"wc-{unique}-payments"
     for t in (orders, payments):
@@ -23,7 +23,7 @@ def _estate(tmp_path, local_env, unique):
     commit_group(src, shipping, orders, {0: 10})
     # the session's MM2 connectors (the mm2 fixture) are the flow's: lag reads their positions
     mf = _migration_file(tmp_path, local_env, topics=[f"wc-{unique}-.*"], groups=[f"wcg-{unique}-.*"],
-                         waves={"first": [orders], "second": [f"wc-{unique}-pay.*"]})
+                         waves={"first": [orders], "second": [f"wc-{unique}-pay.*"]}, **migration)
     return mf, orders, payments, billing, shipping
 
 
@@ -69,3 +69,46 @@ def test_a_topic_or_group_outside_the_wave_and_an_unknown_wave_are_refused_with_
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {option}:") and says in lines[0], (args, r.stderr)
     assert not (tmp_path / "s.json").exists()
+
+
+def _one_line(r, option: str, says: str) -> None:
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {option}:") and says in lines[0], r.stderr
+
+
+def test_cleanup_of_a_wave_waits_for_the_ledger_keeps_the_flows_bookkeeping_for_later_waves_and_records_the_last(
+        tmp_path, local_env, unique):
+    from msk_migrate.kafka.names import checkpoints_topic
+    from msk_migrate.ledger import Change, open_ledger
+
+    name = f"wc{unique}"
+    mf, orders, payments, billing, shipping = _estate(tmp_path, local_env, unique, name=name)
+    bookkeeping = checkpoints_topic("source", name)  # this migration's own (no connector of it runs)
+    create_topic(local_env.target().bootstrap_servers, bookkeeping, partitions=1)
+    connect = local_env.status()["connect"]["url"]
+    ledger = open_ledger(str(tmp_path / "migration-ledger"), name)
+
+    r = run("cleanup", "--config", str(mf), "--wave", "first", "--output", "json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["verdict"] == "wave-not-moved", r.stdout + r.stderr
+    assert doc["unmoved"] == [f"topic {orders} (unrecorded)", f"group {shipping} (on the source)"]
+
+    ledger.append(ledger.read(), [Change("topic", orders, "producers-moved", wave="first"),
+                                  Change("group", shipping, "consumers-moved", wave="first")], "test")
+    r = run("cleanup", "--config", str(mf), "--wave", "first", "--output", "json")
+    assert r.returncode == 0, r.stderr
+    items = {i["name"]: i for i in json.loads(r.stdout)["items"]}
+    assert items[bookkeeping]["kind"] == "kept" and "wave(s) second have not moved yet" in items[bookkeeping]["why"], items
+    r = run("cleanup", "--config", str(mf), "--wave", "first", "--connect-url", connect, "--yes")
+    _one_line(r, "--yes", "wave(s) second of the migration have not moved")
+    assert bookkeeping in admin(local_env.target().bootstrap_servers).list_topics(timeout=10).topics
+
+    ledger.append(ledger.read(), [Change("topic", payments, "producers-moved", wave="second"),
+                                  Change("group", billing, "consumers-moved", wave="second")], "test")
+    r = run("cleanup", "--config", str(mf), "--wave", "second", "--connect-url", connect, "--yes", "--output", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["deleted"] and {i["name"]: i["kind"] for i in doc["items"]}[bookkeeping] == "topic"
+    view = ledger.read()
+    assert (view.state_of("topic", payments), view.state_of("group", billing)) == ("cleaned-up", "cleaned-up")
+    assert (view.state_of("topic", orders), view.state_of("group", shipping)) == ("producers-moved", "consumers-moved")

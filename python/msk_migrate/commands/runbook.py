@@ -18,7 +18,7 @@ from ..aws.preflight_task import in_vpc_options
 from ..cliutil import human, output_option
 from ..errors import UsageError
 from ..render import progress, render, watch
-from .flow import announce, flow_from_kwargs, flow_options, session_from_kwargs
+from .flow import announce, flow_from_kwargs, flow_options
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
 from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION
 from .topology import other_flows, with_flows_options
@@ -329,17 +329,29 @@ def rollback_apply(topics, wave, timeout, output, **kw) -> None:
 # ---- cleanup ---------------------------------------------------------------------------------------
 @click.command("cleanup")
 @flow_options
+@wave_option
 @click.option("--include-worker-topics", is_flag=True, help="Also the Connect worker's topics and group (after the service is gone).")
 @click.option("--yes", is_flag=True, help="Delete what is listed (without it: list only).")
 @output_option
-def cleanup(include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
-    """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes."""
+def cleanup(wave: str | None, include_worker_topics: bool, yes: bool, output: str, **kw) -> None:
+    """List MM2/Connect topics and groups left on the target after cutover; delete them only with --yes (the
+    ledger then records the moved topics and groups cleaned-up). --wave W: exit 1 until the ledger shows W moved;
+    the flow's bookkeeping is kept (and --yes refused) while another wave has not moved."""
+    from ..ledger import ledger_for
     from ..runbook.cleanup import cleanup as run
-    from ..runbook.cleanup import require_worker_to_delete
+    from ..runbook.cleanup import migration_progress, require_worker_to_delete, wave_progress
+    from ..runbook.session import open_session
+    from ..runbook.waves import plan_waves
 
     require_worker_to_delete(yes, kw.get("connect_url") or ("--local" if kw.get("local") else None))  # before any connection
-    s = session_from_kwargs(kw, output, worker="if given", creating=True, why="cleanup")
-    render(run(s, include_worker_topics, yes), output)
+    flow = flow_from_kwargs(kw)
+    check_wave(flow, wave)
+    announce(flow, output)
+    s = open_session(flow, worker="if given", creating=True, why="cleanup")
+    ledger = ledger_for(flow)
+    view = ledger.read()
+    done = wave_progress(view, plan_waves(s.source, s.migration), wave) if wave is not None else migration_progress(view)
+    render(run(s, include_worker_topics, yes, ledger, done), output)
 
 
 # ---- rehearse --------------------------------------------------------------------------------------
