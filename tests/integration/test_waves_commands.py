@@ -112,3 +112,36 @@ def test_cleanup_of_a_wave_waits_for_the_ledger_keeps_the_flows_bookkeeping_for_
     view = ledger.read()
     assert (view.state_of("topic", payments), view.state_of("group", billing)) == ("cleaned-up", "cleaned-up")
     assert (view.state_of("topic", orders), view.state_of("group", shipping)) == ("producers-moved", "consumers-moved")
+
+
+def test_connectors_status_of_a_wave_names_the_running_tasks_that_copy_each_of_its_topics(tmp_path, local_env, mm2, unique):
+    import time
+
+    src = local_env.source().bootstrap_servers
+    first, second = f"it-cw{unique}-a", f"it-cw{unique}-b"
+    create_topic(src, first, partitions=3)
+    create_topic(src, second, partitions=1)
+    # the session's connectors copy it-.*: this flow is theirs, with two waves
+    mf = _migration_file(tmp_path, local_env, topics=["it-.*"], waves={"first": [first], "second": [second]})
+    worker = ["--connect-url", local_env.status()["connect"]["url"]]
+    deadline = time.monotonic() + 90
+    while True:  # the connector picks the new topics up at its next topic refresh (2 s in these tests)
+        r = run("connectors", "status", "--config", str(mf), *worker, "--wave", "first", "--output", "json")
+        doc = json.loads(r.stdout)
+        if r.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert r.returncode == 0 and doc["wave"] == "first", r.stdout + r.stderr
+    (row,) = doc["wave_topics"]
+    assert row["topic"] == first and row["partitions"] == 3 and row["unassigned"] == [] and row["ok"]
+    assert row["tasks"] and set(row["states"]) == {"RUNNING"}
+    assert doc["talked_to"]["source"] == src
+
+    # a wave whose topics the flow's source connector does not copy: named, exit 1
+    mf2, _orders, payments, _billing, _shipping = _estate(tmp_path, local_env, unique)
+    r = run("connectors", "status", "--config", str(mf2), *worker, "--wave", "second", "--output", "json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["verdict"] == "not-running", r.stdout + r.stderr
+    assert [(t["topic"], t["unassigned"]) for t in doc["wave_topics"]] == [(payments, [0])]
+    r = run("connectors", "status", "--config", str(mf2), *worker, "--wave", "third")
+    _one_line(r, "--wave", "no wave 'third'")

@@ -22,6 +22,7 @@ from ..outcome import Outcome, View, col
 from ..render import render
 from .flow import flow_options, resolve_flow, with_rest_options
 from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
+from .waves import check_wave, wave_option
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -183,16 +184,60 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
 
 @connectors.command("status")
 @flow_options
+@wave_option
 @click.argument("names", nargs=-1)
 @output_option
-def status_cmd(names, output, **kw) -> None:
+def status_cmd(names, wave, output, **kw) -> None:
     """Connector and task states (default: the flow's connectors; all on the worker without a flow).
-    Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks."""
-    flow = _flow(kw)
+    Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks. --wave W also
+    shows each topic of the wave with the source connector's tasks that copy it (exit 1 when a partition is
+    copied by no task, or by a task that is not RUNNING)."""
+    flow = _flow(kw, need_flow=wave is not None)
+    if wave is not None:
+        check_wave(flow, wave)
+        if names:
+            raise UsageError("--wave", "the wave's topics are copied by the flow's source connector",
+                             "drop the connector NAMES (or --wave)")
     client = _client(flow)
     wanted = list(names) or (None if flow.migration is None else
                              [n for n in _names(flow, ()) if n in set(client.connectors())])
-    render(_status_outcome("connectors status", flow, client, status_rows(client, wanted)), output)
+    o = _status_outcome("connectors status", flow, client, status_rows(client, wanted))
+    if wave is not None:
+        _wave_copies(o, flow, client, wave)
+    render(o, output)
+
+
+def _wave_copies(o: Outcome, flow: Flow, client: ConnectClient, wave: str) -> None:
+    """Add the wave's topics, each with the tasks of the flow's source connector that copy it, to ``o``."""
+    from ..access.admin import AdminSession
+    from ..connect_api.assignment import assignment, topic_copies
+    from ..runbook.waves import plan_waves
+
+    assert flow.migration is not None
+    source = AdminSession.for_endpoint("source", flow.source)
+    topics = plan_waves(source, flow.migration).topics_of(wave)
+    o.talked_to.update(source=source.bootstrap, source_cluster_id=source.cluster_id())
+    name = flow.migration.connector_names()["source"]
+    live = name in set(client.connectors())
+    held = assignment(client.task_configs(name)) if live else {}
+    states = {int(t["id"]): t["state"] for t in client.status(name).get("tasks", [])} if live else {}
+    sizes = source.topics()
+    rows = topic_copies({t: sizes[t] for t in topics}, held, states)
+    o.extra.update(wave=wave, wave_topics=[r.to_dict() for r in rows])
+    o.views.append(View(f"wave {wave}: its topics as {name} copies them", [
+        col("topic", "topic"), col("partitions", "partitions"),
+        col("tasks", lambda r: ", ".join(f"{t} {s}" for t, s in zip(r.tasks, r.states, strict=True)) or "-", ok=lambda r: r.ok),
+        col("not copied", lambda r: ", ".join(map(str, r.unassigned)) or "-")], rows))
+    bad = [r.topic for r in rows if not r.ok]
+    if not rows:
+        o.verdict, o.exit_code = "nothing-in-wave", 1
+        o.notes.append(f"wave {wave}: no topic of the migration is in it on the source {source.bootstrap}; nothing shown")
+    elif bad:
+        o.verdict, o.exit_code = "not-running", 1
+        o.notes.append(f"wave {wave}: {', '.join(bad[:10])} not copied by a RUNNING task of {name}"
+                       + ("" if live else f" ({name} is not on {client.url})"))
+    else:
+        o.notes.append(f"wave {wave}: every partition of its {len(rows)} topic(s) is copied by a RUNNING task of {name}")
 
 
 def _simple(action: str, help_text: str):

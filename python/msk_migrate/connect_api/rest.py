@@ -215,6 +215,11 @@ class ConnectClient:
     def plugins(self) -> list[dict[str, Any]]:
         return self._call("GET", "/connector-plugins")
 
+    def task_configs(self, name: str) -> dict[int, dict[str, str]]:
+        """Task id -> the task's configuration as the connector generated it (``GET /connectors/NAME/tasks``;
+        config provider variables stay unresolved there: Connect writes task configs back with them)."""
+        return {int(t["id"]["task"]): dict(t.get("config") or {}) for t in self._call("GET", f"/connectors/{quote(name)}/tasks")}
+
     # -- validate / write ----------------------------------------------------------------------
     def validate(self, config: dict[str, str]) -> list[str]:
         """Errors the worker reports for ``config`` (empty = valid), as 'key: message' strings."""
