@@ -421,3 +421,53 @@ def test_plain_and_transactional_topics_through_mm2_move_with_zero_redelivery_an
             str(cert_dir), "--output", "json")
     conds = {c["name"]: c for c in json.loads(r.stdout)["conditions"]}
     assert not conds["offset certificate"]["ok"] and "re-run offsets sync" in conds["offset certificate"]["evidence"]
+
+
+# ---- a wave's groups, recorded: to the target and back (a consumers-only wave rolls back) -----------------
+def test_a_waves_groups_move_together_are_recorded_and_a_consumers_only_wave_rolls_back_to_the_source(
+        tmp_path, local_env, unique):
+    from msk_migrate.ledger import open_ledger
+
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    first, second = f"ots-{unique}-wa", f"ots-{unique}-wb"
+    for t in (first, second):
+        for b in (src, tgt):
+            create_topic(b, t, partitions=1)
+        _produce(src, t, 0, _records(100, tag=t))
+        _mirror(src, tgt, t, 0)
+    g1, g2, g3 = f"ots-{unique}-wg1", f"ots-{unique}-wg2", f"ots-{unique}-wg3"
+    commit_group(src, g1, first, {0: 40})
+    commit_group(src, g2, first, {0: 60})
+    commit_group(src, g3, second, {0: 50})
+    name = f"ots{unique}"
+    mf = _migration_file(tmp_path, local_env, name=name, topics=[f"ots-{unique}-w.*"], groups=[f"ots-{unique}-wg.*"],
+                         waves={"first": [first], "second": [second]})
+    ledger = open_ledger(str(tmp_path / "migration-ledger"), name)
+
+    r = run("offsets", "sync", "--config", str(mf))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: --group:"), r.stderr
+
+    r = run("offsets", "sync", "--config", str(mf), "--wave", "first", "--exact-only", "--certificate", str(tmp_path / "c"),
+            "--output", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert [g["group"] for g in doc["groups"]] == [g1, g2] and doc["verdict"] == "exact"
+    assert committed(tgt, g1, first, 1) == {0: 40} and committed(tgt, g2, first, 1) == {0: 60}
+    assert committed(tgt, g3, second, 1) == {0: -1001}  # another wave's group: not moved
+    view = ledger.read()
+    for g in (g1, g2):
+        rec = view.get("group", g)
+        assert (rec.state, rec.wave) == ("consumers-moved", "first") and rec.evidence.endswith(f"offset-certificate-{g}.json")
+    assert view.get("group", g3) is None
+
+    # the consumers read on the target, then the wave is rolled back (its producers never moved)
+    commit_group(tgt, g1, first, {0: 70})
+    r = run("offsets", "sync", "--config", str(mf), "--wave", "first", "--to", "source", "--output", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [g["group"] for g in json.loads(r.stdout)["groups"]] == [g1, g2]
+    assert committed(src, g1, first, 1) == {0: 70} and committed(src, g2, first, 1) == {0: 60}
+    view = ledger.read()
+    assert [view.state_of("group", g) for g in (g1, g2)] == ["rolled-back", "rolled-back"]
+    r = run("offsets", "sync", "--config", str(mf), "--wave", "first", "--to", "source", "--output", "json")
+    assert r.returncode == 1 and json.loads(r.stdout)["verdict"] == "nothing-in-wave", r.stdout  # nothing is on the target

@@ -110,7 +110,8 @@ def offsets_verify(groups: tuple[str, ...], wave: str | None, output: str, **kw)
 
 @offsets.command("sync")
 @flow_options
-@click.option("--group", required=True, type=GROUP, help="The stopped consumer group to move now.")
+@click.option("--group", type=GROUP, help="The stopped consumer group to move now. Without it, --wave W moves every group "
+              "of the wave: to the target those not moved yet, back to the source those the ledger has on the target.")
 @click.option("--to", "to", type=click.Choice(["target", "source"]), default="target", show_default=True,
               help="target: cutover (source commits placed on the target); source: rollback after reverse replication.")
 @click.option("--exact-only", is_flag=True, help="Refuse (exit 2, nothing written) unless every partition is proven exact.")
@@ -119,21 +120,40 @@ def offsets_verify(groups: tuple[str, ...], wave: str | None, output: str, **kw)
 @click.option("--certificate", "certificate", type=WRITE_LOCATION, help="Write the proof (JSON + HTML) to this path, directory or s3://bucket/prefix.")
 @wave_option
 @output_option
-def offsets_sync(group: str, to: str, exact_only: bool, dry_run: bool, force: bool, certificate: str | None,
+def offsets_sync(group: str | None, to: str, exact_only: bool, dry_run: bool, force: bool, certificate: str | None,
                  wave: str | None, output: str, **kw) -> None:
     """Place a stopped group on the other cluster exactly: per partition, the offset of the first record after
     its commit point, found by content (docs/design.md, exact offset translation). Unproven partitions fall
-    back to MM2's checkpoint and say why (--exact-only refuses instead). Exit 0 every partition exact, 1 some
-    placed on the checkpoint or left, 2 bad input (nothing written)."""
-    from ..offset_translation.sync import SyncRequest, move_group
+    back to MM2's checkpoint and say why (--exact-only refuses instead). The ledger records the group
+    consumers-moved (--to target) or rolled-back (--to source). Exit 0 every partition exact, 1 some placed on
+    the checkpoint or left, 2 bad input (nothing written)."""
+    from ..ledger import ledger_for
+    from ..offset_translation.sync import SyncRequest
+    from ..runbook.group_moves import move_groups, moves_outcome, wave_groups_to_move
 
-    request = SyncRequest(group, "source" if to == "source" else "target", exact_only, dry_run, force, certificate)
+    if group is None and wave is None:
+        raise UsageError("--group", "no group to move", "name the stopped group (--group G), or move every group of a wave (--wave W)")
+    if group is None and certificate is not None and certificate.endswith(".json"):
+        raise UsageError("--certificate", f"{certificate} names one file, and every group of the wave writes its own certificate",
+                         "pass a directory or s3://bucket/prefix/")
+    request = SyncRequest(group or "(wave)", "source" if to == "source" else "target", exact_only, dry_run, force, certificate)
     s, scope = session_in_wave(kw, output, wave, why="offsets sync")
-    if scope is not None:
-        scope.narrow([group], "--group", "group")  # the group must move with the wave
-    with progress(output, f"placing {group} on the {to} by content") as say:
-        res = move_group(s, request, say)
-    render(res.outcome(s.talked_to()), output)
+    ledger = ledger_for(s.flow)
+    if group is not None:
+        if scope is not None:
+            scope.narrow([group], "--group", "group")  # the group must move with the wave
+        with progress(output, f"placing {group} on the {to} by content") as say:
+            (res,) = move_groups(s, ledger, [group], request, wave, say)
+        o = res.outcome(s.talked_to())
+        if not dry_run:
+            o.notes.append(f"recorded in the ledger {ledger.location}: {group} {'consumers-moved' if to == 'target' else 'rolled-back'}")
+        render(o, output)
+        return
+    assert scope is not None and wave is not None
+    groups = wave_groups_to_move(ledger.read(), wave, scope.groups, request.to)
+    with progress(output, f"placing {len(groups)} group(s) of wave {wave} on the {to} by content") as say:
+        results = move_groups(s, ledger, groups, request, wave, say)
+    render(moves_outcome(results, s.talked_to(), wave, request.to, ledger), output)
 
 
 @offsets.command("snapshot")
