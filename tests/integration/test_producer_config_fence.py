@@ -339,6 +339,25 @@ def test_a_super_user_is_fenced_on_a_scram_source_by_the_config_fence_beside_the
     assert "MSG_SIZE_TOO_LARGE" in report, report
     assert unfence_and_record(s, book, [t], None, {}).verdict == "unfenced"
     assert _overrides(s.source, [t]) == {t: {}}
+
+
+def test_an_acl_fence_a_super_user_writes_through_is_reported_once_its_writes_outlast_the_quiet_period(scram_source, tmp_path):
+    t = f"fx.superacl.{uuid.uuid4().hex[:6]}"
+    _topic(scram_source.plain, t, None)
+    s = _session(scram_source.conf("admin"))
+    book = open_ledger(str(tmp_path / "ledger"), "fx")
+    writer = LibrdkafkaWriter(scram_source.conf("admin"), t, "idempotent").start()
+    try:
+        _wait_written(s.source, t)
+        t0 = time.monotonic()
+        o = fence_and_record(s, book, [t], None, 2.0, 120.0, {}, lambda m: None, "acl")
+        took = time.monotonic() - t0
+    finally:
+        writer.stop()
+    # the DENY does not bind a super user: its writes go on past the quiet period, and the answer is known then
+    assert o.verdict == "writes-seen" and o.exit_code == 1, (o.verdict, o.notes)
+    assert took < 60, f"the fence watched {took:.0f} s: it should stop at the first write after its 2 s quiet period"
+    assert unfence_and_record(s, book, [t], None, {}).verdict == "unfenced"
     # a principal the source refuses AlterConfigs: one line naming --fence and the grant, nothing changed
     with pytest.raises(UsageError) as e:
         fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), [t], None, 1.0, 5.0, {},

@@ -155,7 +155,8 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
     if use_acl:
         progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
         st = fence_mod.fence(s.source, topics)
-    w = watch(s.source, topics, quiet_seconds, timeout, progress=progress)
+    # writes past the first quiet period say the fence does not hold: known then, not at the timeout
+    w = watch(s.source, topics, quiet_seconds, timeout, progress=progress, stop_on_write_after=quiet_seconds)
     o = fence_outcome("cutover fence", st, w, talked_to, wave, cfg if use_config else None, not_config, use_acl)
     if o.verdict == "fenced":
         how = " and ".join((["DENY User:* WRITE"] if use_acl and st.authorizer else [])

@@ -141,11 +141,14 @@ class WatchResult:
 def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeout: float,
           baseline: dict[TP, int] | None = None, interval: float = 1.0,
           progress: Callable[[str], None] = lambda m: None, stop_on_write: bool = False,
-          name_producers: bool = True) -> WatchResult:
+          name_producers: bool = True, stop_on_write_after: float | None = None) -> WatchResult:
     """Watch the end offsets of ``topics`` on ``session`` until they stayed still for ``quiet_seconds``
     or ``timeout`` passed. ``baseline``: end offsets to compare with (e.g. those recorded at the fence);
     a partition already past it counts as moved at the first look, and the quiet period starts then.
     ``stop_on_write``: end at the first data record past the baseline (markers alone do not end it).
+    ``stop_on_write_after``: the same, for a data record seen once that many seconds of the watch passed (the
+    fence's watch: records in flight when the fence went on may land at first; a write after the grace says the
+    fence does not hold, and waiting for the timeout would say nothing more).
     ``name_producers``: ask DescribeProducers for the partitions still written (:mod:`.describe`)."""
     t0 = time.monotonic()
     tps = partitions(session, topics)
@@ -162,6 +165,8 @@ def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeou
         return changed
 
     def written() -> bool:  # a data record past the baseline (markers are not writes)
+        if not stop_on_write and (stop_on_write_after is None or time.monotonic() - t0 < stop_on_write_after):
+            return False
         data = data_records(session, {tp: (m.before, m.after) for tp, m in moved.items()}, timeout=min(10.0, max(1.0, timeout)))
         return any(n > 0 for n in data.values())
 
@@ -170,14 +175,14 @@ def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeou
     stopped = False
     if note(first):
         last_move = time.monotonic()
-        stopped = stop_on_write and written()
+        stopped = written()
     while not stopped and time.monotonic() - last_move < quiet_seconds and time.monotonic() - t0 < timeout:
         time.sleep(min(interval, max(0.05, quiet_seconds - (time.monotonic() - last_move)),
                        max(0.05, timeout - (time.monotonic() - t0))))
         ends = end_offsets(session, tps)
         if note(ends):
             last_move = time.monotonic()
-            stopped = stop_on_write and written()
+            stopped = written()
         if moved:
             progress(f"written on the source during the watch: {', '.join(f'{m.topic}[{m.partition}]' for m in moved.values())}")
         else:
