@@ -65,8 +65,10 @@ def assert_forgotten_producer_fenced_and_named(res) -> None:
     """The rehearsal's fence step: the gate named the forgotten producer's partitions, the fence refused its writes."""
     step = next(s for s in res.steps if s.name == "fence wave first")
     assert step.ok, step.result
-    assert "the gate named shop.orders[" in step.result and "fence: DENY User:* WRITE on shop.orders" in step.result, step.result
+    assert "the gate named shop.orders[" in step.result and "DENY User:* WRITE and max.message.bytes=0 on shop.orders" in step.result, step.result
     assert "TOPIC_AUTHORIZATION_FAILED" in step.result, step.result
+    # the super user the DENY does not bind: refused by the config fence beside it
+    assert "a super user (the DENY does not bind it) refused" in step.result and "MSG_SIZE_TOO_LARGE" in step.result, step.result
     gate = next(s for s in res.steps if s.name == "producer gate")
     assert gate.ok and "snapshot validation match" in gate.result, gate.result
     confirm = next(s for s in res.steps if s.name == "confirm producers moved")

@@ -100,18 +100,25 @@ def exclude_fence_setting_from_copy(ctx: RehearsalContext) -> str:
 def fence_wave(ctx: RehearsalContext) -> str:
     s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
     record_groups_moved(ctx, book)
-    fix = "" if fence_mod.state(s.source, topics).authorizer else exclude_fence_setting_from_copy(ctx)
+    # Without an authorizer `auto` is the config fence. With one, a super user writes too (the harness admin): the
+    # DENY does not bind it, so the rehearsal fences as an operator who knows that does, with both fences.
+    authorizer = fence_mod.state(s.source, topics).authorizer
+    mode = "acl+config" if authorizer else "auto"
+    fix = exclude_fence_setting_from_copy(ctx)  # the config fence is used either way
     s = operator_session(ctx)
     straggler = Straggler(straggler_config(ctx.env, topics), topics).start()
+    superuser = Straggler(ctx.env.admin_config("source"), topics).start() if authorizer else None
     try:
         if not straggler.wait_for_writes(60):
             raise StepFailed(f"the forgotten producer could not write to {', '.join(topics)}: {dict(straggler.refused)}")
+        if superuser is not None and not superuser.wait_for_writes(60):
+            raise StepFailed(f"the super user could not write to {', '.join(topics)}: {dict(superuser.refused)}")
         # The gate asked while it writes: "writes stopped" fails and names its partitions.
         before, w, _ = check_writes(s.source, s.source, topics, None, 3.0, 8.0, ctx.say)
         named = sorted(f"{m.topic}[{m.partition}]" for m in w.moved)
         if before.ok or not named:
             raise StepFailed(f"the gate did not name the forgotten producer's partitions: {before.evidence}")
-        o = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, {}, ctx.say)
+        o = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, {}, ctx.say, mode)
         if o.verdict == "fenced":
             refused = sum(straggler.refused.values())
             if not refused:
@@ -119,9 +126,15 @@ def fence_wave(ctx: RehearsalContext) -> str:
             mech = " and ".join(o.extra.get("fence") or [])
             what = (f"DENY User:* WRITE on {', '.join(topics)}" if mech == "acl" else
                     f"{fix}config fence max.message.bytes=0 on {', '.join(topics)} (previous setting in the ledger)"
-                    if mech == "config" else f"DENY User:* WRITE and max.message.bytes=0 on {', '.join(topics)}")
+                    if mech == "config" else f"{fix}DENY User:* WRITE and max.message.bytes=0 on {', '.join(topics)}")
             how = (f"fence: {what}; {'User:' + USER if mech != 'config' else 'the forgotten producer'}'s writes refused "
                    f"{refused} time(s) ({', '.join(straggler.refused)}); quiet for {QUIET_SECONDS:.0f} s")
+            if superuser is not None:
+                superuser.stop()
+                if not sum(superuser.refused.values()):
+                    raise StepFailed(f"fenced, but the super user's writes were not refused: {dict(superuser.delivered)}")
+                how += (f"; a super user (the DENY does not bind it) refused {sum(superuser.refused.values())} time(s) "
+                        f"({', '.join(superuser.refused)}) by the config fence")
         elif o.verdict == "cannot-fence":
             still = o.extra.get("moved") or []
             straggler.stop()  # the owner of the forgotten producer stops it once the gate named it
@@ -134,8 +147,13 @@ def fence_wave(ctx: RehearsalContext) -> str:
             raise StepFailed(f"fence: {o.verdict}: {'; '.join(o.notes)}")
     finally:
         straggler.stop()
-    ctx.straggler_records = ctx.result.waves["straggler_records"] = sum(straggler.delivered.values())
-    return (f"a forgotten producer wrote {ctx.straggler_records} record(s) to the source after its team moved; the gate named "
+        if superuser is not None:
+            superuser.stop()
+    by_super = sum(superuser.delivered.values()) if superuser is not None else 0
+    # every record written before the fence is replicated and validated: the rehearsal's counts include them all
+    ctx.straggler_records = ctx.result.waves["straggler_records"] = sum(straggler.delivered.values()) + by_super
+    return (f"a forgotten producer wrote {ctx.straggler_records - by_super} record(s) to the source after its team moved"
+            + (f" (and a super user {by_super})" if superuser is not None else "") + "; the gate named "
             f"{', '.join(named)}; {how}")
 
 
