@@ -18,7 +18,7 @@ from pathlib import Path
 import boto3
 
 from msk_migrate.aws import operator_entry, task_view
-from msk_migrate.commands.operator_grammar import check_request
+from msk_migrate.commands.root import grammar
 
 settings = json.loads(Path(sys.argv[1]).read_text())
 credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -29,6 +29,6 @@ def clients(region: str):
             boto3.client("ec2", region_name=region, endpoint_url=settings["moto"], **credentials))
 
 
-sys.exit(operator_entry.main(sys.argv[2:], check=check_request,
+sys.exit(operator_entry.main(sys.argv[2:], check=grammar,
                              describe=lambda: task_view.describe_self(settings["metadata"], clients),
                              extra_env=settings["command_env"]))

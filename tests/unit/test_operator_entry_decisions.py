@@ -99,13 +99,14 @@ def test_the_command_gets_an_allowlist_the_stacks_values_and_the_person_never_th
 def test_the_stacks_environment_goes_right_after_the_command_path_before_anything_of_the_callers(tmp_path) -> None:
     from msk_migrate.aws.operator_stack import environment_yaml
     from msk_migrate.commands.operator_grammar import check_request
+    from msk_migrate.commands.root import cli
     from msk_migrate.config.environment import load_environment
     from msk_migrate.paths import REPO_ROOT
 
     cfg = load_environment(REPO_ROOT / "infra" / "environments" / "dev.yaml")
     stack = StackSettings.from_environ(stack_environment(
         subnets=["subnet-a"], security_groups=["sg-connect"], environment=environment_yaml(cfg), environment_name="dev"))
-    check = lambda w, p: check_request(w, None)  # noqa: E731 - the grammar without the stack's prefixes
+    check = lambda w, p: check_request(w, None, cli)  # noqa: E731 - the grammar without the stack's prefixes
     ran = operator_entry._checked(["connectors", "status", "mm2-dev-source"], stack, check)
     assert ran == ["connectors", "status", "--env", "/tmp/msk-migrate-env/dev.yaml", "mm2-dev-source"]
     with pytest.raises(operator_entry.Refused, match="--: is not an option"):  # a caller's end of options never comes first

@@ -47,7 +47,7 @@ def test_the_laptop_commands_are_not_runbook_commands() -> None:
     ["cutover", "abandon-group", "--group", "g1", "--reason", "retired by the team that owned it"],
 ])
 def test_runbook_requests_that_select_and_tune_are_admitted(words) -> None:
-    assert check_request(words, PREFIXES).words == tuple(words)
+    assert check_request(words, PREFIXES, cli).words == tuple(words)
 
 
 @pytest.mark.parametrize(("words", "field"), [
@@ -75,15 +75,15 @@ def test_runbook_requests_that_select_and_tune_are_admitted(words) -> None:
 ])
 def test_an_option_that_names_an_endpoint_file_or_foreign_location_is_refused_with_one_line(words, field) -> None:
     with pytest.raises(RequestRefused) as err:
-        check_request(words, PREFIXES)
+        check_request(words, PREFIXES, cli)
     assert err.value.field == field, str(err.value)
     assert "\n" not in str(err.value).replace("line\nbreak", "") and "(fix: " in str(err.value)
 
 
 def test_without_the_stacks_prefixes_only_s3_locations_pass_and_the_task_checks_them() -> None:
-    check_request(["cutover", "check", "--validation-report", "s3://anything/x/"], None)
+    check_request(["cutover", "check", "--validation-report", "s3://anything/x/"], None, cli)
     with pytest.raises(RequestRefused, match="local path"):
-        check_request(["cutover", "check", "--validation-report", "reports/x/"], None)
+        check_request(["cutover", "check", "--validation-report", "reports/x/"], None, cli)
 
 
 def _runbook_lines() -> list[str]:
@@ -115,4 +115,4 @@ def test_every_in_vpc_command_the_docs_show_passes_the_operator_grammar() -> Non
         if req.argv[0] == "preflight":  # its own --in-vpc: the same refusals, checked by preflight itself
             assert not {"--config", "--target-bootstrap", "--connect-url", "--local"} & set(req.argv), line
             continue
-        operator_task.prepare(req, check_request)  # raises the one-line refusal naming the option
+        operator_task.prepare(req, lambda w, p: check_request(w, p, cli))  # raises the one-line refusal naming the option

@@ -12,7 +12,7 @@ import pytest
 
 from msk_migrate.aws import ecs_task, operator_entry, operator_task
 from msk_migrate.aws.task_view import ARGV_ENV
-from msk_migrate.commands.operator_grammar import check_request
+from msk_migrate.commands.root import grammar
 from msk_migrate.errors import UsageError
 
 from . import test_preflight_in_vpc as pf
@@ -129,7 +129,7 @@ def test_the_entrypoint_runs_the_command_and_prints_stderr_the_record_it_left_an
 def test_in_vpc_refuses_a_laptop_command_before_anything_starts() -> None:
     req = operator_task.split_argv(["local", "up", "--in-vpc", "--ecs-cluster", "c1"])
     with pytest.raises(UsageError, match="local is not a runbook command"):
-        operator_task.prepare(req, check_request)
+        operator_task.prepare(req, grammar)
 
 
 @pytest.mark.parametrize(("words", "option"), [
@@ -145,7 +145,7 @@ def test_in_vpc_refuses_a_laptop_command_before_anything_starts() -> None:
 def test_in_vpc_refuses_an_option_that_names_an_endpoint_file_or_foreign_location_before_anything_starts(words, option) -> None:
     req = operator_task.split_argv([*words, "--env", "dev", "--in-vpc", "--ecs-cluster", "c1"])
     with pytest.raises(UsageError) as err:
-        operator_task.prepare(req, check_request)
+        operator_task.prepare(req, grammar)
     assert err.value.field == option and "with --in-vpc" in str(err.value), str(err.value)
 
 

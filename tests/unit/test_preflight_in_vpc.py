@@ -207,6 +207,7 @@ def test_an_in_vpc_preflight_of_a_callers_flow_file_or_endpoint_is_refused_and_s
 
 def test_an_in_vpc_preflight_of_a_wave_sends_the_wave_in_the_request_and_the_grammar_admits_it(aws) -> None:
     from msk_migrate.commands.operator_grammar import check_request
+    from msk_migrate.commands.root import cli
 
     waiter = finish(aws, 0, [json.dumps(REPORT)])
     result, _ = preflight_task.run(ecs_cluster=CLUSTER, ecs_service=None, task_definition=None, container="operator",
@@ -216,4 +217,4 @@ def test_an_in_vpc_preflight_of_a_wave_sends_the_wave_in_the_request_and_the_gra
     (co,) = task["overrides"]["containerOverrides"]
     words = json.loads({e["name"]: e["value"] for e in co["environment"]}[ARGV_ENV])
     assert words == ["preflight", "--output", "json", "--wave", "first"]
-    check_request(words, None)  # what the task's entrypoint checks again before it runs anything
+    check_request(words, None, cli)  # what the task's entrypoint checks again before it runs anything

@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 
 from ..aws.operator_entry import main as entry_main
-from .operator_grammar import check_request
+from .root import grammar
 
 
 def main() -> int:
-    return entry_main(check=check_request)
+    return entry_main(check=grammar)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from ..aws.operator_entry import RUNBOOK_COMMANDS
 from ..aws.operator_stack import Prefixes
@@ -89,11 +90,12 @@ class Request:
     params: frozenset[str]
 
 
-def check_request(words: list[str], prefixes: Prefixes | None) -> Request:
+def check_request(words: list[str], prefixes: Prefixes | None, tree: Any) -> Request:
     """The request ``words`` (after ``msk-migrate``) as the grammar admits it, or :class:`Refused`.
 
     ``prefixes``: where S3 options may point; None refuses every S3 option (the laptop, which does not know
-    the stack's bucket, leaves that check to the task)."""
+    the stack's bucket, leaves that check to the task). ``tree``: the command line (``commands.root.cli``),
+    passed in by its callers: the root imports this module, never the other way round."""
     import click
 
     if not words:
@@ -101,7 +103,7 @@ def check_request(words: list[str], prefixes: Prefixes | None) -> Request:
     if words[0] not in RUNBOOK_COMMANDS:
         raise Refused("command", f"{words[0][:40]!r} is not a runbook command the operator task runs",
                       f"run one of {', '.join(RUNBOOK_COMMANDS)}")
-    cmd, path, rest = _command(words)
+    cmd, path, rest = _command(words, tree)
     ctx = click.Context(cmd, info_name=path[-1], resilient_parsing=True)
     parser = cmd.make_parser(ctx)
     for word in rest:  # an option the parser would not know is the grammar's to name, not click's usage text
@@ -129,13 +131,12 @@ def check_request(words: list[str], prefixes: Prefixes | None) -> Request:
     return Request(path, tuple(words), frozenset(p.name for p in cmd.params if p.name))
 
 
-def _command(words: list[str]):
-    """(click command, its path, the words after the path) of ``words``; :class:`Refused` for an unknown subcommand."""
+def _command(words: list[str], tree: Any):
+    """(click command, its path, the words after the path) of ``words`` in ``tree``; :class:`Refused` for an
+    unknown subcommand."""
     import click
 
-    from .root import cli
-
-    cmd: click.Command = cli.commands[words[0]]
+    cmd: click.Command = tree.commands[words[0]]
     path = [words[0]]
     rest = words[1:]
     while isinstance(cmd, click.Group):

@@ -22,6 +22,13 @@ def cli() -> None:
     click.get_current_context().meta[LOCAL_FLOW] = local_flow  # `validate --local` (validation/ sits below commands/)
 
 
+def grammar(words: list[str], prefixes):
+    """The operator grammar (:func:`.operator_grammar.check_request`) over this command line."""
+    from .operator_grammar import check_request
+
+    return check_request(words, prefixes, cli)
+
+
 def _register() -> None:
     from ..validation.cli import validate
     from .acls import acls
@@ -59,12 +66,11 @@ def main(argv: list[str] | None = None) -> None:
     if wants_in_vpc(args):
         from ..aws.operator_task import main_in_vpc
         from ..cliutil import command_path, emit_json, error_document, json_requested, run_guarded
-        from .operator_grammar import check_request
 
         def document(code: int, line: str) -> None:  # --output json: the error's document, as run_cli prints it
             emit_json(error_document(command_path(cli, args, "msk-migrate"), code, line))
 
-        sys.exit(run_guarded(lambda: main_in_vpc(args, check_request), document if json_requested(args) else None))
+        sys.exit(run_guarded(lambda: main_in_vpc(args, grammar), document if json_requested(args) else None))
     run_click(cli, argv, "msk-migrate")
 
 
