@@ -26,7 +26,8 @@ from msk_migrate.access.admin import AdminSession
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.offset_translation.identity import identity_redelivery, identity_redelivery_many
 from msk_migrate.offset_translation.planner import PartitionPlan, Placement
-from msk_migrate.offset_translation.sync import SyncRequest, SyncResult, sync_group
+from msk_migrate.offset_translation.request import SyncRequest
+from msk_migrate.offset_translation.sync import SyncResult, sync_group
 from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until
 
 from .conftest import TEST_MIGRATION

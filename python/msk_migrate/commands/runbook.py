@@ -128,7 +128,7 @@ def offsets_sync(group: str | None, to: str, exact_only: bool, dry_run: bool, fo
     consumers-moved (--to target) or rolled-back (--to source). Exit 0 every partition exact, 1 some placed on
     the checkpoint or left, 2 bad input (nothing written)."""
     from ..ledger import ledger_for
-    from ..offset_translation.sync import SyncRequest
+    from ..offset_translation.request import SyncRequest
     from ..runbook.group_moves import move_groups, moves_outcome, wave_groups_to_move
 
     if group is None and wave is None:

@@ -31,7 +31,7 @@ from .two_origin import TwoOriginTranslation
 from .two_origin_read import translate_commits
 
 if TYPE_CHECKING:
-    from .sync import Clusters, SyncRequest
+    from .request import Clusters, SyncRequest
 
 KIND = cert_mod.TWO_ORIGIN_KIND
 

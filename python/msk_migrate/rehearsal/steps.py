@@ -22,7 +22,8 @@ from ..connectors.render import render_connectors, reverse_spec
 from ..kafka.mm2_acls import reverse_source_acls
 from ..kafka.selection import topic_selection
 from ..local.scram import MM2_USER
-from ..offset_translation.sync import NotReplicatedYet, SyncRequest, sync_group
+from ..offset_translation.request import NotReplicatedYet, SyncRequest
+from ..offset_translation.sync import sync_group
 from ..runbook.cleanup import delete, leftovers
 from ..runbook.cutover import Gate, cutover_check
 from ..runbook.group_offsets import verify_offsets

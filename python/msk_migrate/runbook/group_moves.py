@@ -21,7 +21,8 @@ from typing import Any
 
 from ..ledger import Change, Ledger
 from ..ledger.records import LedgerView
-from ..offset_translation.sync import SyncRequest, SyncResult, move_group
+from ..offset_translation.request import SyncRequest
+from ..offset_translation.sync import SyncResult, move_group
 from ..offset_translation.two_origin_sync import TwoOriginSyncResult
 from ..outcome import Outcome, View, col
 from .session import MigrationSession

@@ -29,7 +29,8 @@ from ...access.admin import AdminSession
 from ...access.offsets import end_offsets, partitions
 from ...config.migration import MigrationSpec
 from ...kafka.fingerprint import fingerprint
-from ...offset_translation.sync import SyncRequest, move_group
+from ...offset_translation.request import SyncRequest
+from ...offset_translation.sync import move_group
 from ...offset_translation.two_origin_sync import TwoOriginSyncResult
 from ...validation.copy_marks import strip_mark
 from ..demo import commit, wait
