@@ -13,7 +13,6 @@ out of the order (they are reported as such).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark import StorageLevel
@@ -21,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from . import explain
+from .diff_result import DiffResult
 from .fingerprint import plan_units
 from .reading import TP, ReadPlan
 
@@ -28,18 +28,6 @@ from .reading import TP, ReadPlan
 #: explained (paired, sampled) on the driver after one collect; more are explained by Spark jobs
 #: (bounded driver memory for any size of difference).
 LOCAL_EXPLAIN_LIMIT = 20_000
-CATEGORIES = ("missing", "unexpected", "duplicates", "changed", "reordered")
-
-
-@dataclass
-class DiffResult:
-    missing: int = 0
-    unexpected: int = 0
-    duplicates: int = 0
-    changed: int = 0
-    reordered: int = 0
-    changes: dict[str, int] = field(default_factory=dict)
-    samples: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {c: [] for c in CATEGORIES})
 
 
 _SIDE_COLS = ("ts_ms", "ts_used", "h_key", "h_value", "h_headers", "h_headers_sorted", "key_sample", "key_null", "key_len")

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from .reading import TP
 
 if TYPE_CHECKING:
-    from .diff import DiffResult
+    from .diff_result import DiffResult
 
 
 def reorder_samples(mis: DataFrame, out: dict[TP, DiffResult], n: int) -> None:

@@ -20,7 +20,8 @@ from .. import __version__
 from ..access.secrets import SecretResolver
 from ..errors import UnreachableError, UsageError
 from .checksum import Digest, checksum
-from .diff import LOCAL_EXPLAIN_LIMIT, DiffResult, diff
+from .diff import LOCAL_EXPLAIN_LIMIT, diff
+from .diff_result import DiffResult
 from .plan import ValidationPlan, make_plan
 from .reading import TP, ReadPlan
 from .report import Report, check_destination, hide_keys, report_clusters

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import kafka_meta as km
 from .checksum import Digest, explain_checksum
-from .diff import DiffResult
+from .diff_result import DiffResult
 from .plan import ValidationPlan
 from .reading import TP
 from .report import NO_EVIDENCE, PartitionResult, SideDigest, TopicResult
