@@ -3,7 +3,7 @@ the report fails is named (the live clusters are exercised in tests/integration/
 
 from __future__ import annotations
 
-from msk_migrate.runbook.cutover import GateEvidence, report_problems
+from msk_migrate.runbook.evidence import GateEvidence, report_problems
 
 
 def _report(**over) -> dict:

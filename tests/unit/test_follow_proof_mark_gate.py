@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from msk_migrate.runbook.cutover import GateEvidence
+from msk_migrate.runbook.evidence import GateEvidence
 from msk_migrate.runbook.proof_mark import check_proof_mark, is_proof_mark, validation_evidence
 from msk_migrate.validation.follow.mark import Mark, PartitionMark, TopicMark
 from msk_migrate.validation.follow.store import MarkStore

@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..kafka.selection import topic_selection
-from ..runbook.cutover import Condition, Gate, cutover_check
+from ..runbook.cutover import Gate, cutover_check
+from ..runbook.evidence import Condition
 from ..runbook.lag import lag
 from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
 from ..schemas.client import RegistryClient

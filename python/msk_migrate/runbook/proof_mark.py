@@ -20,7 +20,7 @@ from .. import store
 from ..errors import UsageError
 from ..validation.follow.mark import Mark
 from ..validation.follow.store import DEFAULT_NAME, MarkStore
-from .cutover import Condition, GateEvidence, check_validation
+from .evidence import Condition, GateEvidence, check_validation
 
 NAME = "proof mark"
 TP = tuple[str, int]
@@ -105,7 +105,7 @@ def is_proof_mark(location: str, field: str = "--validation-report") -> bool:
 
 def validation_evidence(location: str, max_age_s: float, evidence: GateEvidence) -> Condition:
     """The gate's validation condition from whichever evidence ``location`` holds: a proof mark (at or past
-    the groups' commit points) or a batch report (:func:`.cutover.check_validation`)."""
+    the groups' commit points) or a batch report (:func:`.evidence.check_validation`)."""
     if is_proof_mark(location):
         return check_proof_mark(location, evidence.committed, "the groups' commit points", max_age_s,
                                 evidence.source_cluster_id, evidence.target_cluster_id)

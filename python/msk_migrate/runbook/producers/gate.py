@@ -32,7 +32,7 @@ from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, last_stable_offsets, partitions
 from ...errors import UsageError
 from ...kafka.selection import topic_selection
-from ..cutover import Condition  # one gate condition, the consumer gate's and this one's
+from ..evidence import Condition  # one gate condition, the consumer gate's and this one's
 from ..lag import measure_lag
 from ..proof_mark import check_proof_mark, is_proof_mark
 from ..session import MigrationSession
