@@ -45,10 +45,11 @@ scan: setup       ## the pinned checkov over freshly synthesized stacks, as a us
 bench: setup      ## benchmarks; figures go to docs/PERFORMANCE.md
 	@for b in bench/*_bench.py; do echo "== $$b"; $(VENV)/python $$b || exit 1; done
 
-lint: setup       ## ruff + mypy + import layers + shellcheck + hadolint (the same gates as .pre-commit-config.yaml)
+lint: setup       ## ruff + mypy + import layers + no import cycle + shellcheck + hadolint (the same gates as .pre-commit-config.yaml)
 	$(VENV)/ruff check .
 	$(VENV)/mypy
 	$(VENV)/lint-imports
+	$(VENV)/python scripts/check_import_cycles.py --path python --path . msk_migrate infra bench
 	$(VENV)/shellcheck --severity=style $$(git ls-files '*.sh')
 	$(VENV)/hadolint --failure-threshold style images/*/Dockerfile
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from msk_migrate.config.environment import load_environment
-from msk_migrate.config.flow import environment_path
+from msk_migrate.config.environment_files import environment_path
 from msk_migrate.errors import UsageError
 
 DEV = environment_path("dev")

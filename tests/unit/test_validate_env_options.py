@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from msk_migrate.config.environment import load_environment
-from msk_migrate.config.flow import environment_path
+from msk_migrate.config.environment_files import environment_path
 from msk_migrate.errors import UsageError
 from msk_migrate.validation.cli import build_request
 

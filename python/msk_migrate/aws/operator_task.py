@@ -138,7 +138,7 @@ def _prefixes_of(env: str | None) -> Prefixes | None:
     if not env:
         return None
     from ..config.environment import load_environment
-    from ..config.flow import environment_path
+    from ..config.environment_files import environment_path
 
     cfg = load_environment(environment_path(env))
     return Prefixes.of(cfg.config_bucket_name, cfg.migration.name)

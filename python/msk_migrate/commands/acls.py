@@ -27,7 +27,7 @@ def _cluster_arn(given: str | None, kw: dict) -> str:
     arn = given
     if not arn and kw.get("env"):
         from ..config.environment import load_environment
-        from ..config.flow import environment_path
+        from ..config.environment_files import environment_path
 
         arn = load_environment(environment_path(kw["env"])).target.existing_cluster_arn
     if not arn:

@@ -34,7 +34,7 @@ from ..kafka.legal import check_group_id, check_topic_list, check_topic_name
 
 def _env(value: str) -> str:
     """``--env``: an environment name of ``infra/environments/`` (the file must be there) or a YAML path."""
-    from ..config.flow import environment_path
+    from ..config.environment_files import environment_path
 
     if value.endswith((".yaml", ".yml")) or "/" in value:
         check_readable_file(value)

@@ -15,13 +15,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import UsageError
-from ..paths import REPO_ROOT
+from .environment_files import environment_path
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .recorded import load_record, owner_of, save_record
-
-ENVIRONMENTS_DIR = REPO_ROOT / "infra" / "environments"
-
-
 
 
 @dataclass
@@ -87,16 +83,6 @@ def check_connect_url(url: str) -> str:
     except ValueError:
         raise UsageError("--connect-url", f"{url!r} has an invalid port", "use http(s)://HOST:PORT") from None
     return url.rstrip("/")
-
-
-def environment_path(env: str) -> Path:
-    if env.endswith((".yaml", ".yml")) or "/" in env:
-        return Path(env)
-    path = ENVIRONMENTS_DIR / f"{env}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in ENVIRONMENTS_DIR.glob("*.yaml"))) or "none"
-        raise UsageError("--env", f"no environment {env!r} in {ENVIRONMENTS_DIR}", f"use one of: {known}")
-    return path
 
 
 #: The exported variables an operator command reads, by option.

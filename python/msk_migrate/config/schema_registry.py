@@ -117,7 +117,7 @@ def optional_registry_section(env: str | None, config: Path | None) -> SchemaReg
 
 def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
     """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``."""
-    from .flow import environment_path
+    from .environment_files import environment_path
 
     option = "--env" if env else "--config"
     path = environment_path(env) if env else Path(str(config))

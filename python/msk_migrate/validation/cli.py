@@ -44,7 +44,7 @@ AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
 
 # ---- option values, checked where click parses them (clivalues.Checked: one line naming the option) ----
 def _environment(value: str) -> str:
-    from ..config.flow import environment_path
+    from ..config.environment_files import environment_path
 
     if value.endswith((".yaml", ".yml")) or "/" in value:
         check_readable_file(value)

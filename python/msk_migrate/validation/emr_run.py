@@ -36,7 +36,7 @@ REPORT_FILES = ("report.json", "report.html")
 def environment(kw: dict[str, Any]) -> EnvironmentConfig:
     """The ``--env`` environment (the application, role and bucket are named after it)."""
     from ..config.environment import load_environment
-    from ..config.flow import environment_path
+    from ..config.environment_files import environment_path
 
     value = kw.get("env")
     if not value:
