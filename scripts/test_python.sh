@@ -6,7 +6,8 @@
 #   clusters  the runbook commands and rehearsals on the shared local Kafka/Connect harness, validation and the
 #             follower (Spark), the unit and CLI tiers
 #   builds    image builds (buildah), the stacks (cdktf, terraform against moto, checkov), monitoring
-#             (Prometheus on its own clusters), the fault rig
+#             (Prometheus on its own clusters), the fault rig, and the topology rehearsals (each starts its own
+#             clusters and workers, so it runs beside the shared harness as well as on it: it balances the two)
 # Each session has its own harness, ports and directories (tests/conftest.py: one directory per pytest
 # process), so none can stop another's clusters.
 #
@@ -18,14 +19,32 @@ PYTEST=.venv/bin/pytest
 NAMES=(clusters builds)
 declare -A DIRS=(
   [clusters]="tests/integration tests/validation tests/unit"
-  [builds]="tests/images tests/infra tests/monitoring tests/faults"
+  [builds]="tests/images tests/infra tests/monitoring tests/faults tests/integration/test_rehearsal_topologies.py"
+)
+# A file placed in a session while its directory is in another one: that other session leaves it out.
+declare -A IGNORE=(
+  [clusters]="--ignore=tests/integration/test_rehearsal_topologies.py"
+  [builds]=""
 )
 
 if [[ "${MSK_MIGRATE_TEST_SERIAL:-0}" == "1" ]]; then
   exec "$PYTEST" "$@"
 fi
 
-# Every test directory belongs to exactly one session: a new one must be placed, never silently skipped.
+# Every test directory belongs to exactly one session: a new one must be placed, never silently skipped; a file
+# placed apart from its directory is left out of the directory's session, or it would run twice.
+for name in "${!DIRS[@]}"; do
+  for entry in ${DIRS[$name]}; do
+    [[ -f "$entry" ]] || continue
+    for other in "${!DIRS[@]}"; do
+      [[ "$other" == "$name" ]] && continue
+      if [[ " ${DIRS[$other]} " == *" $(dirname "$entry") "* && " ${IGNORE[$other]} " != *" --ignore=$entry "* ]]; then
+        echo "scripts/test_python.sh: $entry runs in '$name' and in '$other': add --ignore=$entry to IGNORE[$other]" >&2
+        exit 2
+      fi
+    done
+  done
+done
 all=" ${DIRS[*]} "
 for d in tests/*/; do
   d=${d%/}
@@ -44,7 +63,7 @@ trap 'kill "${pid[@]}" 2>/dev/null' EXIT INT TERM
 for name in "${NAMES[@]:1}"; do
   echo "[test] session '$name' (${DIRS[$name]}) runs beside this one; its output follows when all are done ($logs/$name.log)"
   # shellcheck disable=SC2086  # DIRS holds space-separated directories
-  "$PYTEST" -p no:cacheprovider ${DIRS[$name]} "$@" >"$logs/$name.log" 2>&1 &
+  "$PYTEST" -p no:cacheprovider ${DIRS[$name]} ${IGNORE[$name]} "$@" >"$logs/$name.log" 2>&1 &
   pid[$name]=$!
 done
 
@@ -53,7 +72,7 @@ echo "[test] session '$first' (${DIRS[$first]})"
 # In the background too (its output still comes straight here), so every session's pid is known: the files a
 # session keeps are named by it.
 # shellcheck disable=SC2086
-"$PYTEST" ${DIRS[$first]} "$@" &
+"$PYTEST" ${DIRS[$first]} ${IGNORE[$first]} "$@" &
 pid[$first]=$!
 for name in "${NAMES[@]}"; do
   wait "${pid[$name]}"
