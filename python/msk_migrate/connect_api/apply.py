@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import UsageError
 from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, MIRROR_PACKAGE, SOURCE_CONNECTOR_CLASS, checkpoints_topic, connector_namespace
 from ..kafka.selection import NameFilter
+from ..outcome import quiet
 from ..topology.marks import marked
 from .rest import ConnectClient, ConnectorFailed, ConnectRestError, failure
 from .sources import check_no_plaintext_secrets
@@ -112,7 +113,7 @@ def apply(
     configs: dict[str, dict[str, str]],
     wait: bool = True,
     timeout: float = 120.0,
-    progress: Callable[[str], None] = lambda m: None,
+    progress: Callable[[str], None] = quiet,
 ) -> ApplyResult:
     progress(f"validating {len(configs)} connector config(s) with the worker")
     validate_all(client, configs)

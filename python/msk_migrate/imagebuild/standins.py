@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..outcome import quiet
 from .bases import Base, read_bases
 from .buildah import Store
 from .images import IMAGES
@@ -149,7 +150,7 @@ def _bud(store: Store, ctx: Path, containerfile: str, tag: str, inputs: str, log
     _run(argv, log, env=store.env())
 
 
-def ensure(root: Path, store: Store, say=lambda msg: None) -> dict[str, str]:
+def ensure(root: Path, store: Store, say=quiet) -> dict[str, str]:
     """Builds every stand-in that is missing or stale. Returns ``{base by tag: stand-in image id}``."""
     log = store.home / "standins.log"
     ca_bytes = b"".join(p.read_bytes() for p in _extra_cas())

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..config.migration import ClusterEndpoint, WorkerSpec
 from ..kafka.mm2_acls import AclNeed
+from ..outcome import quiet
 from ..paths import LOCAL_DIR
 from ..threads import run_all
 from .classpath import classpath
@@ -86,7 +87,7 @@ class LocalEnvironment:
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
         self.with_schema_registry = with_schema_registry
-        self.progress = progress or (lambda msg: None)
+        self.progress = progress or quiet
         self.store = StateFile(self.base_dir)
         self.state_file = self.store.path
 

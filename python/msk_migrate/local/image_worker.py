@@ -29,12 +29,13 @@ from ..imagebuild.rehearsal_image import buildah as _buildah
 from ..imagebuild.rehearsal_image import image_id as _image_id
 from ..imagebuild.rehearsal_image import image_ref, inputs_hash, store
 from ..imagebuild.rehearsal_image import record_path as _record
+from ..outcome import quiet
 from ..paths import REPO_ROOT
 from ..versions import checkout_kafka_version
 from .procs import ProcRecord, launch
 
 
-def ensure_image(progress: Callable[[str], None] = lambda m: None, kafka_version: str | None = None) -> str:
+def ensure_image(progress: Callable[[str], None] = quiet, kafka_version: str | None = None) -> str:
     """Builds the kafka-connect image from the stand-in bases unless one of the same inputs exists. Returns its id."""
     st = store()
     standins.ensure(REPO_ROOT, st, say=progress)
@@ -85,7 +86,7 @@ def start_image_worker(
     worker_env: dict[str, str],
     data_dir: Path,
     name: str = "connect",
-    progress: Callable[[str], None] = lambda m: None,
+    progress: Callable[[str], None] = quiet,
     kafka_version: str | None = None,
 ) -> ProcRecord:
     """Starts the worker from the image with ``worker_env``: the environment start_connect_worker

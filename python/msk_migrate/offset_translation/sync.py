@@ -20,7 +20,7 @@ from ..access.offsets import latest_checkpoints
 from ..connectors.render import reverse_spec
 from ..errors import UsageError
 from ..kafka.selection import topic_selection
-from ..outcome import Outcome, View, col
+from ..outcome import Outcome, View, col, quiet
 from . import certificate as cert_mod
 from .plan import apply_plans, group_commits, require_group_stopped, translate_group
 from .planner import Action, PartitionPlan, Placement
@@ -87,12 +87,8 @@ class SyncResult:
             views=[view], notes=[note])
 
 
-def _quiet(_: str) -> None:
-    """No progress shown."""
-
-
 def move_group(clusters: Clusters, request: SyncRequest,
-               progress: Callable[[str], None] = _quiet) -> SyncResult | TwoOriginSyncResult:
+               progress: Callable[[str], None] = quiet) -> SyncResult | TwoOriginSyncResult:
     """``offsets sync``: :func:`sync_group`, or for a flow that marks its copies (active/active, a partition fed
     from both clusters) the two-origin translation (:mod:`.two_origin_sync`)."""
     if getattr(clusters.migration, "mark_copies", False):
@@ -102,7 +98,7 @@ def move_group(clusters: Clusters, request: SyncRequest,
     return sync_group(clusters, request, progress)
 
 
-def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = _quiet) -> SyncResult:
+def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = quiet) -> SyncResult:
     """Place ``request.group`` on the other cluster of ``clusters`` (a ``MigrationSession``), write it unless a
     dry run, and write the certificate where asked. Refuses (UsageError, exit 2, nothing written) an unknown
     group, one with members, an unwritable certificate location, a commit point replication has not

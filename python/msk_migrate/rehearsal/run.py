@@ -9,6 +9,7 @@ from typing import Protocol, TypeVar
 
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape, default_shape
+from ..outcome import quiet
 from . import producer_steps, proof_steps, schema_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
@@ -72,7 +73,7 @@ def run_step(ctx: C, name: str, fn: Callable[[C], str]) -> None:
         raise StepFailed(f"{name}: {result}")
 
 
-def rehearse(say: Callable[[str], None] = lambda m: None, with_monitoring: bool = True,
+def rehearse(say: Callable[[str], None] = quiet, with_monitoring: bool = True,
              validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local",
              shape: EnvironmentShape | None = None) -> RehearsalResult:
     """The whole runbook on local clusters. ``shape``: the clusters (:func:`msk_migrate.local.shape.make_shape`);

@@ -32,6 +32,7 @@ from ..errors import UsageError
 from ..kafka.selection import topic_selection
 from ..ledger import LEDGER_ENV, Change, Ledger, ledger_for, open_ledger
 from ..ledger.identity import read_identities, refuse_changed, replicating_changes
+from ..outcome import quiet
 from .session import MigrationSession
 
 TP = tuple[str, int]
@@ -98,7 +99,7 @@ def guard_apply(flow: Any, client: ConnectClient) -> Callable[[], str | None]:
 
 
 def reset_topics(s: MigrationSession, topics: list[str], timeout: float = 180.0,
-                 say: Callable[[str], None] = lambda _: None, ledger: Ledger | None = None) -> list[dict[str, Any]]:
+                 say: Callable[[str], None] = quiet, ledger: Ledger | None = None) -> list[dict[str, Any]]:
     """Reset ``topics``' source offsets in the forward source connector and record their identities now in
     ``ledger`` (default: :func:`ledger_of` the session). Refuses (exit 2, nothing changed) a topic that is not
     a selected topic on the source."""

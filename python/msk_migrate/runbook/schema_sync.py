@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..outcome import quiet
 from ..schemas.client import RegistryClient
 from ..schemas.operations import Direction, make_plan
 from ..schemas.reader import list_subjects
@@ -46,7 +47,7 @@ def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list
     schemad = schemad_topics(source, topics)
     if not schemad:
         return None
-    plan, origin, _ = make_plan(Direction(source, target), (), lambda _m: None)
+    plan, origin, _ = make_plan(Direction(source, target), (), quiet)
     where = f"{', '.join(schemad)} carry schema'd records; {source.role} {source.url} -> {target.role} {target.url}: "
     if plan.in_sync:
         return SchemaSync(True, schemad, where + f"all {len(origin.versions)} version(s) on the {target.role} registry "

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import UsageError
+from ..outcome import quiet
 from .client import NotFound, RegistryClient
 from .model import Inventory, Reference, SchemaVersion
 
@@ -70,7 +71,7 @@ def read_subject(client: RegistryClient, subject: str) -> tuple[list[SchemaVersi
     return versions, level, (mode or {}).get("mode")
 
 
-def read_inventory(client: RegistryClient, subjects: list[str], progress: Callable[[str], None] = lambda _: None) -> Inventory:
+def read_inventory(client: RegistryClient, subjects: list[str], progress: Callable[[str], None] = quiet) -> Inventory:
     """The inventory of ``subjects`` on ``client``'s registry (a subject that is not there contributes nothing)."""
     inv = Inventory(url=client.url)
     glob = client.get_or_none("/config") or {}

@@ -21,6 +21,7 @@ from typing import Protocol
 from urllib.parse import quote
 
 from ..errors import UsageError
+from ..outcome import quiet
 from .apicurio_import import build_archive
 from .client import NotFound, RegistryClient
 from .model import SchemaVersion
@@ -45,7 +46,7 @@ class ApicurioImport:
     client: RegistryClient
     system_version: str
     route: str = "apicurio-import"
-    progress: Callable[[str], None] = field(default=lambda _m: None)
+    progress: Callable[[str], None] = field(default=quiet)
 
     def _next_global_id(self) -> int:
         found = self.client.get(self.client.root + "/apis/registry/v3/search/versions", absolute=True,
@@ -115,7 +116,7 @@ def register_keeping_id(client: RegistryClient, v: SchemaVersion, extra: dict[st
         client.request("DELETE", f"{subject_path(v.subject)}/versions/{v.version}")
 
 
-def choose_writer(client: RegistryClient, progress: Callable[[str], None] = lambda _m: None) -> Writer:
+def choose_writer(client: RegistryClient, progress: Callable[[str], None] = quiet) -> Writer:
     """The route by which ``client``'s registry keeps ids; UsageError when it offers none."""
     try:
         info = client.get(client.root + "/apis/registry/v3/system/info", absolute=True)

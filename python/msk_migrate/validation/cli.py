@@ -37,6 +37,7 @@ from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
 from ..kafka.legal import check_topic_list, check_topic_name, check_topic_regex
+from ..outcome import quiet
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
@@ -538,7 +539,7 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
     con = human(output)
     show = con.is_terminal or output == "text"
     with (_client_logs_to_stderr(spark) if verbose else nullcontext()), \
-            (spark_progress(con) if show else nullcontext(lambda _m: None)) as say:
+            (spark_progress(con) if show else nullcontext(quiet)) as say:
         report = run_validation(request, spark=spark, progress=say)
     if output == "json":
         doc = report.to_dict()
@@ -605,7 +606,7 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     con = human(output)
     show = con.is_terminal or output == "text"
     with (_client_logs_to_stderr(None) if verbose else nullcontext()), \
-            (follow_progress(con) if show else nullcontext(lambda _m: None)) as say:
+            (follow_progress(con) if show else nullcontext(quiet)) as say:
         if chained:
             from .follow.chain_run import follow_chained
 

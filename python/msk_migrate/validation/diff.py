@@ -19,6 +19,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..outcome import quiet
 from . import explain
 from .diff_result import DiffResult
 from .fingerprint import plan_units
@@ -70,7 +71,7 @@ def diff(
     target: ReadPlan,
     tps: list[TP],
     sample_size: int,
-    on_phase: Callable[[str], None] = lambda _m: None,
+    on_phase: Callable[[str], None] = quiet,
     order_tps: set[TP] | None = None,
     explain_limit: int = LOCAL_EXPLAIN_LIMIT,
 ) -> dict[TP, DiffResult]:

@@ -19,6 +19,7 @@ from typing import Any
 from .. import __version__
 from ..access.secrets import SecretResolver
 from ..errors import UnreachableError, UsageError
+from ..outcome import quiet
 from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, diff
 from .diff_result import DiffResult
@@ -187,7 +188,7 @@ def run_validation(
     (``report.locations``). ``spark``: an existing SparkSession (spark-submit, Glue, tests); default: a
     local one with the pinned spark-sql-kafka jars. ``explain_limit``: differing fingerprint groups
     explained on the driver (more are explained by Spark jobs)."""
-    say = progress or (lambda _m: None)
+    say = progress or quiet
     started = time.time()
     req = request
     if req.report_dir:

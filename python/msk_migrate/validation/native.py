@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
+from ..outcome import quiet
 from .copy_marks import MarkState, came_from, strip_mark
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
 from .schema_ids import HEADER_BYTES, count_ids, ids_of
@@ -440,7 +441,7 @@ def native_checksum(
     tps: list[TP] | None = None,
     workers: int | None = None,
     verbose: bool = False,
-    say: Callable[[str], None] = lambda _m: None,
+    say: Callable[[str], None] = quiet,
     id_rows: list[IdRow] | None = None,
 ) -> dict[str, dict[TP, Digest]]:
     """Per-partition digests of each plan ("source", "target"), like :func:`.checksum.checksum`.

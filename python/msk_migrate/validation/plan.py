@@ -13,6 +13,7 @@ from ..access.client_security import admin_config
 from ..access.secrets import SecretResolver
 from ..access.spark_options import spark_kafka_options
 from ..errors import UsageError
+from ..outcome import quiet
 from . import kafka_meta as km
 from .reading import TP, ReadPlan
 from .request import ValidationRequest, iso
@@ -159,7 +160,7 @@ def _snapshot_ranges(req: ValidationRequest, src_topics: dict[str, int], earlies
     return ranges
 
 
-def make_plan(req: ValidationRequest, resolver: SecretResolver, say=lambda _m: None) -> ValidationPlan:
+def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet) -> ValidationPlan:
     """Read the clusters' metadata and decide what to compare (no Spark)."""
     snapshot = bool(req.offsets_snapshot)
     until = None if snapshot else req.effective_until_ms(int(time.time() * 1000))

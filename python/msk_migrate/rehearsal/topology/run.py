@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...local.harness import DEFAULT_DIR, LocalEnvironment
 from ...local.shape import make_shape
+from ...outcome import quiet
 from ..result import RehearsalResult, StepFailed
 from ..run import run_step
 from . import active_active, consolidate, fan_out
@@ -24,7 +25,7 @@ TOPOLOGIES: dict[str, tuple[Callable[[int], dict[str, FlowCase]], list[tuple[str
 WITH_PEER = {"consolidate", "fan-out"}
 
 
-def rehearse_topology(topology: str, say: Callable[[str], None] = lambda m: None, base_dir: Path = DEFAULT_DIR,
+def rehearse_topology(topology: str, say: Callable[[str], None] = quiet, base_dir: Path = DEFAULT_DIR,
                       timeout: float = 240.0, broker_heap: str | None = None) -> RehearsalResult:
     """The rehearsal of ``topology`` on one broker per cluster (source, target and the peer), each migration on
     its own Connect worker. The environment is brought to that shape first (a previous run's shape never stays)."""

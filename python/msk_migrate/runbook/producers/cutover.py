@@ -26,7 +26,7 @@ from ...access.offsets import end_offsets, partitions
 from ...errors import UsageError
 from ...kafka.selection import topic_selection
 from ...ledger import Change, Ledger, LedgerView
-from ...outcome import Outcome, View, col
+from ...outcome import Outcome, View, col, quiet
 from ...store import document, in_directory
 from ..session import MigrationSession
 from . import config_fence
@@ -245,7 +245,7 @@ STEP_VIEW = [col("step", "step"), col("seconds", "seconds"), col("result", lambd
 
 def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, quiet_seconds: float,
              timeout: float, talked_to: dict[str, Any], certificate: str | None = None,
-             progress: Callable[[str], None] = lambda m: None, fence_mode: str = "auto") -> Outcome:
+             progress: Callable[[str], None] = quiet, fence_mode: str = "auto") -> Outcome:
     """checks -> fence -> drain -> snapshot validation -> certificate (see the module docstring)."""
     view = ledger.read()
     moved = [t for t in topics if view.state_of("topic", t) == "producers-moved"]
@@ -309,7 +309,7 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
 # ---- cutover confirm ------------------------------------------------------------------------------------------
 def confirm_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, timeout: float,
                  talked_to: dict[str, Any], certificate: str | None = None,
-                 progress: Callable[[str], None] = lambda m: None) -> Outcome:
+                 progress: Callable[[str], None] = quiet) -> Outcome:
     """The target receives direct writes on every topic of the wave, the source none since the fence; then
     "producers-moved" is recorded with the producer certificate as evidence."""
     view = ledger.read()

@@ -32,6 +32,7 @@ from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, last_stable_offsets, partitions
 from ...errors import UsageError
 from ...kafka.selection import topic_selection
+from ...outcome import quiet
 from ..evidence import Condition  # one gate condition, the consumer gate's and this one's
 from ..lag import measure_lag
 from ..proof_mark import check_proof_mark, is_proof_mark
@@ -220,7 +221,7 @@ def producer_gate(s: MigrationSession, topics: list[str], *, wave: str | None, l
                   fence_session: AdminSession | None = None, fenced_ends: dict[TP, int] | None = None,
                   quiet_seconds: float = 10.0, timeout: float = 60.0, source_ep: Any = None, target_ep: Any = None,
                   report_dir: str | None = None, validate: bool = True,
-                  progress: Callable[[str], None] = lambda m: None, proof_mark: str | None = None,
+                  progress: Callable[[str], None] = quiet, proof_mark: str | None = None,
                   max_mark_age_s: float = 1800.0) -> GateResult:
     """Every condition of the producer gate for ``topics`` (see the module docstring). ``proof_mark``: when it
     names a ``validate --follow`` mark, the mark at or past the fenced end offsets is the validation evidence

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...kafka.selection import topic_selection
-from ...outcome import Outcome, View, col
+from ...outcome import Outcome, View, col, quiet
 from ..session import MigrationSession
 from . import config_fence
 from . import fence as fence_mod
@@ -119,7 +119,7 @@ def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None,
 
 
 def fence_wave(s: MigrationSession, topics: list[str], wave: str | None, quiet_seconds: float, timeout: float,
-               talked_to: dict[str, Any], progress: Callable[[str], None] = lambda m: None) -> tuple[Outcome, fence_mod.FenceState, WatchResult]:
+               talked_to: dict[str, Any], progress: Callable[[str], None] = quiet) -> tuple[Outcome, fence_mod.FenceState, WatchResult]:
     """Fence ``topics`` on the source, then watch their end offsets for ``quiet_seconds``."""
     progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
     st = fence_mod.fence(s.source, topics)
@@ -173,7 +173,7 @@ def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any]
 def check_producers(s: MigrationSession, topics: list[str], wave: str | None, ledger: GroupsOnWave, *,
                     fenced_ends: dict | None, quiet_seconds: float, timeout: float, report_dir: str | None,
                     certificate: str | None, talked_to: dict[str, Any], source_ep: Any, target_ep: Any,
-                    progress: Callable[[str], None] = lambda m: None, proof_mark: str | None = None,
+                    progress: Callable[[str], None] = quiet, proof_mark: str | None = None,
                     max_mark_age_s: float = 1800.0) -> tuple[Outcome, GateResult]:
     res = producer_gate(s, topics, wave=wave, ledger=ledger, fenced_ends=fenced_ends, quiet_seconds=quiet_seconds,
                         timeout=timeout, source_ep=source_ep, target_ep=target_ep, report_dir=report_dir, progress=progress,

@@ -28,6 +28,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from ...access.admin import TP, AdminSession
 from ...access.offsets import end_offsets, partitions
+from ...outcome import quiet
 from .describe import ProducersAnswer, describe_producers
 
 
@@ -140,7 +141,7 @@ class WatchResult:
 
 def watch(session: AdminSession, topics: list[str], quiet_seconds: float, timeout: float,
           baseline: dict[TP, int] | None = None, interval: float = 1.0,
-          progress: Callable[[str], None] = lambda m: None, stop_on_write: bool = False,
+          progress: Callable[[str], None] = quiet, stop_on_write: bool = False,
           name_producers: bool = True, stop_on_write_after: float | None = None) -> WatchResult:
     """Watch the end offsets of ``topics`` on ``session`` until they stayed still for ``quiet_seconds``
     or ``timeout`` passed. ``baseline``: end offsets to compare with (e.g. those recorded at the fence);

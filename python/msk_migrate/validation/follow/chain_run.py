@@ -16,7 +16,7 @@ from typing import Any
 
 from ...access.secrets import SecretResolver
 from ...access.spark_options import spark_kafka_options
-from ...outcome import Outcome, col
+from ...outcome import Outcome, col, quiet
 from ..request import ValidationRequest
 from .follower import Clusters, FollowOptions, prepare
 from .run import _verdict, marks_view
@@ -24,7 +24,7 @@ from .store import MarkStore
 
 
 def follow_chained(req: ValidationRequest, opts: FollowOptions, spark: Any = None,
-                   say: Callable[[str], None] = lambda _m: None) -> Outcome:
+                   say: Callable[[str], None] = quiet) -> Outcome:
     """One chained Spark run (see the module doc); ``spark``: a session to use (default: a local one)."""
     from .spark_chain import chain_pass
 

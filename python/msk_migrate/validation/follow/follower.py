@@ -29,6 +29,7 @@ from confluent_kafka import Consumer, KafkaError, TopicCollection, TopicPartitio
 from ...access.client_security import admin_config
 from ...access.secrets import SecretResolver
 from ...errors import UsageError
+from ...outcome import quiet
 from .. import kafka_meta as km
 from ..native import _FATAL, NativeReadError, consumer_config
 from ..plan import select_topics
@@ -155,7 +156,7 @@ class Follower:
     """Reads both clusters past ``mark`` and advances it (one consumer per cluster, kept across passes)."""
 
     def __init__(self, clusters: Clusters, store: MarkStore, mark: Mark, opts: FollowOptions,
-                 metrics: Metrics | None = None, say: Callable[[str], None] = lambda _m: None):
+                 metrics: Metrics | None = None, say: Callable[[str], None] = quiet):
         self.clusters, self.store, self.mark, self.opts, self.metrics, self.say = clusters, store, mark, opts, metrics, say
         self.cmp: dict[TP, PartitionCompare] = {}
         self.consumers: dict[str, Consumer] = {}

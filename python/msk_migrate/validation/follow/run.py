@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ...outcome import Outcome, View, col
+from ...outcome import Outcome, View, col, quiet
 from ..request import ValidationRequest
 from .follower import Clusters, Follower, FollowOptions, prepare
 from .mark import ClusterFacts, Mark
@@ -59,7 +59,7 @@ def _mismatch_text(r: dict[str, Any]) -> str:
     return f"{what} at source offset {m['source_offset']}, target offset {m['target_offset']}"
 
 
-def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], None] = lambda _m: None) -> Outcome:
+def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], None] = quiet) -> Outcome:
     """Run the follower (see the module doc); UsageError/UnreachableError (exit 2) before anything is written."""
     store = MarkStore(opts.mark)
     store.check_writable()
@@ -120,7 +120,7 @@ def marks_view(title: str, progress: Any) -> View:
 
 
 def follow_loop(follower: Follower, clusters: Clusters, facts: ClusterFacts, opts: FollowOptions,
-                stopped: Callable[[], bool], say: Callable[[str], None] = lambda _m: None) -> list[tuple[str, int]]:
+                stopped: Callable[[], bool], say: Callable[[str], None] = quiet) -> list[tuple[str, int]]:
     """Passes until ``stopped()`` (``--once``: one). A pass that proved nothing waits ``--interval``; a busy
     follower starts the next pass at once. End offsets are read again before every pass, the full check
     of the clusters (ids, partition counts, topic ids, retention) every ``--interval``. The mark is
