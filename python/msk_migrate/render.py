@@ -2,7 +2,8 @@
 
 Text: the outcome's tables (or one table of its rows) and notes on stdout; JSON: one document of
 :data:`~msk_migrate.cliutil.JSON_SHAPE` on stdout (human lines go to stderr, so stdout stays
-machine-readable); HTML: a self-contained page of the same tables, to stdout or ``--html FILE``.
+machine-readable). :func:`html_page` makes a self-contained page of the same tables, which ``status``
+writes beside the ledger (no command prints HTML on stdout: ``--output`` is text or json).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import Any, NoReturn
 from .cliutil import emit_json, emit_json_stream, human
 from .outcome import Column, Outcome, Progress, View, col, to_json
 from .tables import colour, table
-
-OUTPUTS = ("text", "json", "html")
 
 
 def _views(o: Outcome, rows: Sequence[Any]) -> list[View]:
@@ -106,12 +105,7 @@ def render(o: Outcome, output: str = "text") -> NoReturn:
         else:
             emit_json(o.document())
     else:
-        rows = _drain(o, keep=o.end is None)  # with ``end`` the views hold what text shows: rows stay unheld
-        if output == "html":
-            sys.stdout.write(html_page(o, rows))
-            sys.stdout.flush()
-        else:
-            print_text(o, rows)
+        print_text(o, _drain(o, keep=o.end is None))  # with ``end`` the views hold what text shows: rows stay unheld
     if o.error:
         from .cliutil import fail
 
