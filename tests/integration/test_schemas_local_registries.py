@@ -51,6 +51,22 @@ def test_up_with_schema_registry_records_both_registries_and_down_forgets_them(t
         with urllib.request.urlopen(urls["target"] + "/subjects/local-demo-value/versions/1", timeout=10) as resp:
             assert json.load(resp)["id"] == schema_id
 
+        # a lab flow file beside the local worker (`lag`/`cutover check --config F --local`): the file names the
+        # registries (or none); the local environment's registries do not compete with it
+        from msk_migrate.commands.runbook import _registries
+
+        st = env.status()
+        flow = {"source": {"alias": "source", "bootstrap_servers": st["source"]["bootstrap_servers"]},
+                "target": {"alias": "target", "bootstrap_servers": st["target"]["bootstrap_servers"]},
+                "migration": {"name": "lab", "topics": ["lab-.*"]}}
+        bare, named = tmp_path / "bare.yaml", tmp_path / "named.yaml"
+        bare.write_text(json.dumps(flow))
+        named.write_text(json.dumps({**flow, "schema_registry": {"source": urls["target"], "target": urls["source"]}}))
+        kw = {"config": bare, "local": True, "local_dir": base}
+        assert _registries(kw, None, None) is None
+        src, tgt = _registries({**kw, "config": named}, None, None)
+        assert (src.url, tgt.url) == (urls["target"], urls["source"])  # the file's, not the environment's
+
         stopped = env.down()
         assert {"source-registry", "target-registry"} <= set(stopped)
         assert env.state().registries == {} and env.registry_urls() == {}

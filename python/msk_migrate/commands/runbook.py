@@ -222,6 +222,8 @@ def _registries(kw: dict, source_url: str | None, target_url: str | None):
     from .schemas import registry_direction
 
     env, config, local, local_dir = kw.get("env"), kw.get("config"), bool(kw.get("local")), kw.get("local_dir")
+    if env or config:  # the flow's file names its registries; --local beside it only chooses the worker
+        local = False
     if not (source_url or target_url):
         if local:
             from ..local.state import StateFile
