@@ -11,6 +11,8 @@ from typing import Any, NoReturn
 import click
 from rich.console import Console
 
+from .outcome import json_document, to_json
+
 #: Human output goes to stderr when JSON is requested, so stdout stays machine-readable.
 #: Not a terminal (a log, a pipe): wide enough that tables keep whole numbers and names.
 _LOG_WIDTH = None if sys.stdout.isatty() else 160
@@ -45,17 +47,6 @@ def emit_json(data: Any) -> None:
 JSON_SHAPE = ("talked_to", "rows", "verdict", "exit_code")
 
 
-def json_document(talked_to: dict[str, Any] | None, rows: Iterable[Any], verdict: str, exit_code: int,
-                  **extra: Any) -> dict[str, Any]:
-    """The document of :data:`JSON_SHAPE` (``rows`` items with ``to_dict`` are converted)."""
-    return {"talked_to": talked_to or {}, "rows": [_row(r) for r in rows], "verdict": verdict,
-            "exit_code": exit_code, **extra}
-
-
-def _row(r: Any) -> Any:
-    return r.to_dict() if hasattr(r, "to_dict") else r
-
-
 def json_shape_problems(doc: Any) -> list[str]:
     """Why ``doc`` is not of :data:`JSON_SHAPE` (empty when it is)."""
     if not isinstance(doc, dict):
@@ -80,7 +71,7 @@ def emit_json_stream(head: dict[str, Any], rows: Iterable[Any], tail: Callable[[
     out.write('  "rows": [')
     first = True
     for r in rows:
-        out.write(("\n    " if first else ",\n    ") + json.dumps(_row(r), sort_keys=True, default=str))
+        out.write(("\n    " if first else ",\n    ") + json.dumps(to_json(r), sort_keys=True, default=str))
         first = False
     out.write("\n  ]" if not first else "]")
     for k, v in tail().items():

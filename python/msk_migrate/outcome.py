@@ -92,8 +92,7 @@ class Outcome:
 
     def document(self) -> dict[str, Any]:
         """The JSON document (:data:`msk_migrate.cliutil.JSON_SHAPE`)."""
-        return {"command": self.command, **self.extra, "talked_to": self.talked_to,
-                "rows": [to_json(r) for r in self.rows], "verdict": self.verdict, "exit_code": self.exit_code}
+        return json_document(self.talked_to, self.rows, self.verdict, self.exit_code, command=self.command, **self.extra)
 
 
 #: How an operation says what it is doing (a spinner's text in a terminal; nothing under --output json).
@@ -102,6 +101,14 @@ Progress = Callable[[str], None]
 
 def quiet(_: str) -> None:
     """The :data:`Progress` of a caller that shows none."""
+
+
+def json_document(talked_to: dict[str, Any] | None, rows: Iterable[Any], verdict: str, exit_code: int,
+                  **extra: Any) -> dict[str, Any]:
+    """The one JSON document of every command (:data:`msk_migrate.cliutil.JSON_SHAPE`): ``extra`` first, then the
+    four keys of the shape, which ``extra`` cannot override; rows with ``to_dict`` are converted."""
+    return {**extra, "talked_to": talked_to or {}, "rows": [to_json(r) for r in rows], "verdict": verdict,
+            "exit_code": exit_code}
 
 
 def to_json(row: Any) -> Any:

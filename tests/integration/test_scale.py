@@ -189,6 +189,6 @@ def test_every_json_command_prints_the_one_shape(scale, local_env, connect, tmp_
             problems = [f"exit_code {doc['exit_code']} but the command exited {r.returncode}"]
         if problems:
             bad[name] = "; ".join(problems)
-    assert not bad, "commands whose --output json is not the one shape (cliutil.json_document): " + "; ".join(
+    assert not bad, "commands whose --output json is not the one shape (outcome.json_document): " + "; ".join(
         f"`msk-migrate {k}`: {v}" for k, v in bad.items())
     assert hb_name not in connect.connectors()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import click
 
-from msk_migrate.cliutil import JSON_SHAPE, emit_json_stream, json_document, json_shape_problems
+from msk_migrate.cliutil import JSON_SHAPE, emit_json_stream, json_shape_problems
 from msk_migrate.commands.root import cli
+from msk_migrate.outcome import json_document
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,7 +62,7 @@ def test_every_command_offering_json_output_has_its_shape_checked():
     unchecked = [c for c in found if c not in RUN_AT_SCALE and c not in ASSERTED_IN]
     assert not unchecked, (
         f"`msk-migrate {unchecked[0]}` offers --output json but nothing checks that its document is of the one shape "
-        f"{JSON_SHAPE} (build it with msk_migrate.cliutil.json_document): add it to RUN_AT_SCALE in "
+        f"{JSON_SHAPE} (build it with msk_migrate.outcome.json_document): add it to RUN_AT_SCALE in "
         f"tests/unit/test_json_shape.py and an invocation to CASES in tests/integration/test_scale.py, or name the "
         f"test asserting json_shape_problems(...) on its output in ASSERTED_IN")
     stale = sorted((RUN_AT_SCALE | set(ASSERTED_IN)) - set(found))

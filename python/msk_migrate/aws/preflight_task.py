@@ -103,7 +103,8 @@ def print_in_vpc(con, output: str, **opts) -> int:
     """Run in the VPC and print like the local preflight; the exit code: 0 ok, 1 a check failed, 2 no result."""
     from rich.table import Table
 
-    from ..cliutil import emit_json, json_document
+    from ..cliutil import emit_json
+    from ..outcome import json_document
 
     cluster = opts.get("ecs_cluster")
     if not cluster:

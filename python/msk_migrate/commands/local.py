@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..cliutil import emit_json, human, json_document, output_option
+from ..cliutil import emit_json, human, output_option
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import default_heap, make_shape
+from ..outcome import json_document
 from .options import WRITE_DIR
 
 dir_option = click.option(

@@ -21,7 +21,7 @@ import click
 import yaml
 
 from .. import cliutil
-from ..cliutil import emit_json, human, json_document, output_option
+from ..cliutil import emit_json, human, output_option
 from ..clivalues import (
     Aliased,
     Checked,
@@ -37,7 +37,7 @@ from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
 from ..kafka.legal import check_topic_list, check_topic_name, check_topic_regex
-from ..outcome import quiet
+from ..outcome import json_document, quiet
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]

@@ -170,7 +170,8 @@ def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, kw
 def validate_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, kw: dict[str, Any], output: str) -> int:
     """The command's ``--on emr-serverless`` branch: progress on the console, then the verdict (text) or
     the one JSON shape; returns the report's exit code (0 match / 1 mismatch)."""
-    from ..cliutil import emit_json, human, json_document
+    from ..cliutil import emit_json, human
+    from ..outcome import json_document
 
     con = human(output)
     with con.status("EMR Serverless") as status:
