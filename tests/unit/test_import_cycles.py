@@ -14,13 +14,18 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
 
 
-def test_a_cycle_inside_one_package_fails_the_gate_with_the_lines_that_close_it(tmp_path: Path) -> None:
-    pkg = tmp_path / "planted"
+def _package(root: Path, modules: dict[str, str]) -> None:
+    """The package ``planted`` under ``root`` with these modules (name -> source)."""
+    pkg = root / "planted"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "request.py").write_text("from .sync import run\n")
-    (pkg / "sync.py").write_text("def run():\n    from .request import run as again  # a function-level import closes it\n    return again\n")
-    (pkg / "alone.py").write_text("from . import request\n")
+    for name, text in {"__init__": "", **modules}.items():
+        (pkg / f"{name}.py").write_text(text)
+
+
+def test_a_cycle_inside_one_package_fails_the_gate_with_the_lines_that_close_it(tmp_path: Path) -> None:
+    _package(tmp_path, {"request": "from .sync import run\n",
+                        "sync": "def run():\n    from .request import run as again  # a function-level import closes it\n    return again\n",
+                        "alone": "from . import request\n"})
     r = _run("--path", str(tmp_path), "planted")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "import cycle among 2 modules: planted.request, planted.sync" in r.stdout
@@ -28,10 +33,6 @@ def test_a_cycle_inside_one_package_fails_the_gate_with_the_lines_that_close_it(
 
 
 def test_the_same_package_without_the_cycle_passes(tmp_path: Path) -> None:
-    pkg = tmp_path / "planted"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "request.py").write_text("X = 1\n")
-    (pkg / "sync.py").write_text("from .request import X\n")
+    _package(tmp_path, {"request": "X = 1\n", "sync": "from .request import X\n"})
     r = _run("--path", str(tmp_path), "planted")
     assert r.returncode == 0 and "no import cycle in planted" in r.stdout, r.stdout + r.stderr
