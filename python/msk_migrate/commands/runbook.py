@@ -233,14 +233,10 @@ def _registries(kw: dict, source_url: str | None, target_url: str | None):
             if not (state.exists() and state.load().registries):
                 return None
         elif env or config:
-            from ..config.schema_registry import registry_section
+            from ..config.schema_registry import optional_registry_section
 
-            try:
-                registry_section(env, config)
-            except UsageError as exc:
-                if "has no schema_registry section" in exc.message:
-                    return None
-                raise
+            if optional_registry_section(env, config) is None:
+                return None
         else:
             return None
     d = registry_direction(env, config, local, local_dir, source_url, target_url, "target")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
@@ -107,16 +107,22 @@ class SchemaRegistrySection(BaseModel):
 
 def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:
     """The section of ``--env`` / ``--config`` when the file has one, else None (a malformed one is bad input)."""
-    try:
-        return registry_section(env, config)
-    except UsageError as exc:
-        if "has no schema_registry section" in str(exc):
-            return None
-        raise
+    option, _, section = _read_section(env, config)
+    return None if not section else _validated(option, section)
 
 
 def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
-    """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``."""
+    """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``; a file without one is
+    bad input naming the option."""
+    option, path, section = _read_section(env, config)
+    if not section:
+        raise UsageError(option, f"{path} has no schema_registry section",
+                         "add schema_registry: {source: URL, target: URL}, or pass --source-registry/--target-registry")
+    return _validated(option, section)
+
+
+def _read_section(env: str | None, config: Path | None) -> tuple[str, Path, Any]:
+    """(the option, the file, its raw ``schema_registry`` value or None); an unreadable file is bad input."""
     from .environment_files import environment_path
 
     option = "--env" if env else "--config"
@@ -125,10 +131,10 @@ def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySect
         raw = safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise UsageError(option, f"cannot read {path} ({type(exc).__name__})", "give a readable YAML file") from None
-    section = raw.get("schema_registry") if isinstance(raw, dict) else None
-    if not section:
-        raise UsageError(option, f"{path} has no schema_registry section",
-                         "add schema_registry: {source: URL, target: URL}, or pass --source-registry/--target-registry")
+    return option, path, raw.get("schema_registry") if isinstance(raw, dict) else None
+
+
+def _validated(option: str, section: Any) -> SchemaRegistrySection:
     try:
         return SchemaRegistrySection.model_validate(section)
     except ValidationError as exc:
