@@ -17,6 +17,10 @@ shim                            moto 5.0 limitation
 ``S3LockChecksums``             a PutObject to a bucket under Object Lock is refused without Content-MD5 (S3 also
                                 accepts the x-amz-checksum-* the SDKs send by default)
 ``S3RequestSeen``               the bucket-policy check is not given the request (see ``s3_policy_conditions``)
+``Ec2RetryReplay``              under load moto may answer an EC2 call after the SDK gave up on it; the SDK's retry
+                                of an AuthorizeSecurityGroupIngress/Egress moto had completed then meets
+                                InvalidPermission.Duplicate (seen once on a loaded CI machine). A retry (same
+                                ``amz-sdk-invocation-id``) of a call moto answered 200 gets that answer again
 ``JsonTimestamps``              ECR and EMR Serverless return ``createdAt``/``updatedAt``/... as strings, not epoch numbers
 ``Route53ZoneIds``              hosted zone ids without Route 53's leading ``Z`` (the environment file refuses them)
 :func:`s3_logging_policy_check`  PutBucketLogging's check of the target bucket's policy reads ``Principal`` only as
@@ -435,6 +439,34 @@ class S3LockChecksums(Shim):
 _REQUEST = threading.local()
 
 
+class Ec2RetryReplay(Shim):
+    limitation = ("under load moto may answer an EC2 call after the SDK gave up on it: the retry of an "
+                  "AuthorizeSecurityGroupIngress/Egress that moto had completed meets InvalidPermission.Duplicate")
+    ACTIONS = (b"Action=AuthorizeSecurityGroupIngress", b"Action=AuthorizeSecurityGroupEgress")
+
+    def __init__(self, app: WsgiApp) -> None:
+        super().__init__(app)
+        self.answered: dict[str, Reply] = {}  #: invocation id -> moto's 200 answer
+        self.lock = threading.Lock()  #: a retry waits for the attempt before it to be answered
+
+    def handles(self, environ: Environ) -> bool:
+        if service_of(environ) != "ec2" or environ["REQUEST_METHOD"] != "POST":
+            return False
+        body = read_body(environ)
+        environ["wsgi.input"] = io.BytesIO(body)  # moto reads it again when the request is not ours
+        return any(a in body for a in self.ACTIONS) and bool(environ.get("HTTP_AMZ_SDK_INVOCATION_ID"))
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        invocation = environ["HTTP_AMZ_SDK_INVOCATION_ID"]
+        with self.lock:
+            reply = self.answered.get(invocation)
+            if reply is None:
+                reply = call(self.app, environ, read_body(environ))
+                if reply.status.startswith("200"):
+                    self.answered[invocation] = reply
+        return send(start_response, reply)
+
+
 class S3RequestSeen(Shim):
     """Passes every S3 request through, keeping its environ for :func:`s3_policy_conditions` while moto answers it.
     Innermost of :data:`SHIMS`, so the requests the other shims make on moto's app are the ones seen."""
@@ -454,7 +486,7 @@ class S3RequestSeen(Shim):
 
 SHIMS: tuple[type[Shim], ...] = (
     MskConfigurations, MskClusterReady, ElbCapacityReservation, S3LifecycleReady, S3VersionedDeleteObjects, JsonTimestamps, Route53ZoneIds,
-    S3LockChecksums, S3RequestSeen,
+    S3LockChecksums, Ec2RetryReplay, S3RequestSeen,
 )
 
 

@@ -141,8 +141,10 @@ def test_workers_join_scram_and_mtls_targets_from_the_rendered_configuration(sec
         # The worker reached the cluster only through the authenticated listener: its internal topics exist,
         # seen by an admin client configured by the product's own client settings for that mode.
         admin = AdminClient(admin_config("target", w.target, SecretResolver(environ=w.secrets)))
-        topics = set(admin.list_topics(timeout=30).topics)
         internal = {w.worker.config_storage_topic, w.worker.offset_storage_topic, w.worker.status_storage_topic}
+        deadline = time.monotonic() + 60  # REST answers before the worker has created all three (seen on a loaded machine)
+        while not internal <= (topics := set(admin.list_topics(timeout=30).topics)) and time.monotonic() < deadline:
+            time.sleep(1)
         assert internal <= topics, (mode, sorted(topics))
         log = Path(w.rec.log).read_text(errors="replace")
         assert secure_target.password not in log and "BEGIN PRIVATE KEY" not in log

@@ -27,7 +27,10 @@ per topic and idempotent, so re-running either after a crash between two topics 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -152,15 +155,36 @@ def held_conflicts(topics: list[str], held: dict[str, dict[str, Any]], now: dict
     return out
 
 
+#: How long a change may take to show in the source's answers (a broker serves DescribeConfigs from its copy of the
+#: metadata, which follows the controller's commit by a moment).
+SHOW_TIMEOUT_S = 15.0
+
+
+def _shown(session: AdminSession, want: dict[str, Callable[[dict[str, Any]], bool]], what: str) -> None:
+    """Wait until the source answers every topic of ``want`` with a setting its check accepts: the fence and the
+    unfence return only once the source shows what they did, so a reader right after sees it too."""
+    deadline = time.monotonic() + SHOW_TIMEOUT_S
+    while want:
+        now = settings(session, sorted(want))
+        want = {t: ok for t, ok in want.items() if not ok(now[t])}
+        if not want:
+            return
+        if time.monotonic() > deadline:
+            raise session.error(f"{what}: the source still shows the old {KEY} of {', '.join(sorted(want))} "
+                                f"{SHOW_TIMEOUT_S:.0f} s after it accepted the change")
+        time.sleep(0.1)
+
+
 def put_on(session: AdminSession, topics: list[str]) -> list[str]:
     """Set the fence on each topic not carrying it yet, one topic per request (each applied on its own, so a crash
-    leaves every topic either fenced or as it was). Returns the topics changed."""
+    leaves every topic either fenced or as it was); returns once the source shows it. Returns the topics changed."""
     now = settings(session, topics)
     changed = []
     for t in sorted(topics):
         if not is_fence(now[t]):
             _alter(session, {t: (VALUE, AlterConfigOpType.SET)}, False, "put the config fence on")
             changed.append(t)
+    _shown(session, dict.fromkeys(changed, is_fence), "put the config fence on")
     return changed
 
 
@@ -175,13 +199,20 @@ def restore(session: AdminSession, held: dict[str, dict[str, Any]]) -> list[str]
     now = settings(session, sorted(held))
     changed = []
     for t, h in sorted(held.items()):
-        explicit, value = bool(h.get("explicit")), str(h.get("value"))
-        if now[t]["explicit"] == explicit and (not explicit or now[t]["value"] == value):
+        if _restored(now[t], h):
             continue
+        explicit, value = bool(h.get("explicit")), str(h.get("value"))
         op = (value, AlterConfigOpType.SET) if explicit else (None, AlterConfigOpType.DELETE)
         _alter(session, {t: op}, False, "restore the topic's setting")
         changed.append(t)
+    _shown(session, {t: partial(_restored, held=held[t]) for t in changed}, "restore the topic's setting")
     return changed
+
+
+def _restored(now: dict[str, Any], held: dict[str, Any]) -> bool:
+    """Whether the topic's setting ``now`` is the one ``held`` from before the fence (an explicit value, or the default)."""
+    explicit = bool(held.get("explicit"))
+    return bool(now["explicit"]) == explicit and (not explicit or now["value"] == str(held.get("value")))
 
 
 def carriers(session: AdminSession, topics: list[str]) -> list[str]:
