@@ -35,6 +35,10 @@ TOPIC_STATES: tuple[str, ...] = ("replicating", "consumers-moved", "fencing", "f
                                  "cleaned-up")
 GROUP_STATES: tuple[str, ...] = ("consumers-moved", "rolled-back", "cleaned-up", "abandoned")
 STATES: dict[str, tuple[str, ...]] = {"topic": TOPIC_STATES, "group": GROUP_STATES}
+#: A topic in one of these states needs MirrorMaker 2 no more: its producers write to the target.
+TOPIC_MOVED: tuple[str, ...] = ("producers-moved", "cleaned-up")
+#: A group in one of these states is not moved to the target again and needs MirrorMaker 2's checkpoints no more.
+GROUP_MOVED: tuple[str, ...] = ("consumers-moved", "abandoned", "cleaned-up")
 
 #: Format tags written in every file, so a file of another format is refused rather than misread.
 VIEW_FORMAT = "msk-migrate-ledger/1"

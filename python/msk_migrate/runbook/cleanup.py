@@ -21,17 +21,12 @@ from ..connect_api.rest import ConnectClient
 from ..errors import UsageError
 from ..kafka import names
 from ..ledger import Change, Ledger
-from ..ledger.records import LedgerView
+from ..ledger.records import GROUP_MOVED, TOPIC_MOVED, LedgerView
 from ..outcome import Outcome, View, col
 from .cleanup_role import cleanup_role_arn, deleting_session
 from .heartbeats import heartbeat_sources
 from .session import MigrationSession
 from .waves import WavePlan
-
-#: The states after which a topic needs MirrorMaker 2 no more (its producers write to the target).
-TOPIC_MOVED = ("producers-moved", "cleaned-up")
-#: The states after which a group needs MirrorMaker 2's checkpoints no more.
-GROUP_MOVED = ("consumers-moved", "abandoned", "cleaned-up")
 
 
 @dataclass

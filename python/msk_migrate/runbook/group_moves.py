@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..ledger import Change, Ledger
-from ..ledger.records import LedgerView
+from ..ledger.records import GROUP_MOVED, LedgerView
 from ..offset_translation.request import SyncRequest
 from ..offset_translation.sync import SyncResult, move_group
 from ..offset_translation.two_origin_sync import TwoOriginSyncResult
@@ -31,14 +31,12 @@ Result = SyncResult | TwoOriginSyncResult
 
 #: The ledger state a written move records, by the cluster the group moved to.
 RECORDED = {"target": "consumers-moved", "source": "rolled-back"}
-#: Group states after which a group is not moved to the target again by ``--wave``.
-ON_TARGET_OR_SETTLED = ("consumers-moved", "abandoned", "cleaned-up")
 
 
 def wave_groups_to_move(view: LedgerView, wave: str, wave_groups: list[str], to: str) -> list[str]:
     """The groups ``offsets sync --wave W`` (no ``--group``) moves: see the module docstring."""
     if to == "target":
-        return sorted(g for g in wave_groups if view.state_of("group", g) not in ON_TARGET_OR_SETTLED)
+        return sorted(g for g in wave_groups if view.state_of("group", g) not in GROUP_MOVED)
     recorded = {r.name for r in view.of_kind("group") if r.wave == wave}
     return sorted(g for g in set(wave_groups) | recorded if view.state_of("group", g) == "consumers-moved")
 
