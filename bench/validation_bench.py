@@ -166,6 +166,7 @@ def main() -> int:
     from msk_migrate.paths import LOCAL_DIR
     from msk_migrate.validation import ValidationRequest, run_validation
     from msk_migrate.validation.checksum import checksum
+    from msk_migrate.validation.job_request import encode
     from msk_migrate.validation.kafka_meta import ClusterMeta, latest
     from msk_migrate.validation.package import build
     from msk_migrate.validation.reading import ReadPlan, read_records
@@ -264,7 +265,7 @@ def main() -> int:
                        "--conf", "spark.ui.enabled=false",
                        # the driver's Python is this venv's (PATH may not have it); executors run no Python
                        "--conf", f"spark.pyspark.driver.python={sys.executable}", "--jars", jars, "--py-files", str(dist / "msk_migrate.zip"),
-                       str(dist / "spark_entry.py"), *cli]
+                       str(dist / "spark_entry.py"), "--request", encode(req.model_copy(update={"mode": "checksum", "report_dir": None}))]
                 roots = [p.pid for p in cluster.procs] if key == "standalone" else []
                 with PeakRss(roots) as mem:
                     row[key], sub_out = timed(cmd, expect, {**{k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")},

@@ -314,7 +314,7 @@ def test_kafka_version_option_becomes_the_connect_build_arg_and_its_own_commit_t
     assert not any(a.startswith("KAFKA_VERSION") for a in grafana)
 
 
-def test_env_file_supplies_the_stack_repository_names_and_must_match_account_and_region(build, checkout, ecr, tmp_path):
+def test_env_file_supplies_the_stack_repository_names_ships_the_validation_job_and_must_match_account_and_region(build, checkout, ecr, tmp_path, moto_url):
     from msk_migrate.config.environment import load_environment
 
     dev = REPO / "infra" / "environments" / "dev.yaml"
@@ -323,9 +323,24 @@ def test_env_file_supplies_the_stack_repository_names_and_must_match_account_and
     env_file.write_text(dev.read_text().replace(f'account_id: "{cfg.account_id}"', f'account_id: "{ACCOUNT}"')
                         .replace(f"region: {cfg.region}", f"region: {REGION}").replace(f":{cfg.account_id}:", f":{ACCOUNT}:")
                         .replace(f":{cfg.region}:", f":{REGION}:"))
-    run = build(ACCOUNT, REGION, "--env-file", str(env_file), "--images", "prometheus")
+    import boto3
+
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=moto_url, aws_access_key_id="testing", aws_secret_access_key="testing")
+    bucket = load_environment(env_file).config_bucket_name
+    s3.create_bucket(Bucket=bucket)  # what `cdktf deploy migration-dev` leaves
+    from msk_migrate.validation.spark_local import job_jars
+
+    # the checkout holds the image inputs only: the job's jars come resolved from this repository's Maven run
+    run = build(ACCOUNT, REGION, "--env-file", str(env_file), "--images", "prometheus", "--output", "json",
+                env={"AWS_ENDPOINT_URL_S3": moto_url, "MSK_MIGRATE_SPARK_JARS": ",".join(job_jars())})
     assert run.code == 0, run.stderr
     assert f"{REGISTRY}/{load_environment(env_file).ecr_repository_names()['prometheus']}:" in " ".join(run.docker("buildx", "build")[0])
+    # the build module ships the validation job package of this version to the environment's bucket, by digest
+    shipped = json.loads(run.stdout)["validation_job"]
+    assert shipped["bucket"] == bucket and shipped["uploaded"] and shipped["prefix"].endswith(f"/{shipped['digest']}/")
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="validation/job/")["Contents"]}
+    assert shipped["prefix"] + "msk_migrate.zip" in keys and shipped["prefix"] + "spark_entry.py" in keys
+    assert shipped["prefix"].removesuffix(f"{shipped['digest']}/") + "manifest.json" in keys
     run = build(ACCOUNT, "eu-central-1", "--env-file", str(env_file), "--images", "prometheus")
     assert run.code == 2
     assert _one_line_error(run).startswith("error: REGION: 'eu-central-1' differs from dev.yaml's")

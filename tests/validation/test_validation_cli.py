@@ -248,10 +248,15 @@ def test_msk_migrate_validate_command_exits_2_on_bad_input(tmp_path, msk_migrate
     assert not (tmp_path / "r").exists()
 
 
-def test_spark_submit_runs_the_standalone_entry_file(clusters, cli_topics, tmp_path):
-    """The EMR path: spark-submit with the package zipped via --py-files and the Maven-resolved jars."""
+def test_spark_submit_runs_the_request_validate_wrote_with_the_packaged_entry_file(clusters, cli_topics, tmp_path):
+    """The EMR path by hand: `validate --job-request FILE` checks everything and writes the one document; spark-submit
+    runs it with the package zipped via --py-files and the Maven-resolved jars."""
     from msk_migrate.validation.spark_local import job_jars
 
+    request_file = tmp_path / "request.json"
+    assert run_cli(cli_args(clusters, "--topics", cli_topics["same"], "--mode", "full", "--report-dir", str(tmp_path / "r"),
+                            "--job-request", str(request_file))) == 0
+    assert not (tmp_path / "r").exists()  # written, nothing run
     pkg = tmp_path / "msk_migrate.zip"
     with zipfile.ZipFile(pkg, "w") as zf:
         for f in (REPO / "python" / "msk_migrate").rglob("*"):
@@ -266,9 +271,8 @@ def test_spark_submit_runs_the_standalone_entry_file(clusters, cli_topics, tmp_p
             "--conf", "spark.sql.shuffle.partitions=2", "--driver-memory", "768m",
             "--jars", ",".join(job_jars()), "--py-files", str(pkg),
             str(REPO / "python" / "msk_migrate" / "validation" / "spark_entry.py"),
-            "--JOB_NAME", "glue-style-arg", "--TempDir", "s3://ignored/tmp",  # platform args are dropped
-            *cli_args(clusters, "--topics", cli_topics["same"], "--mode", "full", "--output", "json",
-                      "--report-dir", str(tmp_path / "r")),
+            "--JOB_NAME", "glue-style-arg", "--TempDir", "s3://ignored/tmp",  # platform args are ignored
+            "--request", request_file.read_text(),
         ],
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
     )

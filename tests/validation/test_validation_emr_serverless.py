@@ -21,6 +21,8 @@ import yaml
 from msk_migrate import __version__
 from msk_migrate.aws import emr_serverless as emr_mod
 from msk_migrate.config.environment import load_environment
+from msk_migrate.outcome import quiet
+from msk_migrate.validation import job_package
 
 TIERS = ("aws",)
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +44,8 @@ class JobWritesReport:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             args = json.loads(body)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
-            bucket, _, prefix = args[args.index("--validation-report") + 1].removeprefix("s3://").partition("/")
+            request = json.loads(args[args.index("--request") + 1])["request"]
+            bucket, _, prefix = request["report_dir"].removeprefix("s3://").partition("/")
             from moto.s3.models import s3_backends
 
             backend = s3_backends[emr_mod_account()]["aws"]
@@ -66,6 +69,9 @@ def aws(monkeypatch):
     server = make_server("127.0.0.1", 0, shim, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    import requests
+
+    requests.post(f"http://127.0.0.1:{server.server_address[1]}/moto-api/reset", timeout=10)  # moto's state is per process
     cfg = load_environment(DEV)
     for k, v in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}", "AWS_ACCESS_KEY_ID": "testing",
                  "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": cfg.region, "AWS_REGION": cfg.region,
@@ -80,18 +86,38 @@ def aws(monkeypatch):
     thread.join()
 
 
-def _deployed(s3, emr, cfg) -> str:
-    """What migration-dev and build-images leave: the config bucket with this version's job package, the application."""
+def _bucket(s3, cfg) -> str:
     bucket = cfg.config_bucket_name
     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
         s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": cfg.region})
-    prefix = emr_mod.job_prefix(__version__)
-    for key in ("spark_entry.py", "msk_migrate.zip", "jars/spark-sql-kafka-0-10_2.12-3.5.5.jar"):
-        s3.put_object(Bucket=bucket, Key=prefix + key, Body=b"artefact")
+    return bucket
+
+
+def _application(emr, cfg, release: str = emr_mod.RELEASE_LABEL) -> str:
     found = [a for a in emr.list_applications()["applications"] if a["name"] == emr_mod.application_name(cfg)]
     if found:
         return found[0]["id"]
-    return emr.create_application(name=emr_mod.application_name(cfg), releaseLabel=emr_mod.RELEASE_LABEL, type="SPARK")["applicationId"]
+    return emr.create_application(name=emr_mod.application_name(cfg), releaseLabel=release, type="SPARK")["applicationId"]
+
+
+def _deployed(s3, emr, cfg) -> str:
+    """What migration-dev and the build module leave: the config bucket with this version's job package
+    (shipped as ./build_images.py ships it), the application."""
+    job_package.ship(s3, _bucket(s3, cfg), quiet)
+    return _application(emr, cfg)
+
+
+def _runs(emr, app_id: str) -> list:
+    """The application's job runs. moto limitation: ListJobRuns of an application that never ran a job answers
+    ResourceNotFoundException (EMR answers an empty list)."""
+    try:
+        return emr.list_job_runs(applicationId=app_id)["jobRuns"]
+    except emr.exceptions.ResourceNotFoundException:
+        return []
+
+
+def _package_objects(s3, cfg) -> list[str]:
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=cfg.config_bucket_name, Prefix="validation/job/").get("Contents", [])]
 
 
 def _report(verdict: str, exit_code: int) -> dict:
@@ -119,23 +145,80 @@ def test_submits_follows_and_fetches_the_report_where_the_gate_reads_it(aws, msk
     job = emr.get_job_run(applicationId=app_id, jobRunId=run["id"])["jobRun"]
     assert job["executionRole"] == f"arn:aws:iam::{cfg.account_id}:role/msk-migrate-dev-validation-job"
     driver = job["jobDriver"]["sparkSubmit"]
-    prefix = f"s3://{cfg.config_bucket_name}/validation/job/{__version__}/"
+    manifest = job_package.read_manifest(s3, cfg.config_bucket_name)
+    prefix = f"s3://{cfg.config_bucket_name}/validation/job/{__version__}/{manifest.digest}/"
     assert driver["entryPoint"] == prefix + "spark_entry.py"
     assert f"--py-files {prefix}msk_migrate.zip" in driver["sparkSubmitParameters"]
-    assert f"--jars {prefix}jars/spark-sql-kafka-0-10_2.12-3.5.5.jar" in driver["sparkSubmitParameters"]
+    assert "--jars " + ",".join(f"{prefix}{f}" for f in sorted(manifest.files) if f.startswith("jars/")) in driver["sparkSubmitParameters"]
     args = driver["entryPointArguments"]
 
-    def value(opt: str) -> str:
-        return args[args.index(opt) + 1]
+    # One serialised value: the checked request (the job has no environment file: the clusters and their
+    # Secrets Manager ARNs are in it, the flow's selection too), never re-spelled as options.
+    assert len(args) == 2 and args[0] == "--request"
+    doc = json.loads(args[1])
+    assert doc["kind"] == "msk-migrate/validation-request" and doc["tool_version"] == __version__
+    request = doc["request"]
+    assert request["source"]["bootstrap_servers"] == cfg.source.bootstrap_servers
+    assert request["source"]["auth"]["mode"] == "scram" and request["source"]["auth"]["secret_arn"] == cfg.source.auth.secret_arn
+    assert request["source"]["auth"]["ca_secret_arn"] == cfg.source.auth.ca_secret_arn
+    assert request["target"]["bootstrap_servers"] == TARGET and request["target"]["auth"]["mode"] == "iam"
+    assert request["topic_regex"] == "|".join(f"(?:{r})" for r in cfg.migration.topics)
+    assert request["engine"] == "spark"
+    assert request["report_dir"].startswith(f"s3://{cfg.config_bucket_name}/validation/reports/")
+    from msk_migrate.validation.job_request import decode
 
-    # The job has no environment file: the clusters and secrets are spelled out, the flow's selection too.
-    assert value("--source-bootstrap-servers") == cfg.source.bootstrap_servers
-    assert value("--source-auth") == "scram" and value("--source-secret-arn") == cfg.source.auth.secret_arn
-    assert value("--source-ca-secret-arn") == cfg.source.auth.ca_secret_arn
-    assert value("--target-bootstrap-servers") == TARGET and value("--target-auth") == "iam"
-    assert value("--topic-regex") == "|".join(f"(?:{r})" for r in cfg.migration.topics)
-    assert value("--engine") == "spark"
-    assert value("--validation-report").startswith(f"s3://{cfg.config_bucket_name}/validation/reports/")
+    assert decode(args[1]).source.bootstrap_servers == cfg.source.bootstrap_servers  # what the job reads back
+
+
+def test_no_shipped_package_is_one_line_naming_the_build_module_and_nothing_is_uploaded_or_started(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    _shim, s3, emr, cfg = aws
+    _bucket(s3, cfg)
+    app_id = _application(emr, cfg)
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(tmp_path / "r"))
+    assert code == 2
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"error: --on emr-serverless: no validation job package of msk-migrate {__version__} in s3://"), err
+    assert "./build_images.py ACCOUNT REGION --env ENV" in last
+    assert _package_objects(s3, cfg) == [] and _runs(emr, app_id) == []
+
+
+def test_a_package_built_from_other_code_is_refused_before_submitting(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    _shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    key = f"validation/job/{__version__}/manifest.json"
+    doc = json.loads(s3.get_object(Bucket=cfg.config_bucket_name, Key=key)["Body"].read())
+    shipped = job_package.Manifest(doc["tool_version"], doc["release_label"], doc["spark_version"], doc["connector_spark"],
+                                   {**doc["files"], "msk_migrate.zip": "0" * 64})  # the same version, other code
+    s3.put_object(Bucket=cfg.config_bucket_name, Key=key, Body=shipped.to_json().encode())
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(tmp_path / "r"))
+    assert code == 2
+    assert "was built from other code than this msk-migrate" in err.strip().splitlines()[-1], err
+    assert _runs(emr, app_id) == []
+
+
+def test_a_package_for_another_release_than_the_applications_is_refused(aws, msk_migrate_cli, tmp_path: Path) -> None:
+    _shim, s3, emr, cfg = aws
+    job_package.ship(s3, _bucket(s3, cfg), quiet)
+    app_id = _application(emr, cfg, release="emr-7.8.0")
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+                                     "--validation-report", str(tmp_path / "r"))
+    assert code == 2
+    last = err.strip().splitlines()[-1]
+    assert f"is built for {emr_mod.RELEASE_LABEL}" in last and "runs emr-7.8.0" in last, err
+    assert _runs(emr, app_id) == []
+
+
+def test_shipping_twice_uploads_once_and_the_manifest_names_every_file_by_digest(aws) -> None:
+    _shim, s3, _emr, cfg = aws
+    first, uploaded = job_package.ship(s3, _bucket(s3, cfg), quiet)
+    again, uploaded_again = job_package.ship(s3, cfg.config_bucket_name, quiet)
+    assert uploaded and not uploaded_again and again.digest == first.digest  # reproducible: same code, same digest
+    keys = set(_package_objects(s3, cfg))
+    assert keys == {f"validation/job/{__version__}/manifest.json"} | {first.prefix() + f for f in first.files}
+    assert {"msk_migrate.zip", "spark_entry.py"} <= set(first.files) and any(f.startswith("jars/spark-sql-kafka") for f in first.files)
+    assert first.files["msk_migrate.zip"] == job_package.local_code_digest()
 
 
 def test_a_mismatch_in_the_jobs_report_is_exit_1(aws, msk_migrate_cli, tmp_path: Path) -> None:

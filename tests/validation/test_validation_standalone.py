@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from tests.kafka_helpers import Pair, create_pairs, records
-from validation_helpers import cli_args, make_request
+from validation_helpers import make_request
 
 NO_PYTHON = "/nonexistent/executor-python"
 pytestmark = pytest.mark.timeout(1800)  # a standalone cluster and spark-submit on a loaded 2-core machine
@@ -98,11 +98,10 @@ def test_job_on_a_standalone_cluster_gives_the_local_verdicts_without_python_on_
     clusters, spark, standalone, artefacts, sa_topics, tmp_path
 ):
     from msk_migrate.validation import run_validation
+    from msk_migrate.validation.job_request import encode
 
-    topics = ",".join(sorted(sa_topics.values()))
-    proc = _submit(standalone, artefacts, tmp_path, str(artefacts / "spark_entry.py"),
-                   *cli_args(clusters, "--topics", topics, "--mode", "auto", "--output", "json",
-                             "--report-dir", str(tmp_path / "r")))
+    request = make_request(clusters, topics=sorted(sa_topics.values()), mode="auto", report_dir=str(tmp_path / "r"))
+    proc = _submit(standalone, artefacts, tmp_path, str(artefacts / "spark_entry.py"), "--request", encode(request))
     assert proc.returncode == 1, proc.stderr[-3000:]  # a mismatch, on purpose
     doc = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert doc["verdict"] == "mismatch" and (tmp_path / "r" / "report.json").exists()
@@ -117,7 +116,7 @@ def test_job_on_a_standalone_cluster_gives_the_local_verdicts_without_python_on_
         # ("Cannot run program"). The zip is fetched like any --py-files file, but nothing runs it.
         assert "Cannot run program" not in log and "PythonRunner" not in log, log[-2000:]
 
-    local = run_validation(make_request(clusters, topics=sorted(sa_topics.values()), mode="auto"), spark=spark)
+    local = run_validation(request.model_copy(update={"report_dir": None}), spark=spark)
     assert _partitions(doc) == _partitions(local.to_dict())
     by_topic = {t["topic"]: t for t in doc["topics"]}
     assert by_topic[sa_topics["same"]]["status"] == "match"

@@ -318,16 +318,6 @@ def test_local_destination_must_be_writable(tmp_path):
         check_destination("gs://bucket/x")
 
 
-def test_spark_entry_drops_platform_arguments():
-    from msk_migrate.validation.spark_entry import known_args
-
-    argv = ["--JOB_NAME", "j", "--source-bootstrap-servers", "s:1", "--enable-metrics", "true",
-            "--allow-duplicates", "--TempDir", "s3://t/", "--topics=a,b", "--job-bookmark-option", "x", "--output", "json",
-            "--no-report", "false"]
-    assert known_args(argv) == ["--source-bootstrap-servers", "s:1", "--allow-duplicates", "--topics=a,b", "--output", "json"]
-    assert known_args(["--allow-duplicates", "true", "--mode", "full"]) == ["--allow-duplicates", "--mode", "full"]
-
-
 def test_jar_artifact_names_ignore_versions():
     from msk_migrate.validation.spark_local import artifact_name
 

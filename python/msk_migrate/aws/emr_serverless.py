@@ -8,8 +8,8 @@ The stack ``migration-<env>`` provisions one EMR Serverless application per envi
   environment's subnets, with a security group that reaches both clusters;
 - execution role ``<prefix>-validation-job``, scoped to the config bucket's ``validation/`` prefixes;
 - the job package (``msk_migrate.validation.package``: zip, entry script, jars) under
-  ``s3://<config bucket>/validation/job/<version>/``, uploaded by the first ``validate --on emr-serverless``
-  of that version (:func:`msk_migrate.validation.emr_run.ensure_job_package`);
+  ``s3://<config bucket>/validation/job/<version>/<digest>/`` with its ``manifest.json``, shipped by the
+  build module (``./build_images.py``, :mod:`msk_migrate.validation.job_package`) and never by a run;
 - each run's report under ``s3://<config bucket>/validation/reports/<run>/``, then copied to
   ``--validation-report`` (where ``cutover check`` reads it) by the command that submitted it.
 """
@@ -20,7 +20,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..config.environment import EnvironmentConfig
@@ -77,33 +76,9 @@ class JobPackage:
         return " ".join(params)
 
 
-def upload_package(s3: Any, built: Path, bucket: str, version: str) -> JobPackage:
-    """Upload ``msk_migrate.validation.package.build``'s directory to ``validation/job/<version>/``."""
-    prefix = job_prefix(version)
-    keys: list[str] = []
-    for path in sorted(p for p in built.rglob("*") if p.is_file()):
-        key = prefix + path.relative_to(built).as_posix()
-        s3.upload_file(str(path), bucket, key)
-        keys.append(key)
-    return _package(bucket, prefix, keys)
-
-
-def _package(bucket: str, prefix: str, keys: list[str]) -> JobPackage:
-    return JobPackage(bucket, prefix, entry=prefix + "spark_entry.py", zip=prefix + "msk_migrate.zip",
-                      jars=tuple(sorted(k for k in keys if k.startswith(prefix + "jars/") and k.endswith(".jar"))))
-
-
-def find_package(s3: Any, bucket: str, version: str) -> JobPackage:
-    """The uploaded package of ``version``; UsageError naming the fix when it is not there."""
-    prefix = job_prefix(version)
-    keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-            for o in page.get("Contents", [])]
-    package = _package(bucket, prefix, keys)
-    missing = [k for k in (package.entry, package.zip) if k not in keys]
-    if missing:
-        raise UsageError(OPTION, f"no job package {version} in s3://{bucket}/{prefix} ({missing[0].rsplit('/', 1)[-1]} missing)",
-                         "run `msk-migrate validate --env ENV --on emr-serverless` with this version (it uploads the package)")
-    return package
+def report_uri(bucket: str, run_name: str) -> str:
+    """Where one run writes its report (the job's request names it; the submitter fetches from it)."""
+    return f"s3://{bucket}/{REPORTS_PREFIX}{run_name}/"
 
 
 def find_application(emr: Any, cfg: EnvironmentConfig) -> dict[str, Any]:
@@ -127,17 +102,15 @@ class JobRun:
 
 
 def submit(emr: Any, cfg: EnvironmentConfig, application_id: str, package: JobPackage, arguments: list[str],
-           *, run_name: str, timeout_minutes: int = 720) -> JobRun:
-    """Start one job run of the validation job with ``arguments`` (validate's options); the report goes
-    to ``s3://<bucket>/validation/reports/<run_name>/`` (appended here as ``--validation-report``)."""
-    report_uri = f"s3://{package.bucket}/{REPORTS_PREFIX}{run_name}/"
-    args = [*arguments, "--validation-report", report_uri]
+           *, report_uri: str, run_name: str, timeout_minutes: int = 720) -> JobRun:
+    """Start one job run of the validation job with ``arguments`` (the request document, whose report goes
+    to ``report_uri``)."""
     response = emr.start_job_run(
         applicationId=application_id,
         clientToken=str(uuid.uuid4()),
         executionRoleArn=execution_role_arn(cfg),
         name=f"msk-migrate-validate-{run_name}",
-        jobDriver={"sparkSubmit": {"entryPoint": package.uri(package.entry), "entryPointArguments": args,
+        jobDriver={"sparkSubmit": {"entryPoint": package.uri(package.entry), "entryPointArguments": arguments,
                                    "sparkSubmitParameters": package.spark_submit_parameters()}},
         configurationOverrides={"monitoringConfiguration": {"s3MonitoringConfiguration": {
             "logUri": f"s3://{package.bucket}/{LOGS_PREFIX}"}}},

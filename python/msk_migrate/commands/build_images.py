@@ -31,6 +31,35 @@ def _repositories_from_env_file(env_file: Path, account: str, region: str) -> di
     return dict(cfg.ecr_repository_names())
 
 
+def _job_package_home(env_file: Path | None, env_name: str, account: str, region: str) -> tuple[object | None, str]:
+    """The environment whose bucket receives the validation job package, or None and why not. An explicit
+    --env-file was checked against ACCOUNT/REGION already; the repository's own <env>.yaml ships the package
+    only when it describes that account and region (another account's build pushes its images only)."""
+    from ..config.environment import load_environment
+    from ..config.environment_files import ENVIRONMENTS_DIR
+
+    path = env_file or ENVIRONMENTS_DIR / f"{env_name}.yaml"
+    if not path.is_file():
+        return None, f"no environment file {path}: the validation job package was not shipped (give --env-file)"
+    cfg = load_environment(path)
+    if (cfg.account_id, cfg.region) != (account.strip(), region.strip()):
+        return None, (f"{path.name} is account {cfg.account_id}, {cfg.region}: the validation job package was not shipped "
+                      "(give --env-file of this account's environment)")
+    return cfg, ""
+
+
+def _ship_job_package(cfg, console) -> dict:
+    """Build the validation job for the stack's EMR release and ship it to the environment's bucket."""
+    import boto3
+
+    from ..validation import job_package
+
+    s3 = boto3.session.Session(region_name=cfg.region).client("s3")
+    manifest, uploaded = job_package.ship(s3, cfg.config_bucket_name, lambda m: console.print(m, soft_wrap=True, highlight=False))
+    return {"bucket": cfg.config_bucket_name, "prefix": manifest.prefix(), "digest": manifest.digest,
+            "release_label": manifest.release_label, "spark_version": manifest.spark_version, "uploaded": uploaded}
+
+
 def _builder(value: str) -> str:
     from ..imagebuild.builders import BUILDERS
 
@@ -132,12 +161,16 @@ def build_images_cmd(
         registry_ca=registry_ca,
     )
     plan = runner.prepare(request)
+    job_home, job_note = _job_package_home(env_file, env_name, account, region) if not no_push else (None, "")
     for warning in plan.warnings:
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
     printed = len(plan.warnings)
     if dry_run:
         summary = plan.summary()
         commands = plan.commands()
+        if job_home is not None:
+            commands.append(f"build the validation job for {_release()} and upload it to "
+                            f"s3://{job_home.config_bucket_name}/validation/job/<version>/<digest>/ (+ manifest.json)")  # type: ignore[attr-defined]
         render(Outcome("build-images", "planned", 0, rows=_image_rows(summary), talked_to=_talked(summary),
                        extra={**summary, "dry_run": True, "pushed": False, "commands": commands,
                               "manifest_path": str(plan.manifest_path) if plan.push else None, "warnings": plan.warnings},
@@ -145,6 +178,8 @@ def build_images_cmd(
                        notes=["a real run would do, in order:", *(f"  {command}" for command in commands)]), output)
     result = runner.execute(plan, console)
     result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
+    if job_home is not None:
+        result["validation_job"] = _ship_job_package(job_home, console)
     for warning in plan.warnings[printed:]:
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
     notes = []
@@ -154,10 +189,22 @@ def build_images_cmd(
                   "next: `cdktf deploy migration-<env>` pins these digests (docs/runbooks/build-and-roll.md)"]
     else:
         notes.append("built locally (--no-push): nothing pushed, no manifest written")
+    job = result.get("validation_job")
+    if job:
+        notes.append(f"validation job: s3://{job['bucket']}/{job['prefix']} ({job['release_label']}, "
+                     f"{'uploaded' if job['uploaded'] else 'already there'})")
+    elif job_note:
+        notes.append(job_note)
     render(Outcome("build-images", "built", 0, rows=_image_rows(result), talked_to=_talked(result), extra=result,
                    views=[View("images", [col("image", "image"), col("uri", "uri"),
                                           col("digest", lambda r: r.get("digest") or "no registry digest (not pushed)")])],
                    notes=notes), output)
+
+
+def _release() -> str:
+    from ..aws.emr_serverless import RELEASE_LABEL, RELEASE_SPARK
+
+    return f"{RELEASE_LABEL} (Spark {RELEASE_SPARK})"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -65,7 +65,7 @@ STACK_OPTIONS: dict[str, str] = {
                      "--source-ca-secret-arn", "--source-scram-mechanism", "--source-scram-tls", "--target-bootstrap-servers",
                      "--target-auth", "--target-secret-arn", "--target-ca-secret-arn", "--target-scram-mechanism",
                      "--target-scram-tls", "--kafka-option"), _ENDPOINT),
-    **dict.fromkeys(("--from-dir", "--dir", "--out-dir", "--out", "--offsets-snapshot"), _FILE),
+    **dict.fromkeys(("--from-dir", "--dir", "--out-dir", "--out", "--offsets-snapshot", "--job-request"), _FILE),
     **dict.fromkeys(("--metrics-port", "--metrics-bind"), "the proof follower's metrics listener is the stack's service"),
     **dict.fromkeys(("--in-vpc", "--ecs-cluster", "--ecs-service", "--task-definition", "--container", "--task-container",
                      "--region", "--aws-region"),

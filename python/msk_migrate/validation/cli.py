@@ -9,6 +9,7 @@ SparkSession instead of a local one).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -467,6 +468,9 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
 @click.option("--on", "on", type=click.Choice(["local", "emr-serverless"]), default="local", show_default=True,
               help="Where the job runs: here, or as a job run of --env's EMR Serverless application (provisioned by "
                    "migration-<env>; the report comes back to --validation-report).")
+@click.option("--job-request", "job_request", metavar="FILE", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Check everything, write the request the Spark job runs (spark_entry.py's --request document) to FILE "
+                   "and run nothing: for a spark-submit by hand (docs/validation.md).")
 @click.option("--validation-report", "--report-dir", "report_dir", cls=Aliased, hidden_aliases=["--report-dir"],
               metavar="DIR|s3://BUCKET/PREFIX", type=_WRITE_LOCATION,
               help="Where report.json and report.html go (default: reports/validation-<UTC time>/); "
@@ -520,15 +524,17 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         _follow(kw, follow_opts, output, verbose)
         return
     on = kw.pop("on", "local")
+    job_request = kw.pop("job_request", None)
+    if job_request is not None:
+        if on != "local":
+            raise UsageError("--job-request", f"writes the request for a Spark job started by hand, not with --on {on}", "drop one of them")
+        _write_job_request(job_request, build_request(kw), output)
+        return
     if on == "emr-serverless":
         from .emr_run import environment, validate_on_emr_serverless
 
         cfg = environment(kw)
-        request = build_request(kw)
-        if request.compare == "multiset":
-            raise UsageError("--compare multiset", "is computed by the native pass on this machine, not by the Spark job "
-                             "EMR Serverless runs", "drop --on emr-serverless")
-        code = validate_on_emr_serverless(cfg, request, kw, output)
+        code = validate_on_emr_serverless(cfg, build_request(kw), output)
         if code:
             sys.exit(code)
         return
@@ -549,6 +555,20 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         print_report(report, con)
     if report.exit_code:
         sys.exit(report.exit_code)
+
+
+def _write_job_request(path: Path, request: ValidationRequest, output: str) -> None:
+    """``--job-request FILE``: the checked request as the job's one document; nothing runs."""
+    from .job_request import document
+
+    doc = document(request)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    talked_to = {role: getattr(request, role).bootstrap_servers for role in ("source", "target")}
+    if output == "json":
+        emit_json({"job_request": str(path), **json_document(talked_to, [], "written", 0)})
+    else:
+        human(output).print(f"job request for {talked_to['source']} -> {talked_to['target']} written to {path} "
+                            "(spark_entry.py --request \"$(cat FILE)\")")
 
 
 #: Options of a batch window that mean nothing to the follower (it compares every record past its mark).

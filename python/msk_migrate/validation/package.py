@@ -32,17 +32,26 @@ def driver_requirements() -> list[str]:
 
 
 
+def _entry(name: str) -> zipfile.ZipInfo:
+    """A zip entry with fixed time and mode: the same files give the same zip, byte for byte (the job
+    package is shipped and checked by its digest, :mod:`.job_package`)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
 def write_package_zip(zpath: Path) -> Path:
     """The ``msk_migrate`` package as a zip, plus ``msk_migrate/VERSION``: the project version from the
     installed distribution's metadata (its one source, pyproject.toml), which ``msk_migrate.__version__``
-    reads when imported from the zip."""
+    reads when imported from the zip. Reproducible: sorted entries, fixed times and modes."""
     from importlib.metadata import version
 
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
         for f in sorted(PKG_DIR.rglob("*")):
             if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc" and f.name != "VERSION":
-                zf.write(f, f.relative_to(PKG_DIR.parent))
-        zf.writestr(f"{PKG_DIR.name}/VERSION", version("msk-migrate") + "\n")
+                zf.writestr(_entry(f.relative_to(PKG_DIR.parent).as_posix()), f.read_bytes())
+        zf.writestr(_entry(f"{PKG_DIR.name}/VERSION"), version("msk-migrate") + "\n")
     return zpath
 
 

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""spark-submit / AWS Glue entry point of the validation job.
+"""spark-submit / EMR Serverless / AWS Glue entry point of the validation job.
 
-    spark-submit --jars <spark-sql-kafka jars> --py-files msk_migrate.zip \
-        spark_entry.py --source-bootstrap-servers ... --target-bootstrap-servers ... --topics orders \
-        --report-dir s3://bucket/validation/run-1
+    spark-submit --jars <jars/*.jar> --py-files msk_migrate.zip spark_entry.py --request '<document>'
 
-Takes exactly the options of ``msk-migrate validate`` and uses the job's SparkSession. Arguments the
-platform adds (Glue's --JOB_NAME, --TempDir, --job-bookmark-option, ...) are dropped. Exits 0 (match),
-1 (mismatch: the step/job run fails on purpose), 2 (bad input / unreachable cluster).
+The job runs one request: the JSON document ``msk-migrate validate`` built and checked
+(:mod:`msk_migrate.validation.job_request`; ``validate --job-request FILE`` writes it for a
+spark-submit by hand). Arguments the platform adds (Glue's ``--JOB_NAME``, ``--TempDir`` ...) are
+ignored. The report goes where the request says (``report_dir``: a path or ``s3://``) and its JSON is
+printed on stdout. Exits 0 (match), 1 (mismatch: the job run fails on purpose), 2 (bad request or an
+unreachable cluster: one line on stderr), 3 (a bug: the trace in the driver log, then one line). The
+entry is its own error boundary with the same mapping as ``cliutil.error_exit_code``, without click or
+rich (the job needs neither).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -22,51 +26,37 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == _here:
     sys.path.pop(0)
 
 
-def known_args(argv: list[str]) -> list[str]:
-    """Keep the arguments ``validate`` understands; drop platform ones (and their values)."""
-    from msk_migrate.validation.cli import validate
-
-    takes_value: dict[str, bool] = {}
-    for param in validate.params:
-        for opt in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]:
-            takes_value[opt] = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if name in takes_value:
-            if takes_value[name]:
-                out.append(arg)
-                if "=" not in arg and i + 1 < len(argv):
-                    out.append(argv[i + 1])
-                    i += 1
-            else:  # a flag; Glue job parameters always carry a value: "--allow-duplicates true"
-                value = arg.split("=", 1)[1] if "=" in arg else None
-                if value is None and i + 1 < len(argv) and argv[i + 1].lower() in ("true", "false"):
-                    value = argv[i + 1]
-                    i += 1
-                if value is None or value.lower() == "true":
-                    out.append(name)
-        elif arg.startswith("--") and "=" not in arg and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            i += 1  # skip the foreign option's value
-        i += 1
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
-    from pyspark.sql import SparkSession
+    from msk_migrate.errors import UnreachableError, UsageError
+    from msk_migrate.validation.job_request import ARGUMENT, argument_value, decode
 
-    from msk_migrate.access.spark_options import REDACTION_REGEX
-    from msk_migrate.validation.cli import run_cli
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        text = argument_value(args)
+        if text is None:
+            raise UsageError(ARGUMENT, "missing: the job runs one request document",
+                             "pass --request '<document>' (`msk-migrate validate --job-request FILE` writes it)")
+        request = decode(text)
+        from pyspark.sql import SparkSession
 
-    spark = (
-        SparkSession.builder.appName("msk-migrate-validate")
-        .config("spark.redaction.regex", REDACTION_REGEX)
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel(os.environ.get("MSK_MIGRATE_SPARK_LOG_LEVEL", "WARN"))
-    return run_cli(known_args(sys.argv[1:] if argv is None else argv), spark=spark)
+        from msk_migrate.access.spark_options import REDACTION_REGEX
+        from msk_migrate.validation.job import run_validation
+
+        spark = (SparkSession.builder.appName("msk-migrate-validate")
+                 .config("spark.redaction.regex", REDACTION_REGEX).getOrCreate())
+        spark.sparkContext.setLogLevel(os.environ.get("MSK_MIGRATE_SPARK_LOG_LEVEL", "WARN"))
+        report = run_validation(request, spark=spark, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    except (UsageError, UnreachableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: never exit 1, which means "mismatch"; the driver log keeps the trace
+        import traceback
+
+        traceback.print_exc()
+        print(f"error: internal error ({type(exc).__name__}): {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 3
+    print(json.dumps({**report.to_dict(), "locations": report.locations}, default=str))
+    return report.exit_code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,93 @@
+"""The request the Spark job runs, as one serialised value.
+
+``msk-migrate validate`` checks every option, resolves the clusters from the environment or flow and
+builds a :class:`~.request.ValidationRequest`; the job (``spark_entry.py`` under spark-submit, EMR
+Serverless or Glue) receives exactly that request as one JSON document in its ``--request`` argument,
+never re-spelled as command-line options. Invariants of the document:
+
+* it names its kind and format version and the msk-migrate version that wrote it; a job of another
+  version refuses it (the package in the bucket and the CLI that submits to it are one release);
+* the job has no environment file, no flow and no local secret: each cluster's credentials come from
+  Secrets Manager (``secret_arn`` / ``ca_secret_arn``), so a SCRAM or mTLS cluster without an ARN is
+  refused on the submitting side, and ``secrets_from`` is always ``secrets_manager`` in the document;
+* nothing read from a local file travels (an offsets snapshot is refused by the caller).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import __version__
+from ..errors import UsageError
+from .request import ValidationRequest
+
+KIND = "msk-migrate/validation-request"
+FORMAT_VERSION = 1
+#: The job's one argument (EMR ``entryPointArguments``, Glue job argument, spark-submit by hand).
+ARGUMENT = "--request"
+
+
+def _cluster(role: str, endpoint: Any) -> dict[str, Any]:
+    auth = endpoint.auth
+    if auth.mode in ("scram", "mtls") and not auth.secret_arn:
+        raise UsageError(f"{role}.auth.secret_arn", f"the Spark job reads {auth.mode} credentials from Secrets Manager only",
+                         "name the secret's ARN in the environment file")
+    doc = endpoint.model_dump(mode="json")
+    doc["auth"] = {**doc["auth"], "secrets_from": "secrets_manager", "secrets_file": None}
+    return doc
+
+
+def document(request: ValidationRequest) -> dict[str, Any]:
+    """The request as the job receives it (a JSON-ready dict)."""
+    if request.offsets_snapshot:
+        raise UsageError("--offsets-snapshot", "the Spark job reads no local file", "validate without it, or run locally")
+    if request.engine == "native" or request.compare == "multiset":
+        which = "--engine native" if request.engine == "native" else "--compare multiset"
+        raise UsageError(which, "is computed by the native pass on the submitting machine, not by the Spark job",
+                         f"drop {which}, or validate locally")
+    body = request.model_dump(mode="json", exclude={"source", "target"})
+    body["engine"] = "spark"  # the job's pass is Spark's whatever "auto" would choose elsewhere
+    body["source"] = _cluster("source", request.source)
+    body["target"] = _cluster("target", request.target)
+    return {"kind": KIND, "format": FORMAT_VERSION, "tool_version": __version__, "request": body}
+
+
+def encode(request: ValidationRequest) -> str:
+    """:func:`document` as compact JSON (one argument)."""
+    return json.dumps(document(request), separators=(",", ":"), sort_keys=True)
+
+
+def decode(text: str) -> ValidationRequest:
+    """The job side: the document back to the request; UsageError naming ``--request`` for anything else."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(ARGUMENT, f"not JSON: {exc.msg} at character {exc.pos}", "pass the document `validate --job-request` writes") from None
+    if not isinstance(doc, dict) or doc.get("kind") != KIND or not isinstance(doc.get("request"), dict):
+        raise UsageError(ARGUMENT, f"not a {KIND} document", "pass the document `validate --job-request` writes")
+    if doc.get("format") != FORMAT_VERSION:
+        raise UsageError(ARGUMENT, f"format {doc.get('format')!r}; this job reads format {FORMAT_VERSION}",
+                         "write the request with the msk-migrate of this job package")
+    if doc.get("tool_version") != __version__:
+        raise UsageError(ARGUMENT, f"written by msk-migrate {doc.get('tool_version')}, this job package is {__version__}",
+                         "ship the package of the submitting version: ./build_images.py ACCOUNT REGION --env ENV")
+    from pydantic import ValidationError
+
+    try:
+        return ValidationRequest.model_validate(doc["request"])
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        raise UsageError(f"{ARGUMENT} {where}", err["msg"].removeprefix("Value error, ")) from None
+
+
+def argument_value(argv: list[str]) -> str | None:
+    """The value of ``--request`` among the job's arguments (``--request V`` or ``--request=V``); the
+    platform's own arguments (Glue's ``--JOB_NAME``, ``--TempDir`` ...) are ignored."""
+    for i, arg in enumerate(argv):
+        if arg == ARGUMENT and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(ARGUMENT + "="):
+            return arg.split("=", 1)[1]
+    return None
