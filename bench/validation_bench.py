@@ -21,6 +21,7 @@ docs/PERFORMANCE.md under '## Validation job'.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -250,7 +251,7 @@ def main() -> int:
                                     ("auto_native", {"mode": "auto", "engine": "native"}),
                                     ("full_native", {"mode": "full", "engine": "native"})):
                     t = time.time()
-                    rep = run_validation(req.model_copy(update=update), spark=spark)
+                    rep = run_validation(dataclasses.replace(req, **update), spark=spark)
                     row[key] = time.time() - t
                     bad = [p.partition for t_ in rep.topics for p in t_.partitions if p.status != "match"]
                     assert bad == [3], bad
@@ -265,7 +266,7 @@ def main() -> int:
                        "--conf", "spark.ui.enabled=false",
                        # the driver's Python is this venv's (PATH may not have it); executors run no Python
                        "--conf", f"spark.pyspark.driver.python={sys.executable}", "--jars", jars, "--py-files", str(dist / "msk_migrate.zip"),
-                       str(dist / "spark_entry.py"), "--request", encode(req.model_copy(update={"mode": "checksum", "report_dir": None}))]
+                       str(dist / "spark_entry.py"), "--request", encode(dataclasses.replace(req, mode="checksum", report_dir=None))]
                 roots = [p.pid for p in cluster.procs] if key == "standalone" else []
                 with PeakRss(roots) as mem:
                     row[key], sub_out = timed(cmd, expect, {**{k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")},

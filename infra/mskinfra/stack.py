@@ -28,6 +28,7 @@ from .ecr_repositories import Repositories
 from .ecs import LogGroups, Services, ServiceSpec, TaskRoles
 from .emr_serverless import ValidationJobHome
 from .endpoints import AwsApis
+from .glue_validation import GlueValidationJob
 from .iam import Roles
 from .images import ImageChoice
 from .kms import StackKey
@@ -140,6 +141,13 @@ class MigrationStack(TerraformStack):
             target_topic_arn_prefix=msk.topic_arn_prefix, target_group_arn_prefix=msk.group_arn_prefix,
         )
         aws.admit(validation.security_group, "validation job")
+        if cfg.validation.glue:  # its second home (msk-migrate validate --on glue), in the same security group
+            GlueValidationJob(
+                self, "validation_glue", cfg, security_group=validation.security_group, bucket_arn=bucket.bucket.arn,
+                key_arn=key_arn, secret_arns=list(cfg.secret_arns()), secret_kms_keys=list(cfg.secrets_kms_key_arns),
+                target_cluster_arn=msk.cluster_arn, target_topic_arn_prefix=msk.topic_arn_prefix,
+                target_group_arn_prefix=msk.group_arn_prefix,
+            )
 
         image_refs = {c: images[c].reference(r.repository_url) for c, r in repos.repos.items()}
         services = Services(

@@ -1,5 +1,7 @@
 """Errors that the CLI turns into one line on stderr and exit code 2."""
 
+from __future__ import annotations
+
 
 class UsageError(Exception):
     """Bad input: names the field and the fix. Exit code 2, nothing applied."""

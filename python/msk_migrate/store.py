@@ -63,12 +63,13 @@ class Place:
                 raise UsageError(self.field, f"{self} not found", missing_fix) from None
             raise UsageError(self.field, f"cannot read {self}: {_first_line(exc)}", "check the S3 URI and your credentials (s3:GetObject)") from None
 
-    def write(self, body: str | bytes, content_type: str) -> str:
-        """Write the document (parent directories created); returns where it went, as an operator would type it."""
+    def write(self, body: str | bytes, content_type: str, s3: Any = None) -> str:
+        """Write the document (parent directories created); returns where it went, as an operator would type it.
+        ``s3``: the S3 client to write with (boto3's by default; the Spark job passes its JVM's, same calls)."""
         data = body.encode() if isinstance(body, str) else body
         try:
             if self.is_s3:
-                _s3_client().put_object(Bucket=self.bucket, Key=self.name, Body=data, ContentType=content_type)
+                (s3 or _s3_client()).put_object(Bucket=self.bucket, Key=self.name, Body=data, ContentType=content_type)
             else:
                 path = Path(self.name)
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,15 +80,18 @@ class Place:
             raise UsageError(self.field, f"cannot write {self}: {_first_line(exc)}", "check the S3 URI and your credentials (s3:PutObject)") from None
         return str(self)
 
-    def check_writable(self) -> None:
-        """Refuse, before anything else happens, a place that cannot be written: a bucket that cannot be reached
-        (HeadBucket), a path under a file, or a nearest existing directory that is not writable."""
+    def check_writable(self, s3: Any = None) -> None:
+        """Refuse, before anything else happens, a place that cannot be written: a bucket prefix that cannot be
+        listed, a path under a file, or a nearest existing directory that is not writable. The S3 check lists
+        the document's own prefix (one key at most): a role scoped to that prefix passes it, where HeadBucket
+        would need ListBucket on the whole bucket (the validation job's role has it for its prefixes only)."""
         if self.is_s3:
+            prefix = str(PurePosixPath(self.name).parent)
             try:
-                _s3_client().head_bucket(Bucket=self.bucket)
+                (s3 or _s3_client()).list_objects_v2(Bucket=self.bucket, Prefix="" if prefix == "." else prefix + "/", MaxKeys=1)
             except Exception as exc:
                 raise UsageError(self.field, f"cannot write to bucket {self.bucket!r}: {_first_line(exc)}",
-                                 "check the bucket name and s3:PutObject access") from None
+                                 "check the bucket name and s3:ListBucket/s3:PutObject access to the prefix") from None
             return
         parent = Path(self.name).parent
         while not parent.exists() and parent != parent.parent:

@@ -9,7 +9,8 @@
    certificate (ACM, the environment's region), the secrets the YAML names (and the KMS key of prod's
    secrets), prod's existing MSK cluster with its broker security group, its private hosted zone, the
    operators' prefix list and bastion group; the shipped ``dev.yaml`` (creates its cluster) and
-   ``prod.yaml`` (an existing cluster) are rewritten with those ids, nothing else changed;
+   ``prod.yaml`` (an existing cluster) are rewritten with those ids, and the validation job's Glue home is
+   switched on in :data:`GLUE_ON` (``validation.glue``, off in the shipped files), nothing else changed;
 3. ``infra/prerequisites.py`` checks them, ``infra/main.py`` synthesizes, ``terraform apply`` runs
    target-dev, migration-dev and migration-prod, one pass each;
 4. a second ``terraform plan`` of each stack must change nothing but :data:`UNSTORED` (attributes moto
@@ -50,6 +51,8 @@ from infra_helpers import terraform_cli_env  # noqa: E402
 
 RUNBOOK = REPO / "docs" / "runbooks" / "deploy.md"
 ENVIRONMENTS = REPO / "infra" / "environments"
+#: Environments whose validation job also gets its Glue home (job, network connection, role) in the rehearsal.
+GLUE_ON = ("dev",)
 
 #: Resource attributes a second plan may still change, because moto does not store or return them.
 #: ``resource type -> {attribute: the moto limitation}``; anything else changing fails the rehearsal.
@@ -188,6 +191,8 @@ def prerequisites(name: str, endpoint: str, work: Path) -> Path:
         )
         target["existing_cluster_arn"] = cluster["ClusterArn"]
         target.setdefault("network", {})["security_group_ids"] = [broker_sg]
+    if name in GLUE_ON:
+        doc.setdefault("validation", {})["glue"] = True
     out = work / "environments" / f"{name}.yaml"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -317,6 +322,34 @@ ENVS = {"dev": "111111111111", "prod": "222222222222"}
 
 
 #: This process's boto3 calls (the prerequisites) go to moto with these; restored afterwards.
+def glue_jobs(work: Path, endpoint: str, log=print) -> None:
+    """The Glue home applied where it is on (:data:`GLUE_ON`): the job, its connection, tagged for its
+    environment (what ``validate --on glue`` checks before starting a run); none where it is off."""
+    import boto3
+
+    from msk_migrate.aws import glue as glue_mod
+    from msk_migrate.config.environment import load_environment
+
+    for name, account in ENVS.items():
+        cfg = load_environment(work / "environments" / f"{name}.yaml")
+        os.environ["MOTO_ACCOUNT_ID"] = account
+        glue = boto3.client("glue", region_name=cfg.region, endpoint_url=endpoint)
+        jobs = glue.list_jobs()["JobNames"]
+        if name not in GLUE_ON:
+            if jobs:
+                raise RehearsalFailed(f"{name}: validation.glue is off, yet Glue jobs {jobs}")
+            continue
+        job = glue.get_job(JobName=glue_mod.job_name(cfg))["Job"]
+        tags = glue.get_tags(ResourceArn=glue_mod.job_arn(cfg))["Tags"]
+        conn = glue.get_connection(Name=glue_mod.connection_name(cfg))["Connection"]
+        if (job["GlueVersion"], tags.get("environment"), job["Connections"]["Connections"]) != \
+                (glue_mod.GLUE_VERSION, cfg.name, [conn["Name"]]):
+            raise RehearsalFailed(f"{name}: Glue job {job['Name']} (Glue {job['GlueVersion']}, tags {tags}, connections "
+                                  f"{job['Connections']}) is not the stack's")
+        log(f"{name}: Glue job {job['Name']} (Glue {job['GlueVersion']}) with connection {conn['Name']} in "
+            f"{conn['PhysicalConnectionRequirements']['AvailabilityZone']}")
+
+
 _AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "",
             "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
 
@@ -338,6 +371,7 @@ def rehearse(work: Path, log=print) -> Timing:
         stacks = [("target-dev", "dev"), ("migration-dev", "dev"), ("migration-prod", "prod")]
         for stack, env_name in stacks:
             r.apply(stack, ENVS[env_name])
+        glue_jobs(work, server.endpoint, log)
         failures = []
         for stack, env_name in stacks:
             try:
@@ -363,6 +397,9 @@ def rehearse(work: Path, log=print) -> Timing:
             if len(clusters) != 1:
                 raise RehearsalFailed(f"{name}: expected its one MSK cluster after the teardown, found {len(clusters)}")
             log(f"{name}: MSK cluster {clusters[0]['ClusterName']} still there")
+            left_jobs = boto3.client("glue", region_name="eu-west-1", endpoint_url=server.endpoint).list_jobs()["JobNames"]
+            if left_jobs:
+                raise RehearsalFailed(f"{name}: Glue jobs left after the teardown: {left_jobs}")
         return r.timing
     finally:
         server.stop()

@@ -16,13 +16,17 @@ shim                            moto 5.0 limitation
 ``S3VersionedDeleteObjects``    DeleteObjects naming versions of a versioned bucket answers 500
 ``S3LockChecksums``             a PutObject to a bucket under Object Lock is refused without Content-MD5 (S3 also
                                 accepts the x-amz-checksum-* the SDKs send by default)
+``S3AwsChunkedPut``             an aws-chunked PutObject (the Java SDK's signed chunks over HTTP) is stored undecoded
 ``S3RequestSeen``               the bucket-policy check is not given the request (see ``s3_policy_conditions``)
 ``Ec2RetryReplay``              under load moto may answer an EC2 call after the SDK gave up on it; the SDK's retry
                                 of an AuthorizeSecurityGroupIngress/Egress moto had completed then meets
                                 InvalidPermission.Duplicate (seen once on a loaded CI machine). A retry (same
                                 ``amz-sdk-invocation-id``) of a call moto answered 200 gets that answer again
-``JsonTimestamps``              ECR and EMR Serverless return ``createdAt``/``updatedAt``/... as strings, not epoch numbers
+``JsonTimestamps``              ECR, EMR Serverless and Glue return ``createdAt``/``updatedAt``/``CreatedOn``/... as strings,
+                                not epoch numbers
 ``Route53ZoneIds``              hosted zone ids without Route 53's leading ``Z`` (the environment file refuses them)
+``GlueConnections``             no Glue connection API (CreateConnection, GetConnection, DeleteConnection answer
+                                "not yet implemented"); its tags go to moto's Glue tagger, whose GetTags serves any ARN
 :func:`s3_logging_policy_check`  PutBucketLogging's check of the target bucket's policy reads ``Principal`` only as
                                 an object and ``Resource`` only as one string: ``"Principal": "*"`` (a TLS-only
                                 statement) answers 500, a ``Resource`` list is refused (InvalidTargetBucketForLogging)
@@ -352,10 +356,11 @@ class S3VersionedDeleteObjects(Shim):
 
 
 class JsonTimestamps(Shim):
-    limitation = ("moto's ECR and EMR Serverless return createdAt/updatedAt/imagePushedAt/lastEvaluatedAt as strings; the AWS SDK "
-                  "expects epoch seconds and fails to decode the reply")
-    SERVICES: ClassVar[frozenset[str]] = frozenset({"ecr", "emr-serverless"})
-    _KEYS: ClassVar[frozenset[str]] = frozenset({"createdAt", "updatedAt", "imagePushedAt", "lastRecordedPullTime", "lastEvaluatedAt"})
+    limitation = ("moto's ECR, EMR Serverless and Glue return createdAt/updatedAt/imagePushedAt/lastEvaluatedAt (Glue: "
+                  "CreatedOn/LastModifiedOn/StartedOn/CompletedOn) as strings; the AWS SDK expects epoch seconds and fails to decode the reply")
+    SERVICES: ClassVar[frozenset[str]] = frozenset({"ecr", "emr-serverless", "glue"})
+    _KEYS: ClassVar[frozenset[str]] = frozenset({"createdAt", "updatedAt", "imagePushedAt", "lastRecordedPullTime", "lastEvaluatedAt",
+                                                 "CreatedOn", "LastModifiedOn", "StartedOn", "CompletedOn"})
 
     def handles(self, environ: Environ) -> bool:
         return service_of(environ) in self.SERVICES
@@ -436,6 +441,26 @@ class S3LockChecksums(Shim):
         return send(start_response, call(self.app, {**env, "HTTP_CONTENT_MD5": md5}, body))
 
 
+class S3AwsChunkedPut(Shim):
+    """Decodes an ``aws-chunked`` PutObject body (the AWS SDK for Java v2 signs each chunk and trails a checksum
+    over plain HTTP) before moto stores it."""
+
+    limitation = "moto 5.0 stores an aws-chunked PutObject body with chunk signatures as the object's bytes"
+
+    def handles(self, environ: Environ) -> bool:
+        return (service_of(environ) == "s3" and environ["REQUEST_METHOD"] == "PUT"
+                and "aws-chunked" in environ.get("HTTP_CONTENT_ENCODING", ""))
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        body = read_body(environ) if environ.get("CONTENT_LENGTH") else environ["wsgi.input"].read()
+        data = S3LockChecksums.payload(body, environ)
+        encodings = [e for e in environ["HTTP_CONTENT_ENCODING"].split(",") if e.strip() not in ("aws-chunked", "")]
+        env = {k: v for k, v in environ.items() if k not in ("HTTP_TRANSFER_ENCODING", "HTTP_CONTENT_ENCODING", "HTTP_X_AMZ_TRAILER")}
+        if encodings:
+            env["HTTP_CONTENT_ENCODING"] = ",".join(encodings)
+        return send(start_response, call(self.app, {**env, "HTTP_X_AMZ_CONTENT_SHA256": "UNSIGNED-PAYLOAD"}, data))
+
+
 _REQUEST = threading.local()
 
 
@@ -484,9 +509,68 @@ class S3RequestSeen(Shim):
             _REQUEST.environ = None
 
 
+class GlueConnections(Shim):
+    """Glue's connection API (JSON 1.1, ``X-Amz-Target: AWSGlue.<Op>``) in memory, per account and region: what
+    ``aws_glue_connection`` calls. Tags are kept by moto's own Glue tagger (GetTags, TagResource work on any ARN)."""
+
+    limitation = "moto has no Glue connection API (CreateConnection & co. are not implemented)"
+    _OPS = ("CreateConnection", "GetConnection", "GetConnections", "DeleteConnection", "UpdateConnection")
+
+    def __init__(self, app: WsgiApp) -> None:
+        super().__init__(app)
+        self.connections: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.lock = threading.Lock()
+
+    def handles(self, environ: Environ) -> bool:
+        return environ.get("HTTP_X_AMZ_TARGET", "") in {f"AWSGlue.{op}" for op in self._OPS}
+
+    @staticmethod
+    def _not_found(start_response: Callable, name: str) -> list[bytes]:
+        return respond(start_response, "400 Bad Request", json.dumps({"__type": "EntityNotFoundException",
+                                                                      "message": f"Connection {name} not found"}).encode(),
+                       "application/x-amz-json-1.1")
+
+    def handle(self, environ: Environ, start_response: Callable) -> Iterable[bytes]:
+        import os
+
+        op = environ["HTTP_X_AMZ_TARGET"].split(".", 1)[1]
+        body = json.loads(read_body(environ) or b"{}")
+        account = os.environ.get("MOTO_ACCOUNT_ID", "123456789012")
+        m = re.search(r"Credential=[^/]+/[^/]+/([^/]+)/", environ.get("HTTP_AUTHORIZATION", ""))
+        region = m.group(1) if m else "us-east-1"
+        with self.lock:
+            if op == "GetConnections":
+                listed = [c for (a, r, _n), c in self.connections.items() if (a, r) == (account, region)]
+                return respond(start_response, "200 OK", json.dumps({"ConnectionList": listed}).encode(), "application/x-amz-json-1.1")
+            given = body.get("ConnectionInput") or {}
+            name = body.get("Name") or given.get("Name", "")
+            key = (account, region, name)
+            if op == "CreateConnection":
+                if key in self.connections:
+                    return respond(start_response, "400 Bad Request", json.dumps({"__type": "AlreadyExistsException",
+                                                                                  "message": f"Connection {name} exists"}).encode(),
+                                   "application/x-amz-json-1.1")
+                now = dt.datetime.now(dt.UTC).timestamp()
+                self.connections[key] = {**given, "CreationTime": now, "LastUpdatedTime": now, "Status": "READY"}
+                if body.get("Tags"):
+                    from moto.glue.models import glue_backends
+
+                    glue_backends[account][region].tag_resource(f"arn:aws:glue:{region}:{account}:connection/{name}", body["Tags"])
+                return respond(start_response, "200 OK", json.dumps({"CreateConnectionStatus": "READY"}).encode(), "application/x-amz-json-1.1")
+            if key not in self.connections:
+                return self._not_found(start_response, name)
+            if op == "GetConnection":
+                return respond(start_response, "200 OK", json.dumps({"Connection": self.connections[key]}).encode(), "application/x-amz-json-1.1")
+            if op == "UpdateConnection":
+                self.connections[key].update({**given, "LastUpdatedTime": dt.datetime.now(dt.UTC).timestamp()})
+            else:  # DeleteConnection
+                del self.connections[key]
+            return respond(start_response, "200 OK", b"{}", "application/x-amz-json-1.1")
+
+
 SHIMS: tuple[type[Shim], ...] = (
     MskConfigurations, MskClusterReady, ElbCapacityReservation, S3LifecycleReady, S3VersionedDeleteObjects, JsonTimestamps, Route53ZoneIds,
-    S3LockChecksums, Ec2RetryReplay, S3RequestSeen,
+    S3LockChecksums, Ec2RetryReplay, S3RequestSeen, GlueConnections,
 )
 
 

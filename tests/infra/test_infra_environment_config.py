@@ -94,6 +94,8 @@ BAD = [
     ("fargate size that does not exist", {"connect.memory": 1000}, "connect", "Fargate"),
     ("proof follower of a size Fargate lacks", {"proof": {"follower": True, "cpu": 512, "memory": 8192}}, "proof", "Fargate"),
     ("proof follower passes too far apart", {"proof": {"follower": True, "interval_seconds": 3600}}, "proof.interval_seconds", "300"),
+    ("glue job below Glue's worker minimum", {"validation": {"glue": True, "glue_workers": 1}}, "validation.glue_workers", "2"),
+    ("unknown validation home", {"validation": {"databricks": True}}, "validation.databricks", "unknown field"),
     ("heap larger than the task", {"worker.heap": "4g"}, "connect.memory", "heap"),
     ("desired count outside the bounds", {"connect.desired_count": 6}, "connect", "desired_count"),
     ("partial secret ARN", {"source.auth.secret_arn": "arn:aws:secretsmanager:eu-west-1:111111111111:secret:msk-migrate/dev/source-scram"}, "source", "suffix"),

@@ -13,6 +13,7 @@ from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import CA_SEED_KEY, ECS_REST, ENV_REST_TLS_CA_SEED, worker_secret_env
 from mskinfra import iam as iam_mod
 from mskinfra.ecs import SERVING_CERT
+from mskinfra.glue_validation import EC2_DESCRIBE as GLUE_EC2_DESCRIBE
 from mskinfra.msk import BOOTSTRAP_ATTRIBUTE
 from mskinfra.tfjson import unescape_template
 
@@ -78,6 +79,13 @@ def connect_task_statements(synth: Synth, env: str) -> dict[str, dict]:
     return {s["Sid"]: s for s in json.loads(policy["policy"])["Statement"]}
 
 
+def glue_self_rule(synth: Synth, env: str, rule: dict) -> bool:
+    """Glue's requirement on its connection's group (``validation.glue``, glue_validation.py): all TCP to and from
+    the validation group itself, between the job's workers (test_infra_glue_validation.py)."""
+    own = rule["security_group_id"] == rule.get("referenced_security_group_id") == sg_ref(synth, env, "validation")
+    return synth.configs[env].validation.glue and own and (rule["from_port"], rule["to_port"]) == (0, 65535)
+
+
 def ingress_rules(synth: Synth, env: str) -> list[dict]:
     return list(synth.resources(env, "aws_vpc_security_group_ingress_rule").values())
 
@@ -137,7 +145,7 @@ def test_no_ingress_is_open_to_the_internet(synth: Synth, env: str) -> None:
         assert "ingress" not in group and "egress" not in group, "rules are separate resources"
     for rule in ingress_rules(synth, env):
         assert rule.get("cidr_ipv4") != "0.0.0.0/0" and rule.get("cidr_ipv6") != "::/0", rule
-        assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
+        assert rule["ip_protocol"] == "tcp" and (rule["from_port"] == rule["to_port"] or glue_self_rule(synth, env, rule)), rule
     assert "0.0.0.0/0" not in json.dumps(synth.resources(env, "aws_vpc_security_group_ingress_rule"))
 
 
@@ -153,6 +161,8 @@ def test_egress_goes_only_to_known_peers_and_ports(synth: Synth, env: str) -> No
     if cfg.schema_registry:  # the operator task, proof follower and validation job -> the registries
         allowed_ports |= {cfg.schema_registry.port("source"), cfg.schema_registry.port("target")}
     for rule in egress_rules(synth, env):
+        if glue_self_rule(synth, env, rule):
+            continue
         assert rule["ip_protocol"] == "tcp" and rule["from_port"] == rule["to_port"], rule
         assert rule["from_port"] in allowed_ports, rule
         if rule.get("cidr_ipv4") == "0.0.0.0/0" or rule.get("cidr_ipv6") == "::/0":  # test_infra_aws_endpoints.py
@@ -230,15 +240,19 @@ def test_every_iam_statement_is_scoped(synth: Synth, env: str) -> None:
                     assert re.fullmatch(r"\$\{aws_iam_role\.iam_operator_task_\w+\.arn\}", st["Principal"]["AWS"]), where
                     assert st["Condition"] == {"StringEquals": {"aws:PrincipalAccount": synth.configs[env].account_id}}
                     continue
-                # ECS tasks, and EMR Serverless for the validation job's role (emr_serverless.py), of this account only.
-                assert st["Principal"] in ({"Service": "ecs-tasks.amazonaws.com"}, {"Service": "emr-serverless.amazonaws.com"})
+                # ECS tasks, and EMR Serverless / Glue for the validation job's roles (emr_serverless.py,
+                # glue_validation.py), of this account only.
+                assert st["Principal"] in ({"Service": "ecs-tasks.amazonaws.com"}, {"Service": "emr-serverless.amazonaws.com"},
+                                           {"Service": "glue.amazonaws.com"})
                 assert st["Condition"]["StringEquals"]["aws:SourceAccount"] == synth.configs[env].account_id
                 continue
             resources = as_list(st["Resource"])
             if "*" in resources:
-                # The two actions IAM gives no resource-level permission: pulling needs a registry token, and the
-                # operator image's entrypoint reads the security groups on its own interface (task_self_check.py).
-                assert actions in (["ecr:GetAuthorizationToken"], ["ec2:DescribeNetworkInterfaces"]) and resources == ["*"], (where, st)
+                # Actions IAM gives no resource-level permission: pulling needs a registry token, the operator image's
+                # entrypoint reads the security groups on its own interface (task_self_check.py), and Glue reads the
+                # network of its validation connection (glue_validation.py).
+                assert actions in (["ecr:GetAuthorizationToken"], ["ec2:DescribeNetworkInterfaces"], GLUE_EC2_DESCRIBE) \
+                    and resources == ["*"], (where, st)
             for r in resources:
                 if any(a.startswith("kafka-cluster:") for a in actions):
                     assert re.match(r"^arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:(cluster|topic|group)/[^/]+/[^/]+", r) or re.fullmatch(

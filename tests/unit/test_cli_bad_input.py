@@ -103,6 +103,7 @@ BAD_BY_NAME: dict[str, list[str]] = {
     "--with-config": [MISSING_FILE, str(REPO_ROOT / "tests")],
     "--out": [UNWRITABLE, str(REPO_ROOT / "tests")],
     "--out-dir": [UNWRITABLE, str(REPO_ROOT / "README.md")],
+    "--job-request": [UNWRITABLE, str(REPO_ROOT / "tests")],
     "--from-dir": [MISSING_FILE, str(REPO_ROOT / "README.md")],
     "--from-s3": ["s3:/bucket", "https://bucket/prefix", "s3://", "s3://Not_A_Bucket/x"],
     "--source-bootstrap-servers": ["no-port", "host:notaport", ",", "h:99999"],

@@ -127,12 +127,12 @@ def test_ids_unknown_to_both_registries_fail_a_schemad_topic_but_are_raw_bytes_e
 
 def test_registry_urls_need_a_scheme_and_carry_no_credentials():
     import pytest
-    from pydantic import ValidationError
 
+    from msk_migrate.errors import UsageError
     from msk_migrate.validation.request import SchemaRegistries
 
     assert SchemaRegistries(source="http://r:8081/", target="https://t/apis/ccompat/v7").source == "http://r:8081"
-    with pytest.raises(ValidationError, match="is not an http"):
+    with pytest.raises(UsageError, match="--source-registry: 'r:8081' is not an http"):
         SchemaRegistries(source="r:8081", target="http://t")
-    with pytest.raises(ValidationError, match="carries credentials"):
+    with pytest.raises(UsageError, match="--target-registry: the URL carries credentials"):
         SchemaRegistries(source="http://t", target="https://user:secret@t")

@@ -3,6 +3,7 @@ anything else is refused by name before Spark starts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -26,7 +27,7 @@ def _request(**kw) -> ValidationRequest:
 def test_the_job_reads_back_the_request_validate_checked_with_spark_as_its_engine() -> None:
     request = _request(topic_map={"orders": "orders.v2"}, mode="full", sample_size=3)
     back = jr.decode(jr.encode(request))
-    assert back == request.model_copy(update={"engine": "spark"})
+    assert back == dataclasses.replace(request, engine="spark")
 
 
 def test_platform_arguments_around_the_request_are_ignored() -> None:
@@ -42,14 +43,14 @@ def test_no_local_secret_source_travels_the_job_reads_secrets_manager_only() -> 
     assert doc["request"]["source"]["auth"] == {**doc["request"]["source"]["auth"], "secrets_from": "secrets_manager", "secrets_file": None}
     env_source = ClusterEndpoint(alias="source", bootstrap_servers="a.example:9096", auth=AuthConfig(mode="scram", secrets_from="env"))
     with pytest.raises(UsageError, match=r"^source\.auth\.secret_arn: the Spark job reads scram credentials from Secrets Manager only"):
-        jr.document(_request().model_copy(update={"source": env_source}))
+        jr.document(dataclasses.replace(_request(), source=env_source))
 
 
 @pytest.mark.parametrize("update, field", [({"engine": "native"}, "--engine native"),
                                            ({"offsets_snapshot": {"orders": {}}}, "--offsets-snapshot")])
 def test_what_the_job_cannot_run_is_refused_on_the_submitting_side(update, field) -> None:
     with pytest.raises(UsageError) as exc:
-        jr.document(_request().model_copy(update=update))
+        jr.document(dataclasses.replace(_request(), **update))
     assert exc.value.field == field
 
 

@@ -41,7 +41,7 @@ def test_a_chained_spark_run_advances_the_mark_exactly_past_the_new_records_and_
         produce(b, topic, _recs("a", 0, 150) + _recs("a", 1, 150))
     mark = tmp_path / "mark.json"
     code, doc = _once(capfd, src, tgt, topic, mark)
-    assert code == 0 and {r["partition"]: r["compared"] for r in doc["rows"]} == {0: 150, 1: 150}, doc
+    assert code == 0 and {r["partition"]: r["compared"] for r in doc["rows"]} == {0: 150, 1: 150}, json.dumps(doc)
 
     # replication goes on: 250 new records per partition; the target's 101st new record of partition 1 differs
     produce(src, topic, _recs("b", 0, 250) + _recs("b", 1, 250))

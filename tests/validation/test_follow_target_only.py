@@ -82,13 +82,20 @@ def _recs(partition: int, prefix: str, n: int, start: int = 0) -> list[Rec]:
 @contextlib.contextmanager
 def _follower(src: str, tgt: str, topic: str, mark: Path) -> Iterator[str]:
     """``validate --follow`` as the service runs it (its own process, a metrics endpoint); yields the metrics URL
-    and stops it with SIGTERM (it persists its mark on the way out)."""
+    and stops it with SIGTERM (it persists its mark on the way out). Its stderr goes to a file beside the mark (a
+    pipe nobody reads would block it once full), whose tail a failure inside the block carries."""
     port = _free_port()
     cmd = [sys.executable, "-m", "msk_migrate.validation.cli", "--follow", *_flow_args(src, tgt, topic),
            "--mark", str(mark), "--interval", str(INTERVAL), "--metrics-port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    log = mark.with_suffix(".stderr.log")
+    with log.open("wb") as err:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         yield f"http://127.0.0.1:{port}/metrics"
+    except Exception as exc:
+        exc.add_note(f"follower (exit {proc.poll()}) stderr, last lines:\n"
+                     + "\n".join(log.read_text(errors="replace").splitlines()[-30:]))
+        raise
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -107,10 +114,16 @@ def _serving(url: str) -> bool:
 
 
 def _caught_up(url: str, topic: str, partitions: int, records: int) -> None:
-    wait_until(lambda: _serving(url) and len(_metric(url, "msk_migrate_proof_lag_records", topic)) == partitions
-               and set(_metric(url, "msk_migrate_proof_lag_records", topic).values()) == {0.0}
-               and sum(_metric(url, "msk_migrate_proof_records_proven_total", topic).values()) == records, 120,
-               what="the follower proving every replicated record (lag 0)")
+    try:
+        wait_until(lambda: _serving(url) and len(_metric(url, "msk_migrate_proof_lag_records", topic)) == partitions
+                   and set(_metric(url, "msk_migrate_proof_lag_records", topic).values()) == {0.0}
+                   and sum(_metric(url, "msk_migrate_proof_records_proven_total", topic).values()) == records, 120,
+                   what="the follower proving every replicated record (lag 0)")
+    except TimeoutError as exc:
+        if _serving(url):
+            exc.add_note(f"lag {_metric(url, 'msk_migrate_proof_lag_records', topic)}, proven "
+                         f"{_metric(url, 'msk_migrate_proof_records_proven_total', topic)}")
+        raise
     assert set(_metric(url, "msk_migrate_proof_mismatch", topic).values()) == {0.0}
 
 
@@ -224,6 +237,63 @@ def test_a_record_only_on_the_target_is_a_mismatch_within_one_interval_and_the_b
         r = by_p[p]
         assert (r["status"], r["missing"], r["unexpected"], r["duplicates"], r["changed"]) == ("mismatch", 0, 1, 0, 0), r
         assert [s["target_offset"] for s in r["samples"]["unexpected"]] == [at], r["samples"]
+
+
+def test_a_record_on_a_target_partition_the_source_does_not_have_is_a_mismatch_within_one_interval_everywhere(
+        clusters, spark, uniq, tmp_path, capfd):
+    """The target topic has a partition more than the source's (created before MM2, or kept from an older topic):
+    MM2 never writes there, so a record on it is only on the target. The follower followed the partitions both
+    sides have and said ``proven`` (lag 0, mismatch metric 0, a gate passed) while the batch run failed the topic.
+    Now the running follower, a new user's ``--once``, the chained Spark run and the gate all stop at it."""
+    src, tgt = clusters["source"], clusters["target"]
+    topic = f"tonly-extra-{uniq}"
+    create_topic(src, topic, partitions=2)
+    create_topic(tgt, topic, partitions=3)
+    for b in (src, tgt):  # what MM2 copies: the records of the partitions both sides have, in order
+        produce(b, topic, [*_recs(0, "a", 20), *_recs(1, "b", 10)])
+    s_end = end_offsets(src, topic)
+    running_mark = tmp_path / "running.json"
+    with _follower(src, tgt, topic, running_mark) as url:
+        wait_until(lambda: _serving(url) and sum(_metric(url, "msk_migrate_proof_records_proven_total", topic).values()) == 30
+                   and set(_metric(url, "msk_migrate_proof_lag_records", topic).values()) == {0.0}, 120,
+                   what="the follower proving every record the source has (lag 0)")
+        at = _plant(tgt, topic, 2, "extra")
+        wait_until(lambda: {p for p, v in _metric(url, "msk_migrate_proof_mismatch", topic).items() if v} == {2},
+                   DETECT_SECONDS, what="the running follower's mismatch metric on the target-only partition")
+        assert _metric(url, "msk_migrate_proof_lag_records", topic) == {0: 0.0, 1: 0.0, 2: 0.0}
+
+    def check_rows(rows: list[dict], where: str) -> None:
+        by_p = {r["partition"]: r for r in rows}
+        assert {p: r["state"] for p, r in by_p.items()} == {0: "following", 1: "following", 2: "mismatch"}, (where, rows)
+        m = by_p[2]["mismatch"]
+        assert (m["category"], m["source_offset"], m["target_offset"]) == ("unexpected", 0, at), (where, m)
+        assert by_p[2]["target_verified_up_to"] == at and by_p[2]["source_verified_up_to"] == 0, (where, by_p[2])
+
+    doc = json.loads(running_mark.read_text())
+    check_rows([{"partition": int(p), "state": pm["state"], "mismatch": pm.get("mismatch"),
+                 "source_verified_up_to": pm["source_next"], "target_verified_up_to": pm["target_next"]}
+                for p, pm in doc["topics"][topic]["partitions"].items()], "running follower's mark")
+    assert doc["topics"][topic]["partitions"]["2"]["mismatch"]["key"] == hashlib.sha256(b"planted-extra").hexdigest()
+    # the gate needs the source's partitions only; the target-only partition's mismatch fails it all the same
+    gate = check_proof_mark(str(running_mark), {(topic, p): s_end[p] for p in (0, 1)}, "the end offsets", 600)
+    assert not gate.ok and f"{topic}[2] (on the target only) mismatch: unexpected" in gate.evidence, gate
+
+    code, once = _once(capfd, src, tgt, topic, tmp_path / "once.json")
+    assert (code, once.get("verdict")) == (1, "mismatch"), once
+    check_rows(once["rows"], "--once")
+
+    capfd.readouterr()
+    code = run_cli(["--follow", *_flow_args(src, tgt, topic), "--mark", str(tmp_path / "chain.json"), "--once",
+                    "--engine", "spark", "--output", "json"])
+    out, err = capfd.readouterr()
+    chained = json.loads(out) if out.strip() else {"stderr": err}
+    assert (code, chained.get("verdict")) == (1, "mismatch"), chained
+    check_rows(chained["rows"], "--engine spark")
+
+    code, batch = _batch(capfd, src, tgt, topic, tmp_path / "report")
+    assert (code, batch.get("verdict")) == (1, "mismatch"), batch.get("stderr", batch.get("verdict"))
+    (tr,) = [t for t in batch["topics"] if t["topic"] == topic]
+    assert {p["partition"]: p["status"] for p in tr["partitions"]} == {0: "match", 1: "match", 2: "extra_on_target"}
 
 
 def test_a_target_merely_behind_or_read_past_the_sources_end_is_lag_never_a_mismatch(local_env, connect, tmp_path, capfd):

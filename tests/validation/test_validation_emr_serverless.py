@@ -216,7 +216,9 @@ def test_shipping_twice_uploads_once_and_the_manifest_names_every_file_by_digest
     again, uploaded_again = job_package.ship(s3, cfg.config_bucket_name, quiet)
     assert uploaded and not uploaded_again and again.digest == first.digest  # reproducible: same code, same digest
     keys = set(_package_objects(s3, cfg))
-    assert keys == {f"validation/job/{__version__}/manifest.json"} | {first.prefix() + f for f in first.files}
+    # the files by digest, the manifest, and the entry script again at the Glue job's digest-free script location
+    assert keys == ({f"validation/job/{__version__}/manifest.json", f"validation/job/{__version__}/spark_entry.py"}
+                    | {first.prefix() + f for f in first.files})
     assert {"msk_migrate.zip", "spark_entry.py"} <= set(first.files) and any(f.startswith("jars/spark-sql-kafka") for f in first.files)
     assert first.files["msk_migrate.zip"] == job_package.local_code_digest()
 

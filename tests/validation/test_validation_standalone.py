@@ -11,6 +11,7 @@ local mode's, partition by partition.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -116,7 +117,7 @@ def test_job_on_a_standalone_cluster_gives_the_local_verdicts_without_python_on_
         # ("Cannot run program"). The zip is fetched like any --py-files file, but nothing runs it.
         assert "Cannot run program" not in log and "PythonRunner" not in log, log[-2000:]
 
-    local = run_validation(request.model_copy(update={"report_dir": None}), spark=spark)
+    local = run_validation(dataclasses.replace(request, report_dir=None), spark=spark)
     assert _partitions(doc) == _partitions(local.to_dict())
     by_topic = {t["topic"]: t for t in doc["topics"]}
     assert by_topic[sa_topics["same"]]["status"] == "match"

@@ -13,15 +13,16 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
 
 from ..errors import UnreachableError
+from ..kafka.topic_configs import TopicConfigs
 
 TP = tuple[str, int]
+__all__ = ["LIBRDKAFKA_LOG", "TP", "AdminSession", "TopicConfigs", "client_config", "quiet", "verbose"]
 #: Attempts for requests that fail with a retriable error (leader elections, topics being created).
 RETRIES = 6
 
@@ -55,23 +56,6 @@ def client_config(role: str, endpoint) -> dict[str, Any]:
     from .client_security import admin_config
 
     return admin_config(role, endpoint, SecretResolver())
-
-
-@dataclass
-class TopicConfigs:
-    name: str
-    partitions: int
-    configs: dict[str, str] = field(default_factory=dict)  #: every config value
-    overrides: dict[str, str] = field(default_factory=dict)  #: set on the topic itself
-
-    @property
-    def log_append_time(self) -> bool:
-        """The broker stamps records (``message.timestamp.type=LogAppendTime``): timestamps differ per cluster."""
-        return self.configs.get("message.timestamp.type", "CreateTime") == "LogAppendTime"
-
-    @property
-    def compacted(self) -> bool:
-        return "compact" in self.configs.get("cleanup.policy", "delete")
 
 
 def _transient(err: Any) -> bool:

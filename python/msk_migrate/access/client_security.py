@@ -5,13 +5,15 @@ confluent-kafka (librdkafka) configuration of the operator tools' admin sessions
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.auth import AuthConfig
 from ..config.identifiers import msk_region
-from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
 from .secrets import SecretResolver, secret_refs
+
+if TYPE_CHECKING:  # the models are pydantic; the Spark job passes the validation's own endpoints
+    from ..config.auth import AuthConfig
+    from ..config.migration import ClusterEndpoint
 
 IAM_LOGIN_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
 IAM_CALLBACK_HANDLER = "software.amazon.msk.auth.iam.IAMClientCallbackHandler"

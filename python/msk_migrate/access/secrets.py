@@ -36,10 +36,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.auth import AuthConfig
 from ..errors import UsageError
+
+if TYPE_CHECKING:  # the models are pydantic; the Spark job passes the validation's own endpoints
+    from ..config.auth import AuthConfig
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,14 @@ regex that keeps the resolved secrets out of Spark's logs and UI (``spark.redact
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
 from .client_security import java_client_properties
 from .secrets import SecretResolver
+
+if TYPE_CHECKING:  # the models are pydantic; the Spark job passes the validation's own endpoints
+    from ..config.migration import ClusterEndpoint
 
 #: Spark redacts option values whose *key* matches this (jaas config holds the SCRAM password, the
 #: keystore key and certificate options hold PEM material).

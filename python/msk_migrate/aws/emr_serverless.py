@@ -123,16 +123,15 @@ def submit(emr: Any, cfg: EnvironmentConfig, application_id: str, package: JobPa
 def follow(emr: Any, run: JobRun, progress: Callable[[str], None], *, poll_seconds: float = 10.0,
            sleep: Callable[[float], None] = time.sleep) -> JobRun:
     """Poll the run until it ends, telling ``progress`` each new state; returns the final state."""
-    last = ""
-    while True:
+    from .job_runs import poll_until_final
+
+    def read() -> tuple[str, str]:
         job = emr.get_job_run(applicationId=run.application_id, jobRunId=run.job_run_id)["jobRun"]
-        state, details = job.get("state", "?"), job.get("stateDetails") or ""
-        if state != last:
-            progress(f"EMR Serverless job run {run.job_run_id}: {state}" + (f" ({details})" if details else ""))
-            last = state
-        if state in FINAL_STATES:
-            return JobRun(run.application_id, run.job_run_id, run.report_uri, state, details)
-        sleep(poll_seconds)
+        return job.get("state", "?"), job.get("stateDetails") or ""
+
+    state, details = poll_until_final(read, FINAL_STATES, f"EMR Serverless job run {run.job_run_id}", progress,
+                                      poll_seconds=poll_seconds, sleep=sleep)
+    return JobRun(run.application_id, run.job_run_id, run.report_uri, state, details)
 
 
 def clients(cfg: EnvironmentConfig) -> tuple[Any, Any]:

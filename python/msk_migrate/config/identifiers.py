@@ -104,7 +104,7 @@ def parse_msk_arn(arn: str) -> dict[str, str]:
     m = MSK_CLUSTER_ARN.match(arn)
     if not m:
         raise ValueError(f"{arn!r} is not an MSK cluster ARN (arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID)")
-    return dict(zip(("region", "account", "name", "uuid"), m.groups(), strict=False))
+    return dict(zip(("region", "account", "name", "uuid"), m.groups()))  # noqa: B905 - zip(strict) is 3.10+; the Spark job runs on 3.9
 
 
 def check_kms_key_arn(value: str) -> str:

@@ -193,6 +193,7 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 
 def _validate(ctx: RehearsalContext, reverse: bool) -> str:
+    from ..validation.endpoint import Endpoint
     from ..validation.job import run_validation
     from ..validation.request import SchemaRegistries, ValidationRequest
 
@@ -202,7 +203,7 @@ def _validate(ctx: RehearsalContext, reverse: bool) -> str:
     report_dir = ctx.work_dir / ("rehearsal-reverse-validation" if reverse else "rehearsal-validation")
     # the registries of the clusters compared: the record ids are proven on both (reverse: target -> source)
     regs = SchemaRegistries(source=rt.url, target=rs.url) if reverse else SchemaRegistries(source=rs.url, target=rt.url)
-    req = ValidationRequest(source=src, target=tgt, topics=[ROLLBACK_TOPIC] if reverse else [*TOPICS, *SCHEMA_TOPICS],
+    req = ValidationRequest(source=Endpoint.of(src), target=Endpoint.of(tgt), topics=[ROLLBACK_TOPIC] if reverse else [*TOPICS, *SCHEMA_TOPICS],
                             mode="auto", until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir),
                             schema_registry=regs)
     # a secured source's endpoint names its secrets file: read under either role, nothing in os.environ

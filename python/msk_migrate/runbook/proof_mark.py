@@ -8,7 +8,8 @@ condition says which evidence it used (the mark, its location, its age, the reco
 row shows it; the batch report remains the audit document.
 
 Invariants: nothing to prove (no partition required) is never a pass; a partition the mark does not hold
-fails; the first failing partitions are named, with a mismatch's first differing record.
+fails; a mismatch on a target partition of a required topic that the source does not have fails; the first
+failing partitions are named, with a mismatch's first differing record.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 
 from .. import store
 from ..errors import UsageError
-from ..validation.follow.mark import Mark
+from ..validation.follow.mark import Mark, sourceless
 from ..validation.follow.store import DEFAULT_NAME, MarkStore
 from .evidence import Condition, GateEvidence, check_validation
 
@@ -68,6 +69,15 @@ def mark_condition(mark: Mark, where: str, required: dict[TP, int], what: str, m
             stopped.append(f"{t}[{p}] truncated: retention passed the mark (log start {pm.source_log_start})")
         elif pm.source_next < need:
             behind.append(f"{t}[{p}] verified up to {pm.source_next} < {need}")
+    # A target partition the source does not have is in no required set (those name source partitions), yet a
+    # record on it is one only on the target: its mismatch fails the gate of its topic.
+    for t in sorted({t for t, _ in required}):
+        tm = mark.topics.get(t)
+        for p, pm in sorted(tm.partitions.items()) if tm else ():
+            if sourceless(mark, t, p) and pm.state == "mismatch":
+                m = pm.mismatch or {}
+                stopped.append(f"{t}[{p}] (on the target only) mismatch: {m.get('category')} at target offset "
+                               f"{m.get('target_offset')}")
     if absent:
         problems.append(f"the mark does not cover {len(absent)} partition(s): {', '.join(absent[:5])}" + (" ..." if len(absent) > 5 else ""))
     if stopped:

@@ -8,6 +8,8 @@ Entry points:
 See docs/validation.md.
 """
 
+from __future__ import annotations
+
 from .request import PartitionRange, ValidationRequest
 
 __all__ = ["PartitionRange", "Report", "ValidationRequest", "run_validation"]

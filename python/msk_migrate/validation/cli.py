@@ -30,6 +30,7 @@ from ..clivalues import (
     check_key_value,
     check_readable_file,
     check_regex,
+    check_writable,
     check_write_location,
 )
 from ..config.auth import AuthConfig
@@ -42,6 +43,7 @@ from ..outcome import json_document, quiet
 from .request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
 
 AUTH_MODES = ["plaintext", "iam", "scram", "mtls"]
+_WRITE_FILE = Checked("file", lambda v: check_writable(v, "file"), "give a path in a writable directory", "FILE")
 
 
 # ---- option values, checked where click parses them (clivalues.Checked: one line naming the option) ----
@@ -405,23 +407,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
                              "pass or its full diff (one order per partition)", f"drop {spark_only[0]}")
     data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
     data["show_keys"] = bool(kw.get("show_keys"))
-    flag = {
-        "from_timestamp_ms": "--from-timestamp", "until_timestamp_ms": "--until-timestamp",
-        "topic_regex": "--topic-regex", "exclude_regexes": "--exclude-regex", "sample_size": "--sample-size",
-        "grace_seconds": "--grace-seconds", "min_partitions": "--min-partitions",
-        "schema_registry": "--source-registry/--target-registry",
-    }
-    try:
-        return ValidationRequest.model_validate(data)
-    except Exception as exc:  # pydantic ValidationError -> one line naming the option
-        from pydantic import ValidationError
-
-        if not isinstance(exc, ValidationError):
-            raise
-        err = exc.errors()[0]
-        loc = str(err["loc"][0]) if err["loc"] else ""
-        field = flag.get(loc, f"--{loc.replace('_', '-')}" if loc else "validate")
-        raise UsageError(field, err["msg"].removeprefix("Value error, ")) from None
+    return ValidationRequest(**data)  # a refusal is a UsageError naming the option (request.OPTIONS)
 
 
 @click.command("validate")
@@ -465,10 +451,11 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
               help="Checksum pass: native = confluent-kafka processes on this machine (no JVM start; Spark only "
               "for full diffs), spark = the PySpark job; auto = native for a local run, spark under spark-submit/Glue.")
 @click.option("--metadata-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True, help="Seconds to wait for a cluster.")
-@click.option("--on", "on", type=click.Choice(["local", "emr-serverless"]), default="local", show_default=True,
+@click.option("--on", "on", type=click.Choice(["local", "emr-serverless", "glue"]), default="local", show_default=True,
               help="Where the job runs: here, or as a job run of --env's EMR Serverless application (provisioned by "
-                   "migration-<env>; the report comes back to --validation-report).")
-@click.option("--job-request", "job_request", metavar="FILE", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+                   "migration-<env>) or of its Glue 5.0 job (validation.glue: true); the report comes back to "
+                   "--validation-report.")
+@click.option("--job-request", "job_request", metavar="FILE", type=_WRITE_FILE,
               help="Check everything, write the request the Spark job runs (spark_entry.py's --request document) to FILE "
                    "and run nothing: for a spark-submit by hand (docs/validation.md).")
 @click.option("--validation-report", "--report-dir", "report_dir", cls=Aliased, hidden_aliases=["--report-dir"],
@@ -538,6 +525,15 @@ def validate(ctx: click.Context, output: str, **kw: Any) -> None:
         if code:
             sys.exit(code)
         return
+    if on == "glue":
+        from .glue_run import environment as glue_environment
+        from .glue_run import validate_on_glue
+
+        cfg = glue_environment(kw)
+        code = validate_on_glue(cfg, build_request(kw), output)
+        if code:
+            sys.exit(code)
+        return
     request = build_request(kw)
     from .console import print_report, spark_progress
     from .job import run_validation
@@ -585,7 +581,7 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     if not opts["follow"]:
         raise UsageError(given[0], "applies to --follow only", f"add --follow, or drop {given[0]}")
     if kw.get("on", "local") != "local":
-        raise UsageError("--on", "the follower runs here (or as a service), not as an EMR Serverless job run", "drop --on")
+        raise UsageError("--on", "the follower runs here (or as a service), not as an EMR Serverless or Glue job run", "drop --on")
     for key, flag in _BATCH_ONLY:
         if kw.get(key) not in (None, False, ()):
             raise UsageError(flag, "is a batch option: the follower compares every record past its mark",

@@ -16,6 +16,7 @@ file). Then, in this order and nothing before the checks pass:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import time
@@ -32,17 +33,17 @@ OPTION = "--on emr-serverless"
 REPORT_FILES = ("report.json", "report.html")
 
 
-def environment(kw: dict[str, Any]) -> EnvironmentConfig:
-    """The ``--env`` environment (the application, role and bucket are named after it)."""
+def environment(kw: dict[str, Any], option: str = OPTION, home: str = "application") -> EnvironmentConfig:
+    """The ``--env`` environment (the job's home, role and bucket are named after it)."""
     from ..config.environment import load_environment
     from ..config.environment_files import environment_path
 
     value = kw.get("env")
     if not value:
-        raise UsageError(OPTION, "needs --env NAME (the environment whose stack provisions the application)", "add --env NAME")
+        raise UsageError(option, f"needs --env NAME (the environment whose stack provisions the {home})", "add --env NAME")
     for opt, key in (("--offsets-snapshot", "offsets_snapshot"), ("--no-report", "no_report")):
         if kw.get(key):
-            raise UsageError(opt, f"not with {OPTION}: the job reads no local file and its report is the result",
+            raise UsageError(opt, f"not with {option}: the job reads no local file and its report is the result",
                              "drop it, or validate without --on")
     path = Path(value) if value.endswith((".yaml", ".yml")) or "/" in value else environment_path(value)
     return load_environment(path)
@@ -82,7 +83,7 @@ def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, pr
     destination = request.report_dir or "reports"
     run_name = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     report_uri = emr_mod.report_uri(cfg.config_bucket_name, run_name)
-    arguments = [ARGUMENT, encode(request.model_copy(update={"report_dir": report_uri}))]  # bad input: before any call
+    arguments = [ARGUMENT, encode(dataclasses.replace(request, report_dir=report_uri))]  # bad input: before any call
     emr, s3 = emr_mod.clients(cfg)
     progress(f"EMR Serverless: {cfg.stack_name}'s application {emr_mod.application_name(cfg)} (account {cfg.account_id}, {cfg.region})")
     app = emr_mod.find_application(emr, cfg)
@@ -99,25 +100,6 @@ def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, pr
 def validate_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, output: str) -> int:
     """The command's ``--on emr-serverless`` branch: progress on the console, then the verdict (text) or
     the one JSON shape; returns the report's exit code (0 match / 1 mismatch)."""
-    from ..cliutil import emit_json, human
-    from ..outcome import json_document
+    from .remote_run import show
 
-    con = human(output)
-    with con.status("EMR Serverless") as status:
-        def say(message: str) -> None:
-            status.update(message)
-            con.print(message)
-
-        result = run_on_emr_serverless(cfg, request, say)
-    doc = result["report"]
-    code = int(doc.get("exit_code", 1))
-    talked_to = {**{role: (doc.get(role) or {}).get("bootstrap_servers") for role in ("source", "target")},
-                 "emr_serverless_job_run": result["job_run"]["job_run_id"]}
-    if output == "json":
-        emit_json({**doc, "locations": result["written"], "job_run": result["job_run"],
-                   **json_document(talked_to, doc.get("topics", []), str(doc.get("verdict")), code)})
-    else:
-        con.print(f"verdict: {doc.get('verdict')} ({doc.get('verdict_reason', '')})")
-        for where in result["written"]:
-            con.print(f"report: {where}")
-    return code
+    return show("EMR Serverless", "emr_serverless_job_run", lambda say: run_on_emr_serverless(cfg, request, say), output)

@@ -10,6 +10,7 @@ Glue, and the local rehearsal. Three steps:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from ..outcome import quiet
 from .checksum import Digest, checksum
 from .diff import LOCAL_EXPLAIN_LIMIT, diff
 from .diff_result import DiffResult
-from .plan import ValidationPlan, make_plan
+from .plan import MetadataFactory, ValidationPlan, make_plan
 from .reading import TP, ReadPlan
 from .report import Report, check_destination, hide_keys, report_clusters
 from .request import ValidationRequest, iso
@@ -181,19 +182,23 @@ def run_validation(
     progress: Progress | None = None,
     resolver: SecretResolver | None = None,
     explain_limit: int = LOCAL_EXPLAIN_LIMIT,
+    metadata: MetadataFactory | None = None,
+    s3: Any = None,
 ) -> Report:
     """Validate ``request``; returns the :class:`Report` (``report.verdict``: "match" | "mismatch",
     ``report.exit_code``: 0 | 1). Raises :class:`UsageError` / :class:`UnreachableError` (exit 2)
     before anything is written. When ``request.report_dir`` is set the JSON and HTML are written there
     (``report.locations``). ``spark``: an existing SparkSession (spark-submit, Glue, tests); default: a
     local one with the pinned spark-sql-kafka jars. ``explain_limit``: differing fingerprint groups
-    explained on the driver (more are explained by Spark jobs)."""
+    explained on the driver (more are explained by Spark jobs). ``metadata`` and ``s3``: how the clusters
+    are asked and where an S3 report is written from (confluent-kafka and boto3 by default; the Spark job
+    passes its JVM's, :mod:`.spark_entry`)."""
     say = progress or quiet
     started = time.time()
     req = request
     if req.report_dir:
-        check_destination(req.report_dir)
-    plan = make_plan(req, resolver or SecretResolver(), say)
+        check_destination(req.report_dir, s3)
+    plan = make_plan(req, resolver or SecretResolver(), say, metadata)
 
     engine = engine_for(req, spark)
     outcome = execute(plan, _Spark(spark, say), say, explain_limit, engine)
@@ -222,7 +227,7 @@ def run_validation(
             "spark_version": spark_version,
             "checksum_engine": engine,
             "engine": engine,
-            **({"copy_marks": req.marks.model_dump()} if req.marks is not None else {}),
+            **({"copy_marks": dataclasses.asdict(req.marks)} if req.marks is not None else {}),
             **({"compare": req.compare} if req.compare != "records" else {}),
         },
         window={**plan.window, "timestamp_slack_seconds": req.timestamp_slack_seconds,
@@ -236,5 +241,5 @@ def run_validation(
     if not req.show_keys:
         hide_keys(report.topics)  # before anything is written or printed: keys can hold personal data
     if req.report_dir:
-        report.locations = report.write(req.report_dir)
+        report.locations = report.write(req.report_dir, s3)
     return report

@@ -5,9 +5,11 @@
 content::
 
     s3://<config bucket>/validation/job/<version>/<digest>/...   the files, never overwritten
+    s3://<config bucket>/validation/job/<version>/spark_entry.py the digest's entry script again, at a key
+                                                                 that does not change: the Glue job's script
     s3://<config bucket>/validation/job/<version>/manifest.json  written last: which digest, for which release
 
-``validate --on emr-serverless`` never uploads. It reads the manifest of its own version and refuses
+``validate --on emr-serverless`` / ``--on glue`` never upload. It reads the manifest of its own version and refuses
 (one line, exit 2, nothing submitted) a package that is missing, incomplete, built for another Spark
 than the application's release, or built from other code than the submitting one (the zip is built
 byte for byte reproducibly, so its digest is the code's).
@@ -25,6 +27,7 @@ from typing import Any
 
 from .. import __version__
 from ..aws import emr_serverless as emr_mod
+from ..aws import glue as glue_mod
 from ..errors import UnreachableError, UsageError
 
 KIND = "msk-migrate/validation-job-package"
@@ -74,16 +77,16 @@ class Manifest:
         return cls(__version__, release_label, spark_version, connector_spark, files)
 
     @classmethod
-    def parse(cls, body: bytes, where: str) -> Manifest:
+    def parse(cls, body: bytes, where: str, option: str = emr_mod.OPTION) -> Manifest:
         try:
             doc = json.loads(body)
             if doc.get("kind") != KIND:
                 raise ValueError(f"kind {doc.get('kind')!r}")
             found = cls(doc["tool_version"], doc["release_label"], doc["spark_version"], doc["connector_spark"], dict(doc["files"]))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise UsageError(emr_mod.OPTION, f"{where} is not a job package manifest ({exc})", SHIP_FIX) from None
+            raise UsageError(option, f"{where} is not a job package manifest ({exc})", SHIP_FIX) from None
         if found.digest != doc.get("digest"):
-            raise UsageError(emr_mod.OPTION, f"{where}: its digest does not match its files", SHIP_FIX)
+            raise UsageError(option, f"{where}: its digest does not match its files", SHIP_FIX)
         return found
 
     def package(self, bucket: str) -> emr_mod.JobPackage:
@@ -104,7 +107,7 @@ def _manifest_key(version: str) -> str:
     return emr_mod.job_prefix(version) + MANIFEST
 
 
-def read_manifest(s3: Any, bucket: str, version: str = __version__) -> Manifest | None:
+def read_manifest(s3: Any, bucket: str, version: str = __version__, option: str = emr_mod.OPTION) -> Manifest | None:
     """The shipped manifest of ``version``; None when there is none."""
     key = _manifest_key(version)
     try:
@@ -114,7 +117,22 @@ def read_manifest(s3: Any, bucket: str, version: str = __version__) -> Manifest 
         if code in ("NoSuchKey", "404"):
             return None
         raise UnreachableError(f"s3://{bucket}/{key}: {str(exc).splitlines()[0]}") from None
-    return Manifest.parse(body, f"s3://{bucket}/{key}")
+    return Manifest.parse(body, f"s3://{bucket}/{key}", option)
+
+
+def _read(s3: Any, bucket: str, key: str) -> bytes | None:
+    """An object's bytes; None when there is none."""
+    try:
+        return bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    except Exception as exc:
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            return None
+        raise UnreachableError(f"s3://{bucket}/{key}: {str(exc).splitlines()[0]}") from None
+
+
+def _stable_entry_current(s3: Any, bucket: str, manifest: Manifest) -> bool:
+    body = _read(s3, bucket, glue_mod.entry_key(manifest.tool_version))
+    return body is not None and hashlib.sha256(body).hexdigest() == manifest.files.get("spark_entry.py")
 
 
 def ship(s3: Any, bucket: str, progress: Callable[[str], None], *, release_label: str = emr_mod.RELEASE_LABEL,
@@ -132,13 +150,24 @@ def ship(s3: Any, bucket: str, progress: Callable[[str], None], *, release_label
         build(Path(tmp), connector)
         manifest = Manifest.of_directory(Path(tmp), release_label, spark_version, connector)
         current = read_manifest(s3, bucket)
+        entry_key = glue_mod.entry_key(__version__)
         if current is not None and current.digest == manifest.digest:
-            progress(f"validation job: s3://{bucket}/{manifest.prefix()} already holds it")
-            return manifest, False
+            if _stable_entry_current(s3, bucket, manifest):
+                progress(f"validation job: s3://{bucket}/{manifest.prefix()} already holds it")
+                return manifest, False
+            progress(f"validation job: s3://{bucket}/{manifest.prefix()} already holds it; its entry script to s3://{bucket}/{entry_key}")
+            try:
+                s3.upload_file(str(Path(tmp) / "spark_entry.py"), bucket, entry_key)
+            except Exception as exc:
+                raise UnreachableError(f"upload to s3://{bucket}/: {str(exc).splitlines()[0]}") from None
+            return manifest, True
         progress(f"validation job: uploading to s3://{bucket}/{manifest.prefix()}")
         try:
             for rel in manifest.files:
                 s3.upload_file(str(Path(tmp) / rel), bucket, manifest.prefix() + rel)
+            # The Glue job's script (a property of the job, written by the stack only): the digest's entry script
+            # again at a key that does not change; the manifest, written last, names its sha256.
+            s3.upload_file(str(Path(tmp) / "spark_entry.py"), bucket, entry_key)
             s3.put_object(Bucket=bucket, Key=_manifest_key(__version__), Body=manifest.to_json().encode(),
                           ContentType="application/json")
         except Exception as exc:
@@ -146,25 +175,42 @@ def ship(s3: Any, bucket: str, progress: Callable[[str], None], *, release_label
     return manifest, True
 
 
-def verified(s3: Any, bucket: str, application: dict[str, Any]) -> emr_mod.JobPackage:
-    """This version's shipped package, checked against the application's release and this code; UsageError
-    (exit 2, nothing submitted) naming what does not match and the fix."""
+def _checked(s3: Any, bucket: str, option: str, release: tuple[str, str] | None) -> tuple[Manifest, emr_mod.JobPackage]:
+    """This version's manifest and package: there, built for ``release`` (label of the home, what it runs) when
+    given, from this code, complete; UsageError (exit 2, nothing submitted) naming ``option`` and the fix."""
     where = f"s3://{bucket}/{emr_mod.job_prefix(__version__)}"
-    manifest = read_manifest(s3, bucket)
+    manifest = read_manifest(s3, bucket, option=option)
     if manifest is None:
-        raise UsageError(emr_mod.OPTION, f"no validation job package of msk-migrate {__version__} in {where}", SHIP_FIX)
-    release = application.get("releaseLabel")
-    if release and release != manifest.release_label:
-        raise UsageError(emr_mod.OPTION, f"the package in {where} is built for {manifest.release_label} (Spark "
-                         f"{manifest.spark_version}); the application {application.get('name')} runs {release}",
-                         f"{SHIP_FIX}, after deploying the stack of this version")
+        raise UsageError(option, f"no validation job package of msk-migrate {__version__} in {where}", SHIP_FIX)
+    if release is not None and release[0] != manifest.release_label:
+        raise UsageError(option, f"the package in {where} is built for {manifest.release_label} (Spark "
+                         f"{manifest.spark_version}); {release[1]}", f"{SHIP_FIX}, after deploying the stack of this version")
     if manifest.files.get("msk_migrate.zip") != local_code_digest():
-        raise UsageError(emr_mod.OPTION, f"the package in {where} was built from other code than this msk-migrate "
+        raise UsageError(option, f"the package in {where} was built from other code than this msk-migrate "
                          f"{__version__} (msk_migrate.zip sha256 {manifest.files.get('msk_migrate.zip', '?')[:12]}…)", SHIP_FIX)
     package = manifest.package(bucket)
     present = {o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=package.prefix)
                for o in page.get("Contents", [])}
     missing = sorted(rel for rel in manifest.files if package.prefix + rel not in present)
     if missing:
-        raise UsageError(emr_mod.OPTION, f"the package s3://{bucket}/{package.prefix} is incomplete ({missing[0]} missing)", SHIP_FIX)
+        raise UsageError(option, f"the package s3://{bucket}/{package.prefix} is incomplete ({missing[0]} missing)", SHIP_FIX)
+    return manifest, package
+
+
+def verified(s3: Any, bucket: str, application: dict[str, Any]) -> emr_mod.JobPackage:
+    """This version's shipped package, checked against the application's release and this code; UsageError
+    (exit 2, nothing submitted) naming what does not match and the fix."""
+    release = application.get("releaseLabel")
+    return _checked(s3, bucket, emr_mod.OPTION,
+                    (release, f"the application {application.get('name')} runs {release}") if release else None)[1]
+
+
+def verified_for_glue(s3: Any, bucket: str) -> emr_mod.JobPackage:
+    """This version's shipped package for the Glue job (whose release :func:`.glue.find_job` checked): from this
+    code and complete, and the entry script at the job's digest-free script location is this package's one
+    (sha256 as in the manifest); UsageError (exit 2, nothing started) otherwise."""
+    manifest, package = _checked(s3, bucket, glue_mod.OPTION, None)
+    if not _stable_entry_current(s3, bucket, manifest):
+        raise UsageError(glue_mod.OPTION, f"the Glue job's script s3://{bucket}/{glue_mod.entry_key(__version__)} is missing or "
+                         f"not the entry script of the package s3://{bucket}/{package.prefix}", SHIP_FIX)
     return package

@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
+from .endpoint import Endpoint
 from .request import ValidationRequest
 
 KIND = "msk-migrate/validation-request"
@@ -28,12 +29,12 @@ FORMAT_VERSION = 1
 ARGUMENT = "--request"
 
 
-def _cluster(role: str, endpoint: Any) -> dict[str, Any]:
+def _cluster(role: str, endpoint: Endpoint) -> dict[str, Any]:
     auth = endpoint.auth
     if auth.mode in ("scram", "mtls") and not auth.secret_arn:
         raise UsageError(f"{role}.auth.secret_arn", f"the Spark job reads {auth.mode} credentials from Secrets Manager only",
                          "name the secret's ARN in the environment file")
-    doc = endpoint.model_dump(mode="json")
+    doc = endpoint.to_dict()
     doc["auth"] = {**doc["auth"], "secrets_from": "secrets_manager", "secrets_file": None}
     return doc
 
@@ -46,7 +47,7 @@ def document(request: ValidationRequest) -> dict[str, Any]:
         which = "--engine native" if request.engine == "native" else "--compare multiset"
         raise UsageError(which, "is computed by the native pass on the submitting machine, not by the Spark job",
                          f"drop {which}, or validate locally")
-    body = request.model_dump(mode="json", exclude={"source", "target"})
+    body = request.to_dict()
     body["engine"] = "spark"  # the job's pass is Spark's whatever "auto" would choose elsewhere
     body["source"] = _cluster("source", request.source)
     body["target"] = _cluster("target", request.target)
@@ -72,14 +73,11 @@ def decode(text: str) -> ValidationRequest:
     if doc.get("tool_version") != __version__:
         raise UsageError(ARGUMENT, f"written by msk-migrate {doc.get('tool_version')}, this job package is {__version__}",
                          "ship the package of the submitting version: ./build_images.py ACCOUNT REGION --env ENV")
-    from pydantic import ValidationError
-
     try:
-        return ValidationRequest.model_validate(doc["request"])
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "request"
-        raise UsageError(f"{ARGUMENT} {where}", err["msg"].removeprefix("Value error, ")) from None
+        return ValidationRequest.from_dict(doc["request"])
+    except UsageError as exc:  # named by its place in the document (sample_size, source.auth.mode), not by an option
+        where = getattr(exc, "key", None) or exc.field or "request"
+        raise UsageError(f"{ARGUMENT} {where}", exc.message, exc.fix) from None
 
 
 def argument_value(argv: list[str]) -> str | None:

@@ -1,5 +1,5 @@
-"""Cluster metadata through confluent-kafka's AdminClient: reachability, topics and partition counts,
-topic configs (the ones MM2 syncs), and offsets by time / earliest / latest for the read ranges."""
+"""Cluster metadata through confluent-kafka's AdminClient (an operator's machine): the planner's
+:class:`~.cluster_meta.ClusterMetadata` over the one admin session of :mod:`msk_migrate.access.admin`."""
 
 from __future__ import annotations
 
@@ -9,19 +9,27 @@ from typing import Any
 
 from confluent_kafka.admin import OffsetSpec
 
-from ..access.admin import LIBRDKAFKA_LOG, AdminSession, TopicConfigs, verbose
-from ..kafka.names import CONFIG_PROPERTIES_EXCLUDE_DEFAULT
+from ..access.admin import LIBRDKAFKA_LOG, AdminSession, verbose
+from .cluster_meta import (
+    MM2_CONFIG_EXCLUDES,
+    Listed,
+    OffsetQuery,
+    TopicMeta,
+    at_time,
+    earliest,
+    latest,
+    newest_timestamps,
+    synced_config_differences,
+)
 
-#: MirrorSourceConnector never copies these (its ``config.properties.exclude`` default; one copy in kafka.names).
-MM2_CONFIG_EXCLUDES = CONFIG_PROPERTIES_EXCLUDE_DEFAULT
+__all__ = ["CLIENT_LOGGER", "MM2_CONFIG_EXCLUDES", "ClusterMeta", "TopicMeta", "at_time", "earliest", "latest",
+           "newest_timestamps", "synced_config_differences"]
 
 TP = tuple[str, int]
 
 #: librdkafka's log lines go to the one client logger (access.admin): silent unless ``validate --verbose``
 #: gives it a handler.
 CLIENT_LOGGER = LIBRDKAFKA_LOG.name
-#: A topic's partition count and configs (the admin session's record of them).
-TopicMeta = TopicConfigs
 
 
 def client_logger() -> logging.Logger:
@@ -33,60 +41,31 @@ def verbose_client_logs() -> bool:
     return verbose()
 
 
+def _spec(query: OffsetQuery) -> OffsetSpec:
+    if query.kind == "time":
+        return OffsetSpec.for_timestamp(query.at_ms)
+    return {"earliest": OffsetSpec.earliest, "latest": OffsetSpec.latest, "max_timestamp": OffsetSpec.max_timestamp}[query.kind]()
+
+
 class ClusterMeta(AdminSession):
-    """One cluster's admin session (access.admin's error contract) with the validation job's vocabulary."""
+    """One cluster's admin session (access.admin's error contract) as the planner's ClusterMetadata."""
 
     def __init__(self, role: str, conf: dict[str, Any], timeout: float):
+        #: the settings as given (secrets resolved): the native pass's consumers read with them
+        self.client_conf = dict(conf)
         super().__init__(role, conf, timeout, fix=f"check host:port, the network path and --{role}-auth")
 
     def describe(self, names: Iterable[str]) -> dict[str, TopicMeta]:
         return self.topic_configs(names)
 
-    def offsets(self, tps: Iterable[TP], spec: OffsetSpec, isolation_level: str = "read_committed") -> dict[TP, int]:
-        """Offset per partition for ``spec`` (earliest / latest / for_timestamp); -1 = no such record."""
-        return self.offsets_by_spec({tp: spec for tp in tps}, isolation_level)
+    def listed(self, queries: dict[TP, OffsetQuery], isolation_level: str = "read_committed") -> dict[TP, Listed]:
+        found = self.list_offsets({tp: _spec(q) for tp, q in queries.items()}, isolation_level)
+        return {tp: Listed(r.offset, r.timestamp) for tp, r in found.items()}
 
-    def offsets_by_spec(self, specs: dict[TP, OffsetSpec], isolation_level: str = "read_committed") -> dict[TP, int]:
-        """One ListOffsets round for a spec per partition."""
-        return {tp: result.offset for tp, result in self.list_offsets(specs, isolation_level).items()}
+    def offsets(self, tps: Iterable[TP], query: OffsetQuery, isolation_level: str = "read_committed") -> dict[TP, int]:
+        """Offset per partition for ``query`` (earliest / latest / time); -1 = no such record."""
+        return self.offsets_by_spec({tp: query for tp in tps}, isolation_level)
 
-
-def synced_config_differences(
-    source: TopicMeta, target: TopicMeta | None, ignore: Iterable[str] = ()
-) -> list[dict[str, str | None]]:
-    """Configs set on the source topic that MM2 copies, whose target value differs."""
-    if target is None:
-        return []
-    skip = MM2_CONFIG_EXCLUDES | set(ignore)
-    diffs = []
-    for name, value in sorted(source.overrides.items()):
-        if name in skip:
-            continue
-        if target.configs.get(name) != value:
-            diffs.append({"name": name, "source": value, "target": target.configs.get(name)})
-    return diffs
-
-
-def earliest() -> OffsetSpec:
-    return OffsetSpec.earliest()
-
-
-def latest() -> OffsetSpec:
-    return OffsetSpec.latest()
-
-
-def at_time(ms: int) -> OffsetSpec:
-    return OffsetSpec.for_timestamp(ms)
-
-
-def newest_timestamps(meta: AdminSession, tps: list[TP], isolation_level: str) -> dict[TP, int | None]:
-    """The newest record timestamp per partition (ListOffsets MAX_TIMESTAMP, KIP-734, brokers >= 3.0);
-    None everywhere when the broker does not answer it: the reason a window compared nothing is then
-    stated without the records' time."""
-    from ..errors import UnreachableError
-
-    try:
-        found = meta.list_offsets({tp: OffsetSpec.max_timestamp() for tp in tps}, isolation_level)
-    except UnreachableError:
-        return {tp: None for tp in tps}
-    return {tp: (r.timestamp if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in found.items()}
+    def offsets_by_spec(self, queries: dict[TP, OffsetQuery], isolation_level: str = "read_committed") -> dict[TP, int]:
+        """One ListOffsets round for a question per partition."""
+        return {tp: r.offset for tp, r in self.listed(queries, isolation_level).items()}

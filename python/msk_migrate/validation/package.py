@@ -3,9 +3,13 @@
     DEST/msk_migrate.zip        the package, for --py-files (EMR) / --extra-py-files (Glue), with
                                 msk_migrate/VERSION (the installed version: a zip has no distribution metadata)
     DEST/spark_entry.py         the entry script
-    DEST/jars/*.jar             spark-sql-kafka-0-10 of the cluster's Spark version + aws-msk-iam-auth,
-                                minus what a Spark distribution already ships
-    DEST/requirements-driver.txt  the driver's Python dependencies (pinned)
+    DEST/jars/*.jar             spark-sql-kafka-0-10 of the cluster's Spark version, aws-msk-iam-auth and the
+                                AWS SDK clients the driver uses (Secrets Manager, S3), minus what a Spark
+                                distribution already ships
+
+The driver needs nothing else: it imports the standard library and pyspark only, on Python 3.9 or later
+(EMR 7.9 runs Amazon Linux 2023's 3.9, Glue 5.0 runs 3.11), and asks the clusters, Secrets Manager and S3
+through the jars (tests/validation/test_validation_clean_room.py).
 
     python -m msk_migrate.validation.package DEST [--spark-version 3.5.4] [--scala 2.12]
 """
@@ -21,16 +25,6 @@ from .. import versions
 from .spark_local import artifact_name, resolve_jars
 
 PKG_DIR = Path(__file__).resolve().parents[1]
-
-#: Driver-side dependencies (executors need none: the job uses Spark SQL built-ins only).
-def driver_requirements() -> list[str]:
-    """The package's own pinned runtime dependencies (pyproject.toml is their one source of truth)."""
-    from importlib.metadata import requires
-
-    return [r for r in (requires("msk-migrate") or []) if "extra ==" not in r]
-
-
-
 
 def _entry(name: str) -> zipfile.ZipInfo:
     """A zip entry with fixed time and mode: the same files give the same zip, byte for byte (the job
@@ -73,7 +67,6 @@ def build(dest: Path, spark_version: str | None = None, scala: str | None = None
     jars = [j for j in resolve_jars(spark_version, scala) if artifact_name(j) not in shipped]
     for j in jars:
         shutil.copy2(j, jars_dir / Path(j).name)
-    (dest / "requirements-driver.txt").write_text("\n".join(driver_requirements()) + "\n")
     return {"zip": str(zpath), "entry": str(dest / "spark_entry.py"), "jars": sorted(p.name for p in jars_dir.glob("*.jar"))}
 
 

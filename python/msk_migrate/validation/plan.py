@@ -6,19 +6,30 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..access.client_security import admin_config
 from ..access.secrets import SecretResolver
 from ..access.spark_options import spark_kafka_options
 from ..errors import UsageError
 from ..outcome import quiet
-from . import kafka_meta as km
+from . import cluster_meta as cm
 from .reading import TP, ReadPlan
 from .request import ValidationRequest, iso
 
-Window = dict[TP, tuple[int | None, int | None]]
+if TYPE_CHECKING:  # an alias for annotations only: `int | None` is not a runtime value on the job's Python 3.9
+    Window = dict[TP, tuple[int | None, int | None]]
+#: Opens one cluster's metadata session: (role, endpoint, secrets, timeout) -> ClusterMetadata.
+MetadataFactory = Callable[[str, Any, SecretResolver, float], cm.ClusterMetadata]
+
+
+def confluent_metadata(role: str, endpoint: Any, resolver: SecretResolver, timeout: float) -> cm.ClusterMetadata:
+    """The operator machine's session: confluent-kafka's AdminClient (the native pass reads with the same settings)."""
+    from ..access.client_security import admin_config
+    from .kafka_meta import ClusterMeta
+
+    return ClusterMeta(role, admin_config(role, endpoint, resolver), timeout)
 
 
 def select_topics(req: ValidationRequest, source_topics: dict[str, int]) -> list[str]:
@@ -52,8 +63,8 @@ class ValidationPlan:
     topics: list[str]
     src_topics: dict[str, int]
     tgt_topics: dict[str, int]
-    src_meta: dict[str, km.TopicMeta]
-    tgt_meta: dict[str, km.TopicMeta]
+    src_meta: dict[str, cm.TopicMeta]
+    tgt_meta: dict[str, cm.TopicMeta]
     tgt_name: dict[str, str]
     src_tps: list[TP]
     tgt_tps: list[TP]
@@ -63,7 +74,7 @@ class ValidationPlan:
     no_ts: set[str] = field(default_factory=set)
     latest_topics: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
-    _tgt: km.ClusterMeta | None = None
+    _tgt: cm.ClusterMetadata | None = None
     _tgt_offsets: tuple[dict[TP, int], dict[TP, int]] | None = None
     _target_options: dict[str, str] = field(default_factory=dict)
     #: librdkafka settings per side (secrets resolved): the native checksum pass reads with them
@@ -116,17 +127,17 @@ def _unnamed(tgt_name: dict[str, str], d: dict[TP, int]) -> dict[TP, int]:
     return {(back[t], p): o for (t, p), o in d.items()}
 
 
-def _bounds(plan: ValidationPlan, meta: km.ClusterMeta, windows: Window, earliest: dict[TP, int],
+def _bounds(plan: ValidationPlan, meta: cm.ClusterMetadata, windows: Window, earliest: dict[TP, int],
             latest: dict[TP, int], rename: bool) -> dict[TP, tuple[int, int]]:
     """Per partition [start, end) offsets covering timestamps [lo - slack, hi + slack)."""
     slack = plan.req.timestamp_slack_seconds * 1000
     iso_level = plan.req.isolation_level
     q = (lambda d: {(plan.tgt_name[t], p): v for (t, p), v in d.items()}) if rename else (lambda d: d)
     back = (lambda d: _unnamed(plan.tgt_name, d)) if rename else (lambda d: d)
-    lo_specs = {tp: km.at_time(max(lo - slack, 0)) for tp, (lo, _hi) in windows.items() if lo is not None}
-    hi_specs = {tp: km.at_time(hi + slack) for tp, (_lo, hi) in windows.items() if hi is not None}
-    lo_found = back(meta.offsets_by_spec(q(lo_specs), iso_level))
-    hi_found = back(meta.offsets_by_spec(q(hi_specs), iso_level))
+    lo_specs = {tp: cm.at_time(max(lo - slack, 0)) for tp, (lo, _hi) in windows.items() if lo is not None}
+    hi_specs = {tp: cm.at_time(hi + slack) for tp, (_lo, hi) in windows.items() if hi is not None}
+    lo_found = back(cm.offsets_by_query(meta, q(lo_specs), iso_level))
+    hi_found = back(cm.offsets_by_query(meta, q(hi_specs), iso_level))
     out = {}
     for tp in windows:
         start = earliest[tp] if tp not in lo_found else (lo_found[tp] if lo_found[tp] >= 0 else latest[tp])
@@ -160,8 +171,10 @@ def _snapshot_ranges(req: ValidationRequest, src_topics: dict[str, int], earlies
     return ranges
 
 
-def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet) -> ValidationPlan:
-    """Read the clusters' metadata and decide what to compare (no Spark)."""
+def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet, metadata: MetadataFactory | None = None) -> ValidationPlan:
+    """Read the clusters' metadata and decide what to compare (no Spark job). ``metadata`` opens each cluster's
+    session: confluent-kafka's by default (and the native pass's client settings with it), the Spark job's
+    own JVM admin in the job (:mod:`.jvm_meta`)."""
     snapshot = bool(req.offsets_snapshot)
     until = None if snapshot else req.effective_until_ms(int(time.time() * 1000))
     frm = None if snapshot else req.from_timestamp_ms
@@ -176,9 +189,10 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet) -> Va
         role: spark_kafka_options(role, getattr(req, role), resolver, req.isolation_level, req.kafka_options)
         for role in ("source", "target")
     }
-    client_confs = {role: admin_config(role, getattr(req, role), resolver) for role in ("source", "target")}
-    src = km.ClusterMeta("source", client_confs["source"], req.metadata_timeout_seconds)
-    tgt = km.ClusterMeta("target", client_confs["target"], req.metadata_timeout_seconds)
+    open_meta = metadata or confluent_metadata
+    src, tgt = (open_meta(role, getattr(req, role), resolver, req.metadata_timeout_seconds) for role in ("source", "target"))
+    # the native pass reads with the confluent session's settings; a JVM session has none (the job is Spark's pass)
+    client_confs = {role: dict(getattr(session, "client_conf", {})) for role, session in (("source", src), ("target", tgt))}
     src_topics, tgt_topics = src.topics(), tgt.topics()
     topics = select_topics(req, src_topics)
     say(f"reading metadata of {len(topics)} topic(s)")
@@ -190,10 +204,10 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet) -> Va
     src_tps = [(t, p) for t in topics for p in range(src_topics[t])]
     tgt_tps = [(t, p) for t in topics if tgt_name[t] in tgt_topics for p in range(tgt_topics[tgt_name[t]])]
 
-    src_latest = src.offsets(src_tps, km.latest(), iso_level)
-    src_earliest = src.offsets(src_tps, km.earliest(), iso_level)
-    tgt_latest = _unnamed(tgt_name, tgt.offsets(_named(tgt_name, tgt_tps), km.latest(), iso_level))
-    tgt_earliest = _unnamed(tgt_name, tgt.offsets(_named(tgt_name, tgt_tps), km.earliest(), iso_level))
+    src_latest = cm.offsets(src, src_tps, cm.latest(), iso_level)
+    src_earliest = cm.offsets(src, src_tps, cm.earliest(), iso_level)
+    tgt_latest = _unnamed(tgt_name, cm.offsets(tgt, _named(tgt_name, tgt_tps), cm.latest(), iso_level))
+    tgt_earliest = _unnamed(tgt_name, cm.offsets(tgt, _named(tgt_name, tgt_tps), cm.earliest(), iso_level))
 
     plan = ValidationPlan(
         req, topics, src_topics, tgt_topics, src_meta, tgt_meta, tgt_name, src_tps, tgt_tps,
@@ -201,7 +215,7 @@ def make_plan(req: ValidationRequest, resolver: SecretResolver, say=quiet) -> Va
         _tgt=tgt, _tgt_offsets=(tgt_earliest, tgt_latest), _target_options=opts["target"],
         client_confs=client_confs,
         source_log={tp: (src_earliest[tp], src_latest[tp]) for tp in src_tps},
-        source_newest_ms=km.newest_timestamps(src, [tp for tp in src_tps if src_latest[tp] > src_earliest[tp]], iso_level),
+        source_newest_ms=cm.newest_timestamps(src, [tp for tp in src_tps if src_latest[tp] > src_earliest[tp]], iso_level),
         cluster_ids={"source": src.cluster_id(), "target": tgt.cluster_id()},
     )
     for t in topics:

@@ -342,16 +342,17 @@ class Report:
 
         return render_html(self.to_dict())
 
-    def write(self, dest: str) -> list[str]:
-        """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix); returns where they went."""
+    def write(self, dest: str, s3: Any = None) -> list[str]:
+        """Write report.json and report.html under ``dest`` (directory or s3://bucket/prefix); returns where they
+        went. ``s3``: the S3 client (boto3's by default)."""
         report = store.in_directory(dest, DEST_FIELD, REPORT_JSON)
-        return [report.write(self.to_json(), "application/json"),
-                report.sibling(REPORT_HTML).write(self.to_html(), "text/html; charset=utf-8")]
+        return [report.write(self.to_json(), "application/json", s3),
+                report.sibling(REPORT_HTML).write(self.to_html(), "text/html; charset=utf-8", s3)]
 
 
-def check_destination(dest: str) -> None:
+def check_destination(dest: str, s3: Any = None) -> None:
     """Fail (exit 2, nothing written) when the report cannot be written to ``dest``."""
-    store.in_directory(dest, DEST_FIELD, REPORT_JSON).check_writable()
+    store.in_directory(dest, DEST_FIELD, REPORT_JSON).check_writable(s3)
 
 
 def schema() -> dict[str, Any]:

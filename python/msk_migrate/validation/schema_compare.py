@@ -77,6 +77,6 @@ def _ref(r: Reference) -> str:
 
 
 def _first_difference(a: str, b: str, context: int = 24) -> str:
-    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))  # noqa: B905 - the Spark job runs on 3.9
     lo = max(0, i - context)
     return f"at character {i}: source …{a[lo:i + context]!r}…, target …{b[lo:i + context]!r}…"

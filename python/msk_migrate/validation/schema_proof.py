@@ -69,7 +69,7 @@ class RegistryClient:
             token = base64.b64encode(f"{user}:{password}".encode()).decode()
             self._headers["Authorization"] = f"Basic {token}"
         # TLS (a private CA, mutual TLS) from the same variables as `msk-migrate schemas`
-        from ..schemas.client import env_tls
+        from ..schemas.tls import env_tls
 
         self._ssl = env_tls(side).ssl_context() if url.startswith("https:") else None
 

@@ -26,6 +26,10 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == _here:
     sys.path.pop(0)
 
 
+def _writes_to_s3(request: object) -> bool:
+    return str(getattr(request, "report_dir", "") or "").startswith("s3://")
+
+
 def main(argv: list[str] | None = None) -> int:
     from msk_migrate.errors import UnreachableError, UsageError
     from msk_migrate.validation.job_request import ARGUMENT, argument_value, decode
@@ -39,13 +43,21 @@ def main(argv: list[str] | None = None) -> int:
         request = decode(text)
         from pyspark.sql import SparkSession
 
+        from msk_migrate.access.secrets import SecretResolver
         from msk_migrate.access.spark_options import REDACTION_REGEX
         from msk_migrate.validation.job import run_validation
+        from msk_migrate.validation.jvm_aws import JvmS3, JvmSecretsManager, driver_jvm
+        from msk_migrate.validation.jvm_meta import jvm_metadata
 
         spark = (SparkSession.builder.appName("msk-migrate-validate")
                  .config("spark.redaction.regex", REDACTION_REGEX).getOrCreate())
         spark.sparkContext.setLogLevel(os.environ.get("MSK_MIGRATE_SPARK_LOG_LEVEL", "WARN"))
-        report = run_validation(request, spark=spark, progress=lambda m: print(m, file=sys.stderr, flush=True))
+        jvm = driver_jvm(spark)
+        # Everything the job asks goes through its own JVM: the clusters (Kafka's Java admin), their secrets
+        # (the request's Secrets Manager ARNs only: no environment variable stands in) and an S3 report.
+        report = run_validation(request, spark=spark, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                                resolver=SecretResolver(environ={}, secretsmanager=lambda: JvmSecretsManager(jvm)),
+                                metadata=jvm_metadata(spark), s3=JvmS3(jvm) if _writes_to_s3(request) else None)
     except (UsageError, UnreachableError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,7 @@ topic the metadata parity. The explanation sentences the console and the HTML pa
 
 from __future__ import annotations
 
-from . import kafka_meta as km
+from . import cluster_meta as cm
 from .checksum import Digest, explain_checksum
 from .diff_result import DiffResult
 from .plan import ValidationPlan
@@ -184,7 +184,7 @@ def topic_results(plan: ValidationPlan, src_dig: dict[TP, Digest], tgt_dig: dict
                 "target": t_m.configs.get("message.timestamp.type") if t_m else None,
             },
             cleanup_policy=s_m.configs.get("cleanup.policy") if s_m else None,
-            config_differences=km.synced_config_differences(s_m, t_m, req.ignore_configs) if s_m else [],
+            config_differences=cm.synced_config_differences(s_m, t_m, req.ignore_configs) if s_m else [],
         )
         if n_tgt is None:
             tr.problems.append(f"topic {t_name!r} does not exist on the target")

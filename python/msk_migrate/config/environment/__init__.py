@@ -14,6 +14,7 @@ which docs/infra.md's tables are generated -- :mod:`.docs`):
 - :mod:`.services` -- the Fargate services (Connect sizing/autoscaling, Prometheus, Grafana);
 - :mod:`.monitoring` -- Cloud Map namespace, Prometheus, Grafana, Alertmanager;
 - :mod:`.proof` -- the proof follower service (``validate --follow`` on Fargate);
+- :mod:`.validation` -- the validation job's optional Glue home (``validate --on glue``);
 - :mod:`.state` -- Terraform state backend and ECR lifecycle;
 - :mod:`.model` -- the root :class:`EnvironmentConfig` with its cross-field checks (model validators,
   run once every field is valid) and the loaders.
@@ -32,6 +33,7 @@ from .network import ALB_TLS_POLICIES, OPERATOR_CIDR_MIN_PREFIX, HttpsEgress, Ne
 from .proof import PROOF_DNS_LABEL, PROOF_METRICS_PORT, ProofService, proof_key_prefix
 from .services import FARGATE_SIZES, MAX_DISCOVERABLE_WORKERS, ConnectService, GrafanaService, TaskSize
 from .state import ECR_COMPONENTS, SERVICE_COMPONENTS, BackendConfig, EcrConfig, default_prefix, ecr_repository_names
+from .validation import ValidationHomes
 
 __all__ = [
     "ALB_TLS_POLICIES",
@@ -65,6 +67,7 @@ __all__ = [
     "SourceCluster",
     "TargetCluster",
     "TaskSize",
+    "ValidationHomes",
     "default_prefix",
     "ecr_repository_names",
     "load_environment",

@@ -31,6 +31,7 @@ from .network import HttpsEgress, NetworkConfig, OperatorAccess, OperatorTls, Pe
 from .proof import ProofService
 from .services import ConnectService, GrafanaService, TaskSize
 from .state import BackendConfig, EcrConfig
+from .validation import ValidationHomes
 
 #: section name (as written in the markers) -> model documented there.
 SECTIONS: dict[str, type[BaseModel]] = {
@@ -52,6 +53,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "monitoring.grafana": GrafanaService,
     "monitoring.alertmanager": AlertmanagerRoute,
     "proof": ProofService,
+    "validation": ValidationHomes,
     "backend": BackendConfig,
     "ecr": EcrConfig,
     "schema_registry": SchemaRegistrySection,

@@ -30,6 +30,7 @@ from .network import NetworkConfig, OperatorAccess, OperatorTls, acm_certificate
 from .proof import ProofService
 from .services import ConnectService
 from .state import BackendConfig, EcrConfig, default_prefix, ecr_repository_names
+from .validation import ValidationHomes
 
 #: CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
@@ -63,6 +64,8 @@ class EnvironmentConfig(BaseModel):
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Cloud Map namespace, Prometheus, Grafana, Alertmanager (`monitoring`).")
     proof: ProofService = Field(default_factory=ProofService,
                                 description="The proof follower service (`validate --follow` on Fargate; `proof`), off by default.")
+    validation: ValidationHomes = Field(default_factory=ValidationHomes,
+                                        description="The validation job's second home, an AWS Glue 5.0 job (`validation`), off by default.")
     backend: BackendConfig | None = Field(None, description="S3 remote state; absent = local state.")
     log_retention_days: int = Field(30, description="CloudWatch retention of every log group.")
     log_kms: bool = Field(True, description="Encrypt log groups with the stack's KMS key.")

@@ -126,13 +126,14 @@ def no_loop(ctx: TopologyContext) -> str:
 
 
 def _validate(ctx: TopologyContext, flow: FlowCase) -> str:
+    from ...validation.endpoint import Endpoint
     from ...validation.job import run_validation
     from ...validation.request import CopyMarks, ValidationRequest
 
     src, tgt = ctx.endpoints(flow)
     report_dir = ctx.work_dir / f"validation-{flow.label}"
-    req = ValidationRequest(source=src, target=tgt, topics=[TOPIC], mode="auto", engine="native", compare="multiset",
-                            marks=CopyMarks(source_alias=src.alias, target_alias=tgt.alias),
+    req = ValidationRequest(source=Endpoint.of(src), target=Endpoint.of(tgt), topics=[TOPIC], mode="auto", engine="native",
+                            compare="multiset", marks=CopyMarks(source_alias=src.alias, target_alias=tgt.alias),
                             until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
     report = run_validation(req, progress=ctx.say)
     ctx.figures.setdefault(flow.label, {})["validation"] = {"verdict": report.verdict, "report": str(report_dir)}

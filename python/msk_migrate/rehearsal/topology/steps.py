@@ -153,13 +153,14 @@ def topic_counts(ctx: TopologyContext, role: str, topics: Iterable[str]) -> dict
 
 def validate_flow(ctx: TopologyContext, flow: FlowCase, topics: list[str]) -> str:
     """The validation job (native engine) over ``topics`` of ``flow``, renames followed; a match or the step fails."""
+    from ...validation.endpoint import Endpoint
     from ...validation.job import run_validation
     from ...validation.request import ValidationRequest
 
     src, tgt = ctx.endpoints(flow)
     sel = topic_selection(flow.spec)
     report_dir = ctx.work_dir / f"validation-{flow.label}"
-    req = ValidationRequest(source=src, target=tgt, topics=topics, mode="auto", engine="native",
+    req = ValidationRequest(source=Endpoint.of(src), target=Endpoint.of(tgt), topics=topics, mode="auto", engine="native",
                             topic_map={t: sel.target_name(t) for t in topics if sel.target_name(t) != t},
                             until_timestamp_ms=int(time.time() * 1000) + 1000, report_dir=str(report_dir))
     report = run_validation(req, progress=ctx.say)

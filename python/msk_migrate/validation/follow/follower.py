@@ -5,8 +5,9 @@ each side reached the end offset it had when the pass began (or ``deadline``), p
 (:class:`~.compare.PartitionCompare`) and persists the mark. Where the target then holds records past the
 source's, the source's end offsets are listed again and read to: a target record with no source record
 below an end listed after it was read is ``unexpected`` (or ``duplicates``) in that same pass, at the tail,
-in the middle or on a partition the source did not write to, exactly as a batch run names it; it is never
-left pending as a copy to come, since MM2 copies source to target and the target is only ever behind.
+in the middle, on a partition the source did not write to or on a target partition the source does not have
+(:func:`.mark.sourceless`), exactly as a batch run names it; it is never left pending as a copy to come, since
+MM2 copies source to target and the target is only ever behind.
 ``--once`` is one pass; ``--follow`` repeats passes every ``--interval`` seconds with the same consumers. A restart reads the persisted mark and
 resumes there: records proven and persisted are never read again; records read after the last persisted
 mark (a killed follower) are read again, and only the persisted count ``compared`` counts them, so it
@@ -35,7 +36,7 @@ from ..native import _FATAL, NativeReadError, consumer_config
 from ..plan import select_topics
 from ..request import ValidationRequest
 from .compare import PENDING_LIMIT, RECENT, PartitionCompare, record
-from .mark import ClusterFacts, Mark, TopicFacts, add_missing, check_against, new_mark, truncate_passed
+from .mark import ClusterFacts, Mark, TopicFacts, add_missing, check_against, new_mark, sourceless, truncate_passed
 from .metrics import Metrics, PartitionSample
 from .store import MarkStore
 
@@ -139,6 +140,15 @@ class Clusters:
         return replace(facts, topics=topics)
 
 
+def source_ends_of(tps: list[TP], is_sourceless: Callable[[TP], bool],
+                   list_ends: Callable[[list[TP]], dict[TP, int]]) -> dict[TP, int]:
+    """The source's end offsets of ``tps`` now: listed (``list_ends``, one ListOffsets round) for the partitions
+    the source has, 0 for those it does not (:func:`.mark.sourceless`), which hold nothing and cannot be listed."""
+    listed = [tp for tp in tps if not is_sourceless(tp)]
+    ends = list_ends(listed) if listed else {}
+    return {tp: 0 if is_sourceless(tp) else ends[tp] for tp in tps}
+
+
 def prepare(store: MarkStore, facts: ClusterFacts) -> tuple[Mark, list[TP]]:
     """The mark to follow from: the stored one checked against ``facts`` (refusal: exit 2, nothing
     written), or a new one; partitions truncated by retention marked so. Returns the truncated ones."""
@@ -179,11 +189,15 @@ class Follower:
     def apply_fences(self) -> list[TP]:
         """Read the fences (:attr:`FollowOptions.fences`): a following partition proven up to its fenced end is
         ``cut-over`` and read no more; before that, records the target holds past the source are not judged (its
-        producers may already write there: the fenced snapshot, not the follower, proves the rest). Returns the
-        partitions cut over now."""
+        producers may already write there: the fenced snapshot, not the follower, proves the rest). A fenced
+        topic's target partitions the source does not have (:func:`.mark.sourceless`) end at 0: no source record
+        belongs there, and the moved producers may write to them. Returns the partitions cut over now."""
         if self.opts.fences is None:
             return []
-        self.fenced = self.opts.fences()
+        fenced = self.opts.fences()
+        topics = {t for t, _ in fenced}
+        self.fenced = {**{tp: 0 for tp, _ in self.mark.items() if tp[0] in topics and sourceless(self.mark, *tp)},
+                       **fenced}
         done = []
         for tp, end in sorted(self.fenced.items()):
             tm = self.mark.topics.get(tp[0])
@@ -210,7 +224,8 @@ class Follower:
         live = [tp for tp, c in self.cmp.items() if not c.stopped]
         self.eof = {"source": {}, "target": {}}  # positions start again at the marks: an end seen before says nothing
         self.read_to = {"source": {}, "target": {}}
-        self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live])
+        self._consumer("source").assign([TopicPartition(t, p, self.cmp[(t, p)].mark.source_next) for t, p in live
+                                         if not sourceless(self.mark, t, p)])
         self._consumer("target").assign([TopicPartition(self.names[t], p, self.cmp[(t, p)].mark.target_next) for t, p in live])
 
     def seed_recent(self, facts: ClusterFacts, timeout: float = STALL_SECONDS) -> int:
@@ -287,7 +302,7 @@ class Follower:
         todo = [tp for tp, c in self.cmp.items() if (c.target_ahead and tp not in self.fenced) or c.held]
         if not todo or time.monotonic() >= deadline:
             return 0
-        ends = self.clusters.source_ends(todo)
+        ends = source_ends_of(todo, lambda tp: sourceless(self.mark, *tp), self.clusters.source_ends)
         for tp in todo:
             self.ends["source"][tp] = max(ends[tp], self.ends["source"].get(tp, 0))
         proven, complete = self._read_until({"source": {tp: ends[tp] for tp in todo}, "target": {}}, deadline)

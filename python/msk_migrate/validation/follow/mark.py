@@ -14,6 +14,9 @@ Invariants:
   differed) and the mark stays at it. A target record with no source record (``unexpected``, or
   ``duplicates`` of a proven one) is one wherever it stands: its ``source_offset`` is the source's end, where
   its source record would be, and ``timestamp`` (the source record's) is None.
+- A target partition beyond the source's partition count (:func:`sourceless`: the target topic has more
+  partitions than the source's) is followed too: it has no source partition, so its ``source_next`` stays 0 and
+  its first record is ``unexpected`` at source offset 0, as a batch run finds it ``extra_on_target``.
 - After a pass that ended before its deadline, every target record the pass read of a ``following``
   partition is proven (or a re-delivery passed over with ``--allow-duplicates``): ``target_next`` is past all
   of them, and none waits for a source record. So a ``following`` partition never hides a record the target
@@ -210,15 +213,25 @@ def new_mark(facts: ClusterFacts) -> Mark:
     return Mark(facts.migration, facts.source_cluster_id, facts.target_cluster_id, {})
 
 
+def sourceless(mark: Mark, topic: str, partition: int) -> bool:
+    """Whether ``partition`` of ``topic`` exists on the target only (at or past the source's partition count):
+    nothing is read from the source for it, and any record on it is one only on the target."""
+    tm = mark.topics.get(topic)
+    return tm is not None and partition >= tm.source_partitions
+
+
 def add_missing(mark: Mark, facts: ClusterFacts) -> list[tuple[str, int]]:
-    """Topics (and their partitions) selected now but not in the mark start at both logs' start offsets."""
+    """Topics (and their partitions) selected now but not in the mark start at both logs' start offsets. Every
+    target partition is followed, those the source does not have (:func:`sourceless`) included: MM2 never gives
+    a target topic more partitions than its source's, so a record there has no source record. A source partition
+    the target does not have yet is not followed (MM2 adds it; the changed count is then refused as any other)."""
     added = []
     for topic, tf in sorted(facts.topics.items()):
         tm = mark.topics.get(topic)
         if tm is None:
             tm = mark.topics[topic] = TopicMark(tf.target_name, tf.source_partitions, tf.target_partitions,
                                                 tf.source_topic_id, tf.target_topic_id)
-        for p in range(min(tf.source_partitions, tf.target_partitions)):
+        for p in range(tf.target_partitions):
             if p not in tm.partitions:
                 tm.partitions[p] = PartitionMark(tf.source_start.get(p, 0), tf.target_start.get(p, 0))
                 added.append((topic, p))

@@ -17,7 +17,8 @@ only ever behind. Given ``source_ends`` (the clusters' ListOffsets), the run lis
 the job, that is after the target's end was listed: where the source holds nothing past the range read, the first
 such target record has no source record and stops the partition as ``unexpected`` (a re-delivered copy included:
 the batch report tells ``duplicates`` apart), as the batch verdict fails it, at the tail, in the middle or on a
-partition the source did not write to. Elsewhere it waits for the next run.
+partition the source did not write to. Elsewhere it waits for the next run. On a target partition the source does
+not have (:func:`.mark.sourceless`) there is nothing to list: its first record is ``unexpected`` in that run.
 
 Scope: every record is compared in order (no ``--allow-duplicates`` pass-over, no latest-per-key topics); a
 mismatch is named by offsets and category ``different`` or ``unexpected`` (the field-level explanation is the
@@ -35,7 +36,7 @@ from pyspark.sql import functions as F
 
 from ..fingerprint import fingerprinted
 from ..reading import ReadPlan, read_records
-from .mark import ClusterFacts, Mark, check_against
+from .mark import ClusterFacts, Mark, check_against, sourceless
 from .store import MarkStore
 
 TP = tuple[str, int]
@@ -108,12 +109,29 @@ def compare_ranges(spark: SparkSession, source_options: dict[str, str], target_o
     return {tp: a for tp, a in out.items() if a.proven or a.mismatch or a.target_extra is not None}
 
 
+def judge_target_extra(advances: dict[TP, PartitionAdvance], read_to: dict[TP, int], now: dict[TP, int],
+                       is_sourceless: Callable[[TP], bool]) -> dict[TP, PartitionAdvance]:
+    """``advances`` with every first target record past the source's records (``target_extra``) judged. It stops its
+    partition as ``unexpected``, the mark at it, where it has no source record: the partition exists on the target
+    only, or the source's end listed after the job (``now``) is not past the range the job read (``read_to``), so
+    no source record written since can be copied to it. Elsewhere (no listed end, or the source grew) it waits for
+    the next run."""
+    out = dict(advances)
+    for tp, a in advances.items():
+        if a.mismatch is not None or a.target_extra is None:
+            continue
+        if is_sourceless(tp) or (tp in now and now[tp] <= read_to[tp]):
+            out[tp] = replace(a, target_next=a.target_extra, mismatch={
+                "category": "unexpected", "source_offset": a.source_next, "target_offset": a.target_extra})
+    return out
+
+
 def chain_pass(spark: SparkSession, store: MarkStore, facts: ClusterFacts, source_options: dict[str, str],
                target_options: dict[str, str], no_ts_topics: set[str] | None = None,
                source_ends: Callable[[list[TP]], dict[TP, int]] | None = None) -> tuple[Mark, dict[TP, PartitionAdvance]]:
     """One chained run on the mark at ``store`` (see the module doc); returns the written mark and what advanced.
     ``source_ends`` lists the source's end offsets now: without it a target record past the source's records
-    waits, never judged."""
+    waits, never judged (except on a target partition the source does not have: nothing can come for it)."""
     from ...errors import UsageError
 
     mark = store.load()
@@ -131,14 +149,12 @@ def chain_pass(spark: SparkSession, store: MarkStore, facts: ClusterFacts, sourc
         src_ranges[(t, p)] = (pm.source_next, tf.source_end.get(p, pm.source_next))
         tgt_ranges[(t, p)] = (pm.target_next, tf.target_end.get(p, pm.target_next))
     advances = compare_ranges(spark, source_options, target_options, src_ranges, tgt_ranges, names, no_ts_topics)
-    ahead = sorted(tp for tp, a in advances.items() if a.mismatch is None and a.target_extra is not None)
-    if ahead and source_ends is not None:
-        now = source_ends(ahead)  # listed after the job, so after the target's end the job read to
-        for tp in ahead:
-            a = advances[tp]
-            if a.target_extra is not None and now[tp] <= src_ranges[tp][1]:
-                advances[tp] = replace(a, target_next=a.target_extra, mismatch={
-                    "category": "unexpected", "source_offset": a.source_next, "target_offset": a.target_extra})
+    ahead = [tp for tp, a in sorted(advances.items())
+             if a.mismatch is None and a.target_extra is not None and not sourceless(mark, *tp)]
+    # listed after the job, so after the target's end the job read to
+    now = source_ends(ahead) if ahead and source_ends is not None else {}
+    advances = judge_target_extra(advances, {tp: r[1] for tp, r in src_ranges.items()}, now,
+                                  lambda tp: sourceless(mark, *tp))
     for (t, p), a in advances.items():
         pm = mark.partition(t, p)
         pm.compared += a.proven
