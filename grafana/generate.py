@@ -406,8 +406,11 @@ def workers_dashboard() -> dict:
         row("JVM"),
         timeseries("Heap used / max",
                    [(f'sum by (instance) (jvm_memory_used_bytes{{area="heap", {CONNECT}, {INST}}})', "{{instance}} used"),
+                    (f'min by (instance) (min_over_time(jvm_memory_used_bytes{{area="heap", {CONNECT}, {INST}}}[5m]))',
+                     "{{instance}} lowest in 5m"),
                     (f'sum by (instance) (jvm_memory_max_bytes{{area="heap", {CONNECT}, {INST}}})', "{{instance}} max")],
-                   "bytes", "JVM heap of each worker.", w=8),
+                   "bytes", "JVM heap of each worker. The lowest use in 5 minutes is what survives the collections: "
+                   "KafkaConnectWorkerHeapHigh fires when it stays above 85 % of max for 5 minutes.", w=8),
         timeseries("GC time",
                    [(f"sum by (instance, gc) (rate(jvm_gc_collection_seconds_sum{{{CONNECT}, {INST}}}[$__rate_interval]))", "{{instance}} {{gc}}")],
                    "percentunit", "Fraction of wall time spent in garbage collection.", w=8),

@@ -1,11 +1,11 @@
 """The validation job's home: an EMR Serverless application, its security group and its execution role.
 
 ``msk-migrate validate --env E --on emr-serverless`` submits the PySpark validation job here
-(:mod:`msk_migrate.aws.emr_serverless` holds the names both sides use). Why EMR Serverless and not
-Glue: the job is a plain ``spark-submit`` of ``spark_entry.py`` with ``--jars``/``--py-files`` (what
-EMR Serverless takes as is), the application costs nothing while idle (auto-stop), runs in the
-environment's own subnets with its own security group, and the Spark release is pinned by one label;
-Glue stays documented for accounts that already run it (docs/validation.md).
+(:mod:`msk_migrate.aws.emr_serverless` holds the names both sides use). Why EMR Serverless is the home
+every environment gets: the job is a plain ``spark-submit`` of ``spark_entry.py`` with
+``--jars``/``--py-files`` (what EMR Serverless takes as is), the application costs nothing while idle
+(auto-stop), runs in the environment's own subnets with its own security group, and the Spark release is
+pinned by one label. Glue 5 is the second home, per environment and off by default (:mod:`.glue_validation`).
 
 - application ``<prefix>-validation``: Spark on :data:`RELEASE_LABEL`, in ``subnet_ids``, stopped after
   15 idle minutes, capped at :data:`MAX_CAPACITY`;
