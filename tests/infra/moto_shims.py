@@ -43,7 +43,8 @@ shim                            moto 5.0 limitation
 ==============================  =================================================================
 
 :func:`start` serves moto's application behind them on a free 127.0.0.1 port (a thread of this process,
-like moto's ThreadedMotoServer; ``MOTO_ACCOUNT_ID`` is read per request), over HTTPS.
+like moto's ThreadedMotoServer; ``MOTO_ACCOUNT_ID`` is read per request), over HTTPS. :class:`PlainHttp`
+serves it behind a test's own shims (the job runs' stand-ins, ``S3AwsChunkedPut``) over plain HTTP.
 """
 
 from __future__ import annotations
@@ -736,3 +737,38 @@ class Server:
 
 def start() -> Server:
     return Server()
+
+
+class PlainHttp:
+    """moto's application behind ``wrap`` (a test's own shims) on a free 127.0.0.1 port over plain HTTP, served
+    from a thread of this process (moto's state is per process: ``reset`` empties it first). A context manager
+    whose value is the URL."""
+
+    def __init__(self, wrap: Callable[[WsgiApp], WsgiApp] = lambda app: app, reset: bool = False) -> None:
+        self.wrap, self.reset = wrap, reset
+
+    def __enter__(self) -> str:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
+
+        #: the wrapped application (a shim class given as ``wrap`` is this instance)
+        self.app = self.wrap(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        if self.reset:
+            import urllib.request
+
+            urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
+        return url
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._thread.join()
+
+    @staticmethod
+    def client_env(url: str, region: str, account: str) -> dict[str, str]:
+        """What boto3 and the CLI need to use it as ``account`` in ``region`` (moto reads MOTO_ACCOUNT_ID per request)."""
+        return {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                "AWS_DEFAULT_REGION": region, "AWS_REGION": region, "MOTO_ACCOUNT_ID": account, "AWS_EC2_METADATA_DISABLED": "true"}

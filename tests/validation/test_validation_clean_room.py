@@ -20,7 +20,6 @@ import os
 import shlex
 import subprocess
 import sys
-import threading
 import uuid
 from pathlib import Path
 
@@ -70,18 +69,12 @@ def clean_room(tmp_path_factory) -> Path:
 def moto_s3():
     """moto's S3 over plain HTTP behind the shim the Java SDK's uploads need (tests/infra/moto_shims.py)."""
     import boto3
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-    from tests.infra.moto_shims import S3AwsChunkedPut
-    from werkzeug.serving import make_server
+    from tests.infra.moto_shims import PlainHttp, S3AwsChunkedPut
 
-    server = make_server("127.0.0.1", 0, S3AwsChunkedPut(DomainDispatcherApplication(create_backend_app)), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    client = boto3.client("s3", region_name=REGION, endpoint_url=url, aws_access_key_id="testing", aws_secret_access_key="testing")
-    yield url, client
-    server.shutdown()
-    thread.join()
+    with PlainHttp(S3AwsChunkedPut) as url:
+        client = boto3.client("s3", region_name=REGION, endpoint_url=url, aws_access_key_id="testing",
+                              aws_secret_access_key="testing")
+        yield url, client
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -62,28 +61,17 @@ def emr_mod_account() -> str:
 
 @pytest.fixture
 def aws(monkeypatch):
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-    from werkzeug.serving import make_server
+    from tests.infra.moto_shims import PlainHttp
 
-    shim = JobWritesReport(DomainDispatcherApplication(create_backend_app))
-    server = make_server("127.0.0.1", 0, shim, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    import requests
+    served = PlainHttp(JobWritesReport, reset=True)
+    with served as base:
+        cfg = load_environment(DEV)
+        for k, v in PlainHttp.client_env(base, cfg.region, cfg.account_id).items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        import boto3
 
-    requests.post(f"http://127.0.0.1:{server.server_address[1]}/moto-api/reset", timeout=10)  # moto's state is per process
-    cfg = load_environment(DEV)
-    for k, v in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}", "AWS_ACCESS_KEY_ID": "testing",
-                 "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": cfg.region, "AWS_REGION": cfg.region,
-                 "MOTO_ACCOUNT_ID": cfg.account_id, "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    import boto3
-
-    s3, emr = boto3.client("s3"), boto3.client("emr-serverless")
-    yield shim, s3, emr, cfg
-    server.shutdown()
-    thread.join()
+        yield served.app, boto3.client("s3"), boto3.client("emr-serverless"), cfg
 
 
 def _bucket(s3, cfg) -> str:

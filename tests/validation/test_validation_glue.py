@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -62,30 +61,20 @@ class GlueRunWritesReport:
 
 @pytest.fixture
 def aws(monkeypatch):
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-    from werkzeug.serving import make_server
-
-    shim = GlueRunWritesReport(DomainDispatcherApplication(create_backend_app))
-    server = make_server("127.0.0.1", 0, shim, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     import requests
+    from tests.infra.moto_shims import PlainHttp
 
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    requests.post(f"{base}/moto-api/reset", timeout=10)  # moto's state is per process
-    cfg = load_environment(DEV)
-    for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": cfg.region, "AWS_REGION": cfg.region, "MOTO_ACCOUNT_ID": cfg.account_id,
-                 "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    import boto3
+    served = PlainHttp(GlueRunWritesReport, reset=True)
+    with served as base:
+        cfg = load_environment(DEV)
+        for k, v in PlainHttp.client_env(base, cfg.region, cfg.account_id).items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        import boto3
 
-    s3, glue = boto3.client("s3"), boto3.client("glue")
-    yield shim, s3, glue, cfg, base
-    requests.post(f"{base}/moto-api/state-manager/unset-transition", json={"model_name": "glue::job_run"}, timeout=10)
-    server.shutdown()
-    thread.join()
+        s3, glue = boto3.client("s3"), boto3.client("glue")
+        yield served.app, s3, glue, cfg, base
+        requests.post(f"{base}/moto-api/state-manager/unset-transition", json={"model_name": "glue::job_run"}, timeout=10)
 
 
 def _bucket(s3, cfg) -> str:

@@ -21,18 +21,10 @@ REGION = "eu-west-1"
 @pytest.fixture
 def moto_url():
     """moto over plain HTTP behind the one shim the Java SDK's S3 uploads need (tests/infra/moto_shims.py)."""
-    import threading
+    from tests.infra.moto_shims import PlainHttp, S3AwsChunkedPut
 
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-    from tests.infra.moto_shims import S3AwsChunkedPut
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, S3AwsChunkedPut(DomainDispatcherApplication(create_backend_app)), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    thread.join()
+    with PlainHttp(S3AwsChunkedPut) as url:
+        yield url
 
 
 @pytest.fixture
