@@ -24,6 +24,7 @@ from typing import Any
 
 from ..config.environment import EnvironmentConfig
 from ..errors import UnreachableError, UsageError
+from .job_runs import RUN_TIMEOUT_MINUTES, poll_until_final
 
 #: EMR release of the application: Spark 3.5 (the job's tested Spark line), Scala 2.12, Java 17.
 RELEASE_LABEL = "emr-7.9.0"
@@ -102,7 +103,7 @@ class JobRun:
 
 
 def submit(emr: Any, cfg: EnvironmentConfig, application_id: str, package: JobPackage, arguments: list[str],
-           *, report_uri: str, run_name: str, timeout_minutes: int = 720) -> JobRun:
+           *, report_uri: str, run_name: str, timeout_minutes: int = RUN_TIMEOUT_MINUTES) -> JobRun:
     """Start one job run of the validation job with ``arguments`` (the request document, whose report goes
     to ``report_uri``)."""
     response = emr.start_job_run(
@@ -123,8 +124,6 @@ def submit(emr: Any, cfg: EnvironmentConfig, application_id: str, package: JobPa
 def follow(emr: Any, run: JobRun, progress: Callable[[str], None], *, poll_seconds: float = 10.0,
            sleep: Callable[[float], None] = time.sleep) -> JobRun:
     """Poll the run until it ends, telling ``progress`` each new state; returns the final state."""
-    from .job_runs import poll_until_final
-
     def read() -> tuple[str, str]:
         job = emr.get_job_run(applicationId=run.application_id, jobRunId=run.job_run_id)["jobRun"]
         return job.get("state", "?"), job.get("stateDetails") or ""

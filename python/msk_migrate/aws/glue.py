@@ -27,6 +27,7 @@ from typing import Any
 from ..config.environment import EnvironmentConfig
 from ..errors import UnreachableError, UsageError
 from .emr_serverless import JOB_PREFIX, JobPackage
+from .job_runs import RUN_TIMEOUT_MINUTES, poll_until_final
 
 #: Glue release of the job: Spark 3.5 (the job's tested line), Scala 2.12, Python 3.11, Java 17.
 GLUE_VERSION = "5.0"
@@ -43,8 +44,8 @@ SETTING = "validation.glue"
 ENVIRONMENT_TAG = "environment"
 #: Glue's own log groups (/aws-glue/jobs/output, /error, /logs-v2 ...).
 LOG_GROUP_PREFIX = "/aws-glue/"
-#: Minutes after which Glue stops a run (the EMR run's cap too).
-TIMEOUT_MINUTES = 720
+#: Minutes after which Glue stops a run (the job's timeout in the stack).
+TIMEOUT_MINUTES = RUN_TIMEOUT_MINUTES
 
 
 def job_name(cfg: EnvironmentConfig) -> str:
@@ -131,8 +132,6 @@ def submit(glue: Any, cfg: EnvironmentConfig, package: JobPackage, request_docum
 def follow(glue: Any, run: JobRun, progress: Callable[[str], None], *, poll_seconds: float = 10.0,
            sleep: Callable[[float], None] = time.sleep) -> JobRun:
     """Poll the run until it ends, telling ``progress`` each new state; returns the final state."""
-    from .job_runs import poll_until_final
-
     def read() -> tuple[str, str]:
         job = glue.get_job_run(JobName=run.job_name, RunId=run.job_run_id)["JobRun"]
         return job.get("JobRunState", "?"), job.get("ErrorMessage") or ""

@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+#: Minutes after which the home stops a validation run (EMR Serverless and Glue alike).
+RUN_TIMEOUT_MINUTES = 720
+
 
 def poll_until_final(read: Callable[[], tuple[str, str]], final_states: frozenset[str], label: str,
                      progress: Callable[[str], None], *, poll_seconds: float = 10.0,
