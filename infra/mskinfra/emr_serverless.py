@@ -14,8 +14,9 @@ pinned by one label. Glue 5 is the second home, per environment and off by defau
   ``add_ingress_rules``), to the schema registries' ports, HTTPS to AWS APIs (:mod:`.endpoints`); no ingress at all;
 - execution role ``<prefix>-validation-job`` (trusted by EMR Serverless of this account only): the job
   package read-only under ``validation/job/``, reports and logs written under ``validation/reports/`` and
-  ``validation/logs/`` of the config bucket (+ the stack key through S3), the clusters' secrets, and
-  read-only MSK IAM on the migration's topics and groups.
+  ``validation/logs/`` of the config bucket (+ the stack key through S3), the migration's proof mark under
+  ``proof/<migration>/`` read and replaced (the follower's chained runs continue it), the clusters' secrets,
+  and read-only MSK IAM on the migration's topics and groups.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .iam_policy import (
     target_topic_patterns,
 )
 from .network import _group, _Rules
+from .proof_policy import mark_statements
 from .util import construct_id, dns_suffix, policy_json
 
 #: Upper bound of one application's workers (a validation of terabytes fits; the bill stops here).
@@ -80,6 +82,8 @@ def execution_statements(cfg: EnvironmentConfig, *, bucket_arn: str, key_arn: st
         {"Sid": "BucketKeyThroughS3", "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"], "Resource": [key_arn],
          "Condition": s3_via},
     ]
+    # the follower's chained runs (validate --follow --engine spark --on ...) continue the migration's mark
+    statements += mark_statements(cfg, bucket_arn, key_arn, write=True, key=False)
     if secret_arns:
         statements.append({"Sid": "ReadClusterSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
                            "Resource": sorted(set(secret_arns))})

@@ -27,11 +27,12 @@ PROOF_GROUP_ACTIONS = ["kafka-cluster:DescribeGroup"]
 PROOF_GROUPS = ["msk-migrate-follow-*"]
 
 
-def mark_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str, *, write: bool) -> list[dict]:
-    """The mark under ``proof/<migration>/``: read (and with ``write`` replace) the object, list that prefix only."""
+def mark_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str, *, write: bool, key: bool = True) -> list[dict]:
+    """The mark under ``proof/<migration>/``: read (and with ``write`` replace) the object, list that prefix only;
+    with ``key``, the stack key through S3 (a role that holds it already passes ``key=False``)."""
     prefix = proof_key_prefix(cfg.migration.name)
     sid = "ProofMark" if write else "ReadProofMark"
-    return [
+    statements = [
         {"Sid": f"{sid}Objects", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"] if write else ["s3:GetObject"],
          "Resource": [f"{bucket_arn}/{prefix}*"]},
         {"Sid": f"{sid}List", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": [bucket_arn],
@@ -40,6 +41,7 @@ def mark_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str, *, wr
          "Action": ["kms:Decrypt", "kms:GenerateDataKey"] if write else ["kms:Decrypt"], "Resource": [key_arn],
          "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}}},
     ]
+    return statements if key else statements[:2]
 
 
 def follower_statements(cfg: EnvironmentConfig, *, bucket_arn: str, key_arn: str, target_cluster_arn: str,

@@ -48,20 +48,30 @@ class Place:
         """The companion document of the same stem (``report.json`` -> ``report.html``)."""
         return self.sibling(PurePosixPath(self.name).stem + suffix)
 
-    def read_bytes(self, missing_fix: str) -> bytes:
-        """The document's bytes; absent: ``UsageError`` with ``missing_fix``; unreadable: ``UsageError`` saying why."""
+    def read_bytes(self, missing_fix: str, s3: Any = None) -> bytes:
+        """The document's bytes; absent: ``UsageError`` with ``missing_fix``; unreadable: ``UsageError`` saying why.
+        ``s3``: the S3 client to read with (boto3's by default; the Spark job passes its JVM's, same calls)."""
+        body = self.read_if_present(s3)
+        if body is None:
+            raise UsageError(self.field, f"{self} not found", missing_fix)
+        return body
+
+    def read_if_present(self, s3: Any = None) -> bytes | None:
+        """The document's bytes, None when there is no such document (key or file); any other failure (access
+        denied, no such bucket, a directory) is a ``UsageError`` saying why, never taken for an absent document."""
         try:
             if self.is_s3:
-                return _s3_client().get_object(Bucket=self.bucket, Key=self.name)["Body"].read()
+                return (s3 or _s3_client()).get_object(Bucket=self.bucket, Key=self.name)["Body"].read()
             return Path(self.name).read_bytes()
         except FileNotFoundError:
-            raise UsageError(self.field, f"{self} not found", missing_fix) from None
+            return None
         except OSError as exc:
             raise UsageError(self.field, f"cannot read {self}: {exc.strerror or exc}", "give a readable file") from None
         except Exception as exc:
-            if _s3_error_code(exc) in ("NoSuchKey", "404", "NoSuchBucket"):
-                raise UsageError(self.field, f"{self} not found", missing_fix) from None
-            raise UsageError(self.field, f"cannot read {self}: {_first_line(exc)}", "check the S3 URI and your credentials (s3:GetObject)") from None
+            if _s3_error_code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise UsageError(self.field, f"cannot read {self}: {_first_line(exc)}",
+                             "check the S3 URI and your credentials (s3:GetObject)") from None
 
     def write(self, body: str | bytes, content_type: str, s3: Any = None) -> str:
         """Write the document (parent directories created); returns where it went, as an operator would type it.

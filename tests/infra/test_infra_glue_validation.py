@@ -92,6 +92,10 @@ def test_the_role_is_trusted_by_glue_of_this_account_only_and_scoped(synth: Synt
            for s in json.loads(v["policy"])["Statement"] if v["role"].startswith("${aws_iam_role.validation_execution")}
     assert emr and all(st[sid] == s for sid, s in emr.items())
     assert st["ReadJobPackage"]["Resource"][0].endswith("/validation/job/*")
+    # the follower's chained runs continue the migration's mark, and no other object of the bucket
+    assert sorted(st["ProofMarkObjects"]["Action"]) == ["s3:GetObject", "s3:PutObject"]
+    assert st["ProofMarkObjects"]["Resource"][0].endswith(f"/proof/{cfg.migration.name}/*")
+    assert st["ProofMarkList"]["Condition"] == {"StringLike": {"s3:prefix": [f"proof/{cfg.migration.name}/*"]}}
     assert st["ReadClusterSecrets"]["Resource"] == sorted(cfg.secret_arns())
     # the connection: reads IAM cannot scope, interfaces in the connection's subnet with its group only
     assert st["GlueConnectionReads"]["Resource"] == "*"

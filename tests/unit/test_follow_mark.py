@@ -67,6 +67,15 @@ def test_a_mark_of_other_clusters_or_a_recreated_topic_is_refused_in_one_line(ch
     assert exc.value.field.startswith("--mark")
 
 
+def test_a_topic_id_in_either_clients_spelling_is_the_same_topic():
+    """confluent-kafka spells ids in standard base64, Kafka's Java admin (the Spark job) in URL-safe base64: a
+    mark one started is the other's, and a different id is still refused."""
+    m = started(facts(topic_id="D3JTYvy6QZq63+IPG0r9VQ"))
+    check_against(m, facts(topic_id="D3JTYvy6QZq63-IPG0r9VQ"))
+    with pytest.raises(UsageError, match="recreated on the source"):
+        check_against(m, facts(topic_id="D3JTYvy6QZq63-IPG0r9VR"))
+
+
 def test_retention_past_the_mark_makes_the_partition_truncated_never_a_match():
     m = started(facts())
     m.partition("orders", 0).source_next = 5

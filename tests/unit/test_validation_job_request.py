@@ -27,7 +27,7 @@ def _request(**kw) -> ValidationRequest:
 def test_the_job_reads_back_the_request_validate_checked_with_spark_as_its_engine() -> None:
     request = _request(topic_map={"orders": "orders.v2"}, mode="full", sample_size=3)
     back = jr.decode(jr.encode(request))
-    assert back == dataclasses.replace(request, engine="spark")
+    assert back.request == dataclasses.replace(request, engine="spark") and back.follow is None
 
 
 def test_platform_arguments_around_the_request_are_ignored() -> None:
@@ -72,3 +72,27 @@ def test_a_field_the_request_model_refuses_names_its_place_in_the_document() -> 
     with pytest.raises(UsageError) as exc:
         jr.decode(json.dumps(doc))
     assert exc.value.field == "--request sample_size"
+
+
+def test_a_follow_document_carries_its_s3_mark_and_migration_to_the_job() -> None:
+    follow = jr.FollowTarget("s3://b/proof/orders/proof-mark.json", "orders")
+    back = jr.decode(jr.encode(_request(), follow))
+    assert back.follow == follow and back.request.report_dir == "s3://b/validation/reports/r/"
+
+
+def test_a_follow_mark_that_is_not_in_s3_is_refused_on_the_submitting_side() -> None:
+    with pytest.raises(UsageError, match=r"^--mark: '/tmp/m.json': a job run keeps its mark in S3 only"):
+        jr.FollowTarget("/tmp/m.json", "orders")
+
+
+@pytest.mark.parametrize("follow, report_dir, field", [
+    ({"mark": "s3://b/proof/o/", "migration": "o", "extra": "x"}, "s3://b/validation/reports/r/", "--request follow"),
+    ({"mark": "/var/tmp/mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
+    ({"mark": "s3://b/proof/o/", "migration": "o"}, "/var/tmp/reports", "--request report_dir"),
+])
+def test_a_follow_section_the_job_cannot_run_names_its_place_in_the_document(follow, report_dir, field) -> None:
+    doc = jr.document(_request(report_dir=report_dir))
+    doc["follow"] = follow
+    with pytest.raises(UsageError) as exc:
+        jr.decode(json.dumps(doc))
+    assert exc.value.field == field

@@ -350,7 +350,8 @@ def test_a_pass_whose_target_ran_past_the_sources_listed_end_reads_the_source_on
     and proves the pair (a follower that took every target record past the pass's source end for one only on the
     target would stop the mark here, on ordinary replication)."""
     from msk_migrate.config.migration import ClusterEndpoint
-    from msk_migrate.validation.follow.follower import Clusters, Follower, FollowOptions, prepare
+    from msk_migrate.validation.follow.cluster_facts import prepare
+    from msk_migrate.validation.follow.follower import Clusters, Follower, FollowOptions
     from msk_migrate.validation.follow.store import MarkStore
     from msk_migrate.validation.request import ValidationRequest
 

@@ -88,7 +88,8 @@ def test_a_source_that_ended_while_its_records_waited_for_the_target_gets_its_ma
     its records wait for the target; the target gets them in the second. The mark reaches the source's end, and the
     pass does not wait out its deadline for an end signal that never comes again."""
     from msk_migrate.config.migration import ClusterEndpoint
-    from msk_migrate.validation.follow.follower import Clusters, Follower, FollowOptions, prepare
+    from msk_migrate.validation.follow.cluster_facts import prepare
+    from msk_migrate.validation.follow.follower import Clusters, Follower, FollowOptions
     from msk_migrate.validation.follow.store import MarkStore
     from msk_migrate.validation.request import ValidationRequest
 

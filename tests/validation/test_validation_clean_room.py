@@ -158,6 +158,59 @@ def test_the_shipped_job_on_a_spark_with_nothing_but_pyspark_gives_the_local_ver
     _runs_on_oldest_release_python([m for m in imported if m.split(".")[0] == "msk_migrate"], tmp_path / "stripped")
 
 
+def test_the_shipped_job_continues_the_followers_mark_in_s3_and_finds_a_record_only_on_the_target(
+    clean_room, clusters, moto_s3, spark, tmp_path
+):
+    """``validate --follow --engine spark --on emr-serverless|glue`` as the job runs it: a mark started here (the
+    confluent client, boto3) is continued by the shipped job on the clean room (the Kafka Java admin, the AWS SDK
+    for Java): the same topic ids and cluster ids, every new pair proven once, and a record written only on the
+    target at the tail stops its partition as ``unexpected``; the job exits 1 and its result sits beside the
+    run's prefix, equal to what it printed."""
+    from msk_migrate.access.secrets import SecretResolver
+    from msk_migrate.validation.follow.chained import chained_run
+    from msk_migrate.validation.follow.mark import Mark
+    from msk_migrate.validation.job_request import FollowTarget, encode
+    from msk_migrate.validation.package import build
+    from msk_migrate.validation.plan import confluent_metadata
+
+    run = uuid.uuid4().hex[:6]
+    pair = Pair(clusters["source"], clusters["target"], f"clean-follow-{run}", partitions=2)
+    create_pairs([pair])
+    first = records(40, partitions=2, prefix="a")
+    pair.write(first)
+    url, s3 = moto_s3
+    bucket = f"configs-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    mark = f"s3://{bucket}/proof/mm2/proof-mark.json"
+    request = make_request(clusters, topics=[pair.topic], mode="full", show_keys=False)
+    started = chained_run(request, mark, "mm2", spark, confluent_metadata, SecretResolver(), s3=s3)
+    assert started.exit_code == 0 and sum(r["compared"] for r in started.rows) == 40
+
+    more = records(30, partitions=2, prefix="b")
+    extra = records(1, partitions=2, prefix="only-on-target")[0]
+    pair.write(more, [*more, extra])  # the target's last record of its partition has no source record
+    built = tmp_path / "package"
+    build(built)
+    report_uri = f"s3://{bucket}/validation/reports/follow-run/"
+    document = encode(dataclasses.replace(request, report_dir=report_uri), FollowTarget(mark, "mm2"))
+    proc = _submit_like_emr(clean_room, built, document, {
+        "HOME": str(tmp_path), "AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": REGION})
+    assert proc.returncode == 1, proc.stderr[-4000:]
+
+    result = json.loads(s3.get_object(Bucket=bucket, Key="validation/reports/follow-run/follow.json")["Body"].read())
+    printed, _end = json.JSONDecoder().raw_decode(proc.stdout, proc.stdout.index("{"))
+    assert printed == result and result["verdict"] == "mismatch" and result["mark"] == mark
+    rows = {r["partition"]: r for r in result["rows"]}
+    p = extra.partition
+    assert rows[p]["state"] == "mismatch" and rows[p]["mismatch"]["category"] == "unexpected"
+    assert rows[p]["mismatch"]["target_offset"] == rows[p]["target_verified_up_to"]
+    assert rows[1 - p]["state"] == "following"
+    written = Mark.from_dict(json.loads(s3.get_object(Bucket=bucket, Key="proof/mm2/proof-mark.json")["Body"].read()))
+    assert written.migration == "mm2" and sum(pm.compared for _, pm in written.items()) == 70  # 40 before, 30 now, none twice
+    assert sum(r["proven_this_run"] for r in result["rows"]) == 30
+
+
 def _counts(report: dict) -> dict:
     keys = ("status", "source_count", "target_count", "missing", "unexpected", "duplicates", "changed", "reordered")
     return {(t["topic"], p["partition"]): {k: p.get(k) for k in keys} for t in report["topics"] for p in t["partitions"]}

@@ -35,6 +35,9 @@ class JobWritesReport:
     def __init__(self, app) -> None:
         self.app = app
         self.report: dict = {}
+        #: what a follow document's run writes (``follow.json``); None: the run writes nothing (it failed early)
+        self.follow_result: dict | None = None
+        self.documents: list[dict] = []
 
     def __call__(self, environ, start_response):
         if environ["REQUEST_METHOD"] == "POST" and re.fullmatch(r"/applications/[^/]+/jobruns", environ.get("PATH_INFO", "")):
@@ -43,13 +46,19 @@ class JobWritesReport:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             args = json.loads(body)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
-            request = json.loads(args[args.index("--request") + 1])["request"]
+            document = json.loads(args[args.index("--request") + 1])
+            self.documents.append(document)
+            request = document["request"]
             bucket, _, prefix = request["report_dir"].removeprefix("s3://").partition("/")
             from moto.s3.models import s3_backends
 
             backend = s3_backends[emr_mod_account()]["aws"]
-            backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
-            backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+            if "follow" in document:
+                if self.follow_result is not None:
+                    backend.put_object(bucket, prefix.rstrip("/") + "/follow.json", json.dumps(self.follow_result).encode())
+            else:
+                backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
+                backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
         return self.app(environ, start_response)
 
 
@@ -155,7 +164,7 @@ def test_submits_follows_and_fetches_the_report_where_the_gate_reads_it(aws, msk
     assert request["report_dir"].startswith(f"s3://{cfg.config_bucket_name}/validation/reports/")
     from msk_migrate.validation.job_request import decode
 
-    assert decode(args[1]).source.bootstrap_servers == cfg.source.bootstrap_servers  # what the job reads back
+    assert decode(args[1]).request.source.bootstrap_servers == cfg.source.bootstrap_servers  # what the job reads back
 
 
 def test_no_shipped_package_is_one_line_naming_the_build_module_and_nothing_is_uploaded_or_started(aws, msk_migrate_cli, tmp_path: Path) -> None:
@@ -245,3 +254,99 @@ def test_on_emr_serverless_needs_an_environment_before_any_call(monkeypatch, msk
     assert code == 2
     assert err.strip().splitlines() == ["error: --on emr-serverless: needs --env NAME (the environment whose stack provisions "
                                         "the application) (fix: add --env NAME)"]
+
+
+def _follow_result(cfg, verdict: str = "proven", exit_code: int = 0) -> dict:
+    """What a chained run writes (validation/follow/chained.py), as the job would for this environment."""
+    from msk_migrate.validation.follow.chained import ChainedResult
+
+    mark = f"s3://{cfg.config_bucket_name}/proof/{cfg.migration.name}/proof-mark.json"
+    rows = [{"topic": "orders.created", "partition": 0, "state": "following" if exit_code == 0 else "mismatch",
+             "source_verified_up_to": 120, "target_verified_up_to": 120, "compared": 120, "proven_this_run": 20}]
+    return ChainedResult(verdict, exit_code, cfg.migration.name, mark, rows,
+                         {"source": cfg.source.bootstrap_servers, "target": TARGET, "mark": mark}).to_dict()
+
+
+def test_follow_once_on_emr_serverless_is_one_chained_run_on_the_stacks_mark(aws, msk_migrate_cli) -> None:
+    shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    shim.follow_result = _follow_result(cfg)
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
+                                     "--target-bootstrap-servers", TARGET, "--output", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    mark = f"s3://{cfg.config_bucket_name}/proof/{cfg.migration.name}/proof-mark.json"
+    assert doc["verdict"] == "proven" and doc["mark"] == mark and doc["engine"] == "spark"
+    assert doc["rows"][0]["proven_this_run"] == 20
+    (run,) = _runs(emr, app_id)
+    assert doc["talked_to"]["emr_serverless_job_run"] == run["id"] and [r["job_run_id"] for r in doc["job_runs"]] == [run["id"]]
+    (sent,) = shim.documents
+    # the job continues the stack's mark for this environment's migration; its result goes to the run's own prefix
+    assert sent["follow"] == {"mark": mark, "migration": cfg.migration.name}
+    assert sent["request"]["report_dir"].startswith(f"s3://{cfg.config_bucket_name}/validation/reports/")
+    assert sent["request"]["target"]["bootstrap_servers"] == TARGET
+
+
+def test_follow_without_once_chains_runs_each_from_the_last_mark_until_interrupted(aws) -> None:
+    import signal
+
+    from msk_migrate.config.migration import ClusterEndpoint
+    from msk_migrate.validation.remote_follow import follow_on, mark_location
+    from msk_migrate.validation.request import ValidationRequest
+
+    shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    shim.follow_result = _follow_result(cfg)
+    request = ValidationRequest(source=ClusterEndpoint(alias="source", bootstrap_servers=cfg.source.bootstrap_servers),
+                                target=ClusterEndpoint(alias="target", bootstrap_servers=TARGET), topics=["orders.created"])
+    said: list[str] = []
+
+    def between_runs(_seconds: float) -> None:  # the operator presses Ctrl-C while the third run's wait goes on
+        if len(shim.documents) == 3:
+            signal.raise_signal(signal.SIGINT)
+
+    outcome = follow_on("emr-serverless", cfg, request, mark_location(cfg, None), once=False, interval=1.0, say=said.append,
+                        sleep=between_runs)
+    assert len(_runs(emr, app_id)) == 3 and len(outcome.extra["job_runs"]) == 3
+    assert [d["follow"]["mark"] for d in shim.documents] == [mark_location(cfg, None)] * 3
+    assert len({d["request"]["report_dir"] for d in shim.documents}) == 3  # each run its own result
+    assert outcome.verdict == "proven" and any(m.startswith("run 3 (") for m in said)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the caller's handler is back
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--mark", "s3://someone-elses-bucket/proof/mm2/"], "--mark"),
+    (["--mark", "s3://{bucket}/validation/job/"], "--mark"),
+    (["--mark", "s3://{bucket}/proof/other-migration/proof-mark.json"], "--mark"),
+    (["--mark", "/tmp/proof-mark.json"], "--mark"),
+    (["--metrics-port", "9400"], "--metrics-port"),
+])
+def test_a_follow_run_on_emr_serverless_the_role_cannot_serve_is_refused_before_submitting(aws, msk_migrate_cli, argv, field) -> None:
+    shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    argv = [a.replace("{bucket}", cfg.config_bucket_name) for a in argv]
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
+                                      "--target-bootstrap-servers", TARGET, *argv)
+    assert code == 2 and err.strip().splitlines()[-1].startswith(f"error: {field}: "), err
+    assert _runs(emr, app_id) == [] and shim.documents == []
+
+
+def test_the_native_follower_is_not_a_job_run(aws, msk_migrate_cli) -> None:
+    _shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--on", "emr-serverless",
+                                      "--target-bootstrap-servers", TARGET)
+    assert code == 2 and "error: --on: a job run on emr-serverless is the follower's chained Spark run" in err
+    assert "add --engine spark" in err and _runs(emr, app_id) == []
+
+
+def test_a_follow_run_that_wrote_no_result_is_one_line_naming_the_run_and_its_driver_log(aws, msk_migrate_cli) -> None:
+    shim, s3, emr, cfg = aws
+    app_id = _deployed(s3, emr, cfg)
+    shim.follow_result = None  # the job refused its request or failed before a result
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
+                                      "--target-bootstrap-servers", TARGET)
+    (run,) = _runs(emr, app_id)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and f"job run {run['id']} ended SUCCESS" in last and "follow.json" in last, err
+    assert f"s3://{cfg.config_bucket_name}/validation/logs/" in last

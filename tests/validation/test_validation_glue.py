@@ -39,6 +39,7 @@ class GlueRunWritesReport:
     def __init__(self, app) -> None:
         self.app = app
         self.report: dict = {}
+        self.follow_result: dict | None = None  #: what a follow document's run writes (``follow.json``)
         self.started: list[dict] = []
 
     def __call__(self, environ, start_response):
@@ -47,15 +48,19 @@ class GlueRunWritesReport:
             environ["wsgi.input"] = io.BytesIO(body)
             sent = json.loads(body)
             self.started.append(sent)
-            request = json.loads(sent["Arguments"]["--request"])["request"]
-            bucket, _, prefix = request["report_dir"].removeprefix("s3://").partition("/")
+            document = json.loads(sent["Arguments"]["--request"])
+            bucket, _, prefix = document["request"]["report_dir"].removeprefix("s3://").partition("/")
             import os
 
             from moto.s3.models import s3_backends
 
             backend = s3_backends[os.environ["MOTO_ACCOUNT_ID"]]["aws"]
-            backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
-            backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+            if "follow" in document:
+                if self.follow_result is not None:
+                    backend.put_object(bucket, prefix.rstrip("/") + "/follow.json", json.dumps(self.follow_result).encode())
+            else:
+                backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
+                backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
         return self.app(environ, start_response)
 
 
@@ -262,3 +267,25 @@ def test_stage_environment_file_without_its_job(aws, msk_migrate_cli, tmp_path: 
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("error: validation.glue: migration-stage has no Glue job msk-migrate-stage-validation"), err
     assert shim.started == []
+
+
+def test_follow_once_on_glue_is_one_chained_run_on_the_stacks_mark(aws, msk_migrate_cli) -> None:
+    from msk_migrate.validation.follow.chained import ChainedResult
+
+    shim, s3, glue, cfg, _base = aws
+    _deployed(s3, glue, cfg)
+    mark = f"s3://{cfg.config_bucket_name}/proof/{cfg.migration.name}/proof-mark.json"
+    rows = [{"topic": "orders.created", "partition": 0, "state": "mismatch", "source_verified_up_to": 40,
+             "target_verified_up_to": 40, "compared": 40, "proven_this_run": 40,
+             "mismatch": {"category": "unexpected", "source_offset": 40, "target_offset": 40}}]
+    shim.follow_result = ChainedResult("mismatch", 1, cfg.migration.name, mark, rows,
+                                       {"source": cfg.source.bootstrap_servers, "target": TARGET, "mark": mark}).to_dict()
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "glue",
+                                     "--target-bootstrap-servers", TARGET, "--output", "json")
+    assert code == 1, err  # the run's verdict: a record only on the target
+    doc = json.loads(out)
+    assert doc["verdict"] == "mismatch" and doc["mark"] == mark and doc["rows"][0]["mismatch"]["category"] == "unexpected"
+    (started,) = shim.started
+    sent = json.loads(started["Arguments"]["--request"])
+    assert sent["follow"] == {"mark": mark, "migration": cfg.migration.name}
+    assert doc["talked_to"]["glue_job_run"] == doc["job_runs"][0]["job_run_id"]

@@ -76,3 +76,27 @@ def test_the_report_is_written_to_s3_through_the_jvm_and_a_missing_bucket_is_ref
     assert exc.value.field == "--report-dir" and "no-such-bucket-here" in str(exc.value)
     with pytest.raises(JvmAwsError):
         s3.put_object(Bucket="no-such-bucket-here", Key="k", Body=b"x")
+
+
+def test_the_proof_mark_is_read_and_replaced_through_the_jvm_and_an_unreadable_one_is_never_taken_for_none(jvm_on_moto):
+    """A chained run on a job home continues the mark in S3: absent is "no mark yet" (NoSuchKey, as boto3 says
+    it), present is read back as written, and a bucket that is not there is refused, never started over."""
+    from msk_migrate.validation.follow.mark import Mark
+    from msk_migrate.validation.follow.store import MarkStore
+
+    jvm, clients = jvm_on_moto
+    bucket = f"configs-{uuid.uuid4().hex[:8]}"
+    clients["s3"].create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    s3 = JvmS3(jvm)
+    with pytest.raises(JvmAwsError) as exc:
+        s3.get_object(Bucket=bucket, Key="proof/mm2/proof-mark.json")
+    assert exc.value.response == {"Error": {"Code": "NoSuchKey"}}
+    store = MarkStore(f"s3://{bucket}/proof/mm2/", s3=s3)
+    assert store.load() is None
+    mark = Mark("mm2", "SRC", "TGT", {}, updated_ms=7)
+    store.save(mark)
+    assert store.load().to_dict() == mark.to_dict()
+    assert json.loads(clients["s3"].get_object(Bucket=bucket, Key="proof/mm2/proof-mark.json")["Body"].read()) == mark.to_dict()
+    with pytest.raises(UsageError) as refused:
+        MarkStore(f"s3://no-such-{bucket}/proof/mm2/", s3=s3).load()
+    assert refused.value.field == "--mark" and "cannot read" in str(refused.value)

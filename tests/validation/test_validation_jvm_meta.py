@@ -41,6 +41,9 @@ def test_topics_configs_offsets_and_cluster_id_are_the_confluent_sessions_answer
             assert jvm.listed(asked, level) == confluent.listed(asked, level), (query, level)
     assert sum(cm.offsets(jvm, tps, cm.latest()).values()) == 30
     assert jvm.cluster_id() == confluent.cluster_id() and jvm.cluster_id()
+    # a proof mark started by one client is continued by the other: the same topic id, spelled the same
+    ids = jvm.topic_ids([pair.topic])
+    assert ids == confluent.topic_ids([pair.topic]) and ids[pair.topic] and len(ids[pair.topic]) == 22
 
 
 def test_an_unreachable_cluster_is_one_unreachable_error_naming_the_role_and_servers(spark):

@@ -580,8 +580,7 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
                                     ("metrics_bind", "--metrics-bind"), ("once", "--once")) if opts[key] not in (None, False)]
     if not opts["follow"]:
         raise UsageError(given[0], "applies to --follow only", f"add --follow, or drop {given[0]}")
-    if kw.get("on", "local") != "local":
-        raise UsageError("--on", "the follower runs here (or as a service), not as an EMR Serverless or Glue job run", "drop --on")
+    on = kw.pop("on", "local")
     for key, flag in _BATCH_ONLY:
         if kw.get(key) not in (None, False, ()):
             raise UsageError(flag, "is a batch option: the follower compares every record past its mark",
@@ -590,7 +589,10 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
         raise UsageError("--compacted", "latest-per-key is compared by the batch validator only",
                          "drop --follow, or follow with --compacted records")
     chained = kw.get("engine") == "spark"  # the follower's logic as one Spark batch run on the mark (follow/chain_run.py)
-    if chained and not opts["once"]:
+    if on != "local" and not chained:
+        raise UsageError("--on", f"a job run on {on} is the follower's chained Spark run",
+                         "add --engine spark, or drop --on to follow here (or as the stack's follower service)")
+    if chained and not opts["once"] and on == "local":
         raise UsageError("--engine spark", "the Spark follower is one chained batch run per start, not a long-running process",
                          "add --once and start it on a schedule (each run starts from the mark the last one wrote)")
     if chained and (opts["metrics_port"] is not None or opts["metrics_bind"] is not None):
@@ -600,11 +602,21 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
     if chained and kw.get("allow_duplicates"):
         raise UsageError("--allow-duplicates", "the chained Spark run compares every record in order (no duplicates pass-over)",
                          "drop --allow-duplicates, or follow with --engine native")
+    cfg = None
+    if on != "local":
+        from .emr_run import environment
+        from .remote_follow import HOMES, mark_location
+
+        cfg = environment(kw, f"--on {on}", HOMES[on][0] + (" job" if on == "glue" else " application"))
+        opts["mark"] = mark_location(cfg, opts["mark"])
     kw["no_report"] = True
     request = build_request(kw)
     if request.marks is not None:  # its digests would compare every copy with its mark: a mismatch on every record
         raise UsageError("--follow", "the flow marks its copies (migration.mark_copies) and the follower does not account "
                          "for copy marks", "validate in batch (drop --follow): it removes exactly the mark")
+    if cfg is not None:
+        _follow_on(on, cfg, request, opts, output)
+        return
     migration, ledger = "validate", None
     if kw.get("env") or kw.get("config") or kw.get("local"):
         flow = _flow_clusters(kw)[2]
@@ -629,6 +641,22 @@ def _follow(kw: dict[str, Any], opts: dict[str, Any], output: str, verbose: bool
             outcome = follow_chained(request, fo, None, say)
         else:
             outcome = follow(request, fo, say)
+    render(outcome, output)
+
+
+def _follow_on(on: str, cfg: Any, request: Any, opts: dict[str, Any], output: str) -> None:
+    """``--follow --engine spark --on <home>``: chained runs as job runs of the stack (:mod:`.remote_follow`)."""
+    from ..render import render
+    from .remote_follow import HOMES, follow_on
+
+    con = human(output)
+    with con.status(HOMES[on][0]) as status:
+        def say(message: str) -> None:
+            status.update(message)
+            con.print(message)
+
+        outcome = follow_on(on, cfg, request, opts["mark"], once=bool(opts["once"]),
+                            interval=opts["interval"] if opts["interval"] is not None else 10.0, say=say)
     render(outcome, output)
 
 

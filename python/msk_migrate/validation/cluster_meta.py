@@ -46,6 +46,13 @@ class Listed:
     timestamp: int = -1
 
 
+def topic_id_text(text: str) -> str:
+    """A topic id in Kafka's own spelling (``Uuid.toString``: URL-safe base64, no padding). confluent-kafka
+    spells the same id in standard base64 (``+`` and ``/``), so a mark one client started would read as a
+    recreated topic to the other."""
+    return text.replace("+", "-").replace("/", "_").rstrip("=")
+
+
 def earliest() -> OffsetQuery:
     return OffsetQuery("earliest")
 
@@ -78,6 +85,11 @@ class ClusterMetadata(Protocol):
 
     def cluster_id(self) -> str | None:
         """DescribeCluster's id."""
+
+    def topic_ids(self, names: list[str]) -> dict[str, str | None]:
+        """Topic -> its id (Kafka >= 2.8, in Kafka's own base64 spelling), None where the cluster or the
+        principal does not answer it (an older broker, no Describe ACL): the proof mark then relies on
+        the cluster ids and the offsets alone."""
 
 
 def offsets(meta: ClusterMetadata, tps: Iterable[TP], query: OffsetQuery, isolation_level: str = "read_committed") -> dict[TP, int]:

@@ -73,17 +73,17 @@ def fetch_report(s3: Any, report_uri: str, destination: str) -> tuple[dict[str, 
     return doc, written
 
 
-def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, progress: Callable[[str], None], *,
-                          sleep: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """Check, submit, follow and fetch. Returns ``report.json`` as a dict (plus where it was written and the run)."""
+def run_job(cfg: EnvironmentConfig, document: Callable[[str], str], progress: Callable[[str], None], *,
+            sleep: Callable[[float], None] | None = None) -> tuple[dict[str, Any], Any]:
+    """Check the home and the package, submit one run of ``document(report_uri)`` (the encoded request whose
+    outputs go to the run's own prefix) and follow it to its end. Returns the run (as shown) and the S3 client."""
     from ..aws import emr_serverless as emr_mod
     from . import job_package
-    from .job_request import ARGUMENT, encode
+    from .job_request import ARGUMENT
 
-    destination = request.report_dir or "reports"
-    run_name = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_name = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     report_uri = emr_mod.report_uri(cfg.config_bucket_name, run_name)
-    arguments = [ARGUMENT, encode(dataclasses.replace(request, report_dir=report_uri))]  # bad input: before any call
+    arguments = [ARGUMENT, document(report_uri)]  # bad input: before any call
     emr, s3 = emr_mod.clients(cfg)
     progress(f"EMR Serverless: {cfg.stack_name}'s application {emr_mod.application_name(cfg)} (account {cfg.account_id}, {cfg.region})")
     app = emr_mod.find_application(emr, cfg)
@@ -92,9 +92,18 @@ def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, pr
     run = emr_mod.submit(emr, cfg, app["id"], package, arguments, report_uri=report_uri, run_name=run_name)
     progress(f"submitted job run {run.job_run_id} (report to {run.report_uri})")
     done = emr_mod.follow(emr, run, progress, sleep=sleep or time.sleep)
-    doc, written = fetch_report(s3, done.report_uri, destination)
-    return {"report": doc, "written": written, "job_run": {"application_id": done.application_id, "job_run_id": done.job_run_id,
-                                                          "state": done.state, "details": done.details, "report_uri": done.report_uri}}
+    return {"application_id": done.application_id, "job_run_id": done.job_run_id, "state": done.state,
+            "details": done.details, "report_uri": done.report_uri}, s3
+
+
+def run_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, progress: Callable[[str], None], *,
+                          sleep: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """Check, submit, follow and fetch. Returns ``report.json`` as a dict (plus where it was written and the run)."""
+    from .job_request import encode
+
+    run, s3 = run_job(cfg, lambda uri: encode(dataclasses.replace(request, report_dir=uri)), progress, sleep=sleep)
+    doc, written = fetch_report(s3, run["report_uri"], request.report_dir or "reports")
+    return {"report": doc, "written": written, "job_run": run}
 
 
 def validate_on_emr_serverless(cfg: EnvironmentConfig, request: ValidationRequest, output: str) -> int:

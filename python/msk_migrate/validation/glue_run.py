@@ -36,29 +36,37 @@ def environment(kw: dict[str, Any]) -> EnvironmentConfig:
     return env_of(kw, OPTION, "Glue job")
 
 
-def run_on_glue(cfg: EnvironmentConfig, request: ValidationRequest, progress: Callable[[str], None], *,
-                sleep: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """Check, start, follow and fetch. Returns ``report.json`` as a dict (plus where it was written and the run)."""
+def run_job(cfg: EnvironmentConfig, document: Callable[[str], str], progress: Callable[[str], None], *,
+            sleep: Callable[[float], None] | None = None) -> tuple[dict[str, Any], Any]:
+    """Check the job and the package, start one run of ``document(report_uri)`` (the encoded request whose
+    outputs go to the run's own prefix) and follow it to its end. Returns the run (as shown) and the S3 client."""
     from ..aws import emr_serverless as emr_mod
     from ..aws import glue as glue_mod
     from . import job_package
-    from .job_request import encode
 
-    destination = request.report_dir or "reports"
-    run_name = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_name = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     report_uri = emr_mod.report_uri(cfg.config_bucket_name, run_name)
-    document = encode(dataclasses.replace(request, report_dir=report_uri))  # bad input: before any call
+    encoded = document(report_uri)  # bad input: before any call
     glue, s3 = glue_mod.clients(cfg)
     progress(f"Glue: {cfg.stack_name}'s job {glue_mod.job_name(cfg)} (account {cfg.account_id}, {cfg.region})")
     glue_mod.find_job(glue, cfg)
     package = job_package.verified_for_glue(s3, cfg.config_bucket_name)
     progress(f"job package s3://{package.bucket}/{package.prefix}")
-    run = glue_mod.submit(glue, cfg, package, document, report_uri=report_uri)
+    run = glue_mod.submit(glue, cfg, package, encoded, report_uri=report_uri)
     progress(f"started job run {run.job_run_id} (report to {run.report_uri})")
     done = glue_mod.follow(glue, run, progress, sleep=sleep or time.sleep)
-    doc, written = fetch_report(s3, done.report_uri, destination)
-    return {"report": doc, "written": written, "job_run": {"job_name": done.job_name, "job_run_id": done.job_run_id,
-                                                          "state": done.state, "details": done.details, "report_uri": done.report_uri}}
+    return {"job_name": done.job_name, "job_run_id": done.job_run_id, "state": done.state, "details": done.details,
+            "report_uri": done.report_uri}, s3
+
+
+def run_on_glue(cfg: EnvironmentConfig, request: ValidationRequest, progress: Callable[[str], None], *,
+                sleep: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """Check, start, follow and fetch. Returns ``report.json`` as a dict (plus where it was written and the run)."""
+    from .job_request import encode
+
+    run, s3 = run_job(cfg, lambda uri: encode(dataclasses.replace(request, report_dir=uri)), progress, sleep=sleep)
+    doc, written = fetch_report(s3, run["report_uri"], request.report_dir or "reports")
+    return {"report": doc, "written": written, "job_run": run}
 
 
 def validate_on_glue(cfg: EnvironmentConfig, request: ValidationRequest, output: str) -> int:

@@ -10,16 +10,21 @@ never re-spelled as command-line options. Invariants of the document:
 * the job has no environment file, no flow and no local secret: each cluster's credentials come from
   Secrets Manager (``secret_arn`` / ``ca_secret_arn``), so a SCRAM or mTLS cluster without an ARN is
   refused on the submitting side, and ``secrets_from`` is always ``secrets_manager`` in the document;
-* nothing read from a local file travels (an offsets snapshot is refused by the caller).
+* nothing read from a local file travels (an offsets snapshot is refused by the caller);
+* a ``follow`` section (:class:`FollowTarget`) asks for one chained follower run instead of a batch
+  validation: the mark is an ``s3://`` object (the job has no local disk that outlives it) and the run's
+  result is written beside the report location (:data:`.follow.chained.RESULT_NAME`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
+from ..s3uri import is_s3_uri
 from .endpoint import Endpoint
 from .request import ValidationRequest
 
@@ -27,6 +32,30 @@ KIND = "msk-migrate/validation-request"
 FORMAT_VERSION = 1
 #: The job's one argument (EMR ``entryPointArguments``, Glue job argument, spark-submit by hand).
 ARGUMENT = "--request"
+
+
+@dataclass(frozen=True)
+class FollowTarget:
+    """The chained follower run a document asks for: the mark to continue (``s3://``) and the migration it
+    belongs to (a mark of another migration is refused by the run, exit 2)."""
+
+    mark: str
+    migration: str
+
+    def __post_init__(self) -> None:
+        if not is_s3_uri(self.mark):
+            raise UsageError("--mark", f"{self.mark!r}: a job run keeps its mark in S3 only",
+                             "give s3://<bucket>/proof/<migration>/ (the default on --on)")
+        if not self.migration:
+            raise UsageError("--mark", "the mark's migration is missing", "name the flow (--env, --config or --local)")
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What the job runs: the checked request and, for a chained follower run, its mark."""
+
+    request: ValidationRequest
+    follow: FollowTarget | None = None
 
 
 def _cluster(role: str, endpoint: Endpoint) -> dict[str, Any]:
@@ -39,8 +68,8 @@ def _cluster(role: str, endpoint: Endpoint) -> dict[str, Any]:
     return doc
 
 
-def document(request: ValidationRequest) -> dict[str, Any]:
-    """The request as the job receives it (a JSON-ready dict)."""
+def document(request: ValidationRequest, follow: FollowTarget | None = None) -> dict[str, Any]:
+    """The request as the job receives it (a JSON-ready dict); ``follow``: a chained follower run instead of a batch one."""
     if request.offsets_snapshot:
         raise UsageError("--offsets-snapshot", "the Spark job reads no local file", "validate without it, or run locally")
     if request.engine == "native" or request.compare == "multiset":
@@ -51,16 +80,20 @@ def document(request: ValidationRequest) -> dict[str, Any]:
     body["engine"] = "spark"  # the job's pass is Spark's whatever "auto" would choose elsewhere
     body["source"] = _cluster("source", request.source)
     body["target"] = _cluster("target", request.target)
-    return {"kind": KIND, "format": FORMAT_VERSION, "tool_version": __version__, "request": body}
+    doc: dict[str, Any] = {"kind": KIND, "format": FORMAT_VERSION, "tool_version": __version__, "request": body}
+    if follow is not None:
+        doc["follow"] = {"mark": follow.mark, "migration": follow.migration}
+    return doc
 
 
-def encode(request: ValidationRequest) -> str:
+def encode(request: ValidationRequest, follow: FollowTarget | None = None) -> str:
     """:func:`document` as compact JSON (one argument)."""
-    return json.dumps(document(request), separators=(",", ":"), sort_keys=True)
+    return json.dumps(document(request, follow), separators=(",", ":"), sort_keys=True)
 
 
-def decode(text: str) -> ValidationRequest:
-    """The job side: the document back to the request; UsageError naming ``--request`` for anything else."""
+def decode(text: str) -> JobRequest:
+    """The job side: the document back to the request (and its follow section); UsageError naming ``--request``
+    (and the field's place in the document) for anything else."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -74,10 +107,23 @@ def decode(text: str) -> ValidationRequest:
         raise UsageError(ARGUMENT, f"written by msk-migrate {doc.get('tool_version')}, this job package is {__version__}",
                          "ship the package of the submitting version: ./build_images.py ACCOUNT REGION --env ENV")
     try:
-        return ValidationRequest.from_dict(doc["request"])
+        request = ValidationRequest.from_dict(doc["request"])
     except UsageError as exc:  # named by its place in the document (sample_size, source.auth.mode), not by an option
         where = getattr(exc, "key", None) or exc.field or "request"
         raise UsageError(f"{ARGUMENT} {where}", exc.message, exc.fix) from None
+    follow = doc.get("follow")
+    if follow is None:
+        return JobRequest(request)
+    if not isinstance(follow, dict) or set(follow) != {"mark", "migration"} or not all(isinstance(v, str) for v in follow.values()):
+        raise UsageError(f"{ARGUMENT} follow", "must hold exactly mark and migration (strings)",
+                         "pass the document `validate --follow --on` builds")
+    if not is_s3_uri(str(request.report_dir or "")):
+        raise UsageError(f"{ARGUMENT} report_dir", "a chained run writes its result to S3 only",
+                         "pass the document `validate --follow --on` builds")
+    try:
+        return JobRequest(request, FollowTarget(follow["mark"], follow["migration"]))
+    except UsageError as exc:
+        raise UsageError(f"{ARGUMENT} follow.mark", exc.message, exc.fix) from None
 
 
 def argument_value(argv: list[str]) -> str | None:

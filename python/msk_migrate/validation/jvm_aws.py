@@ -5,7 +5,8 @@ plus its Secrets Manager and S3 clients: jvm/classpaths/spark-kafka). These adap
 boto3 calls the job makes, with boto3's names and shapes, so the secret resolver
 (:class:`msk_migrate.access.secrets.SecretResolver`) and the report's store (:mod:`msk_migrate.store`)
 run unchanged: ``get_secret_value(SecretId=...)``, ``put_object(Bucket=, Key=, Body=, ContentType=)``,
-``list_objects_v2(Bucket=, Prefix=, MaxKeys=)``. Credentials and region come from the SDK's default chains (the job run's
+``list_objects_v2(Bucket=, Prefix=, MaxKeys=)``, ``get_object(Bucket=, Key=)`` (the proof mark a chained
+run continues). Credentials and region come from the SDK's default chains (the job run's
 execution role and region); an endpoint override (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3``) is the
 SDK's own, with path-style S3 addressing under it. Standard library and pyspark only.
 """
@@ -16,7 +17,26 @@ from typing import Any
 
 
 class JvmAwsError(Exception):
-    """An AWS call failed; the message is the SDK's own (its first line)."""
+    """An AWS call failed; the message is the SDK's own (its first line). ``response`` carries the service's
+    error code in botocore's shape (``{"Error": {"Code": "NoSuchKey"}}``), so callers tell an absent object
+    from a refused one exactly as they do with boto3."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.response = {"Error": {"Code": code}} if code else {}
+
+
+def _error_code(exc: BaseException) -> str | None:
+    """The AWS error code of a failed SDK call (``NoSuchKey``, ``AccessDenied``), or its HTTP status."""
+    java = getattr(exc, "java_exception", None)
+    while java is not None:
+        try:
+            details = java.awsErrorDetails()
+            code = details.errorCode() if details is not None else None
+            return str(code) if code else str(java.statusCode())
+        except Exception:  # not an AwsServiceException: its cause may be
+            java = java.getCause()
+    return None
 
 
 def _cause(exc: BaseException) -> str:
@@ -61,12 +81,22 @@ class JvmSecretsManager:
         try:
             response = self._client(_region_of_arn(SecretId)).getSecretValue(request_class.builder().secretId(SecretId).build())
         except Exception as exc:
-            raise JvmAwsError(_cause(exc)) from None
+            raise JvmAwsError(_cause(exc), _error_code(exc)) from None
         return {"SecretString": response.secretString()}
 
 
+class _Body:
+    """``get_object``'s ``Body``: the object's bytes, read once."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+
+    def read(self) -> bytes:
+        return self._data
+
+
 class JvmS3:
-    """``boto3.client("s3")``'s ``put_object`` and ``list_objects_v2``."""
+    """``boto3.client("s3")``'s ``get_object``, ``put_object`` and ``list_objects_v2``."""
 
     def __init__(self, jvm: Any):
         self._jvm = jvm
@@ -77,13 +107,21 @@ class JvmS3:
         self._client = builder.build()
         self._model = s3.model
 
+    def get_object(self, Bucket: str, Key: str) -> dict[str, Any]:
+        request = self._model.GetObjectRequest.builder().bucket(Bucket).key(Key).build()
+        try:
+            found = self._client.getObjectAsBytes(request)
+        except Exception as exc:
+            raise JvmAwsError(_cause(exc), _error_code(exc)) from None
+        return {"Body": _Body(bytes(found.asByteArray())), "ContentType": found.response().contentType()}
+
     def put_object(self, Bucket: str, Key: str, Body: bytes, ContentType: str = "application/octet-stream") -> dict[str, Any]:
         request = self._model.PutObjectRequest.builder().bucket(Bucket).key(Key).contentType(ContentType).build()
         body = self._jvm.software.amazon.awssdk.core.sync.RequestBody.fromBytes(bytearray(Body))
         try:
             response = self._client.putObject(request, body)
         except Exception as exc:
-            raise JvmAwsError(_cause(exc)) from None
+            raise JvmAwsError(_cause(exc), _error_code(exc)) from None
         return {"ETag": response.eTag()}
 
     def list_objects_v2(self, Bucket: str, Prefix: str = "", MaxKeys: int = 1000) -> dict[str, Any]:
@@ -91,7 +129,7 @@ class JvmS3:
         try:
             response = self._client.listObjectsV2(request)
         except Exception as exc:
-            raise JvmAwsError(_cause(exc)) from None
+            raise JvmAwsError(_cause(exc), _error_code(exc)) from None
         return {"KeyCount": response.keyCount(), "Contents": [{"Key": o.key()} for o in response.contents()]}
 
 

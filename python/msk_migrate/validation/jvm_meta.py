@@ -77,6 +77,16 @@ class JvmClusterMeta:
     def cluster_id(self) -> str | None:
         return self._get(self._admin.describeCluster().clusterId(), "describe cluster failed")
 
+    def topic_ids(self, names: list[str]) -> dict[str, str | None]:
+        if not names:
+            return {}
+        try:
+            found = self._admin.describeTopics(self._list(list(names))).allTopicNames().get(
+                int(self.timeout * 1000) + 5000, self._jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+            return {n: str(found[n].topicId().toString()) for n in names}
+        except Exception:  # an older broker or no Describe ACL: see ClusterMetadata.topic_ids
+            return dict.fromkeys(names)
+
     def describe(self, names: Iterable[str]) -> dict[str, TopicMeta]:
         known = self.topics()
         names = [n for n in names if n in known]

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from confluent_kafka import TopicCollection
 from confluent_kafka.admin import OffsetSpec
 
 from ..access.admin import LIBRDKAFKA_LOG, AdminSession, verbose
@@ -20,6 +21,7 @@ from .cluster_meta import (
     latest,
     newest_timestamps,
     synced_config_differences,
+    topic_id_text,
 )
 
 __all__ = ["CLIENT_LOGGER", "MM2_CONFIG_EXCLUDES", "ClusterMeta", "TopicMeta", "at_time", "earliest", "latest",
@@ -61,6 +63,15 @@ class ClusterMeta(AdminSession):
     def listed(self, queries: dict[TP, OffsetQuery], isolation_level: str = "read_committed") -> dict[TP, Listed]:
         found = self.list_offsets({tp: _spec(q) for tp, q in queries.items()}, isolation_level)
         return {tp: Listed(r.offset, r.timestamp) for tp, r in found.items()}
+
+    def topic_ids(self, names: list[str]) -> dict[str, str | None]:
+        if not names:
+            return {}
+        try:
+            futs = self.admin.describe_topics(TopicCollection(names), request_timeout=self.timeout)
+            return {n: topic_id_text(str(f.result(timeout=self.timeout + 5).topic_id)) for n, f in futs.items()}
+        except Exception:  # an older broker or no Describe ACL: see ClusterMetadata.topic_ids
+            return dict.fromkeys(names)
 
     def offsets(self, tps: Iterable[TP], query: OffsetQuery, isolation_level: str = "read_committed") -> dict[TP, int]:
         """Offset per partition for ``query`` (earliest / latest / time); -1 = no such record."""

@@ -22,21 +22,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicCollection, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ...access.client_security import admin_config
 from ...access.secrets import SecretResolver
-from ...errors import UsageError
 from ...outcome import quiet
 from .. import kafka_meta as km
 from ..native import _FATAL, NativeReadError, consumer_config
-from ..plan import select_topics
 from ..request import ValidationRequest
+from .cluster_facts import FollowClusters
 from .compare import PENDING_LIMIT, RECENT, PartitionCompare, record
-from .mark import ClusterFacts, Mark, TopicFacts, add_missing, check_against, new_mark, sourceless, truncate_passed
+from .mark import ClusterFacts, Mark, sourceless
 from .metrics import Metrics, PartitionSample
 from .store import MarkStore
 
@@ -64,80 +63,18 @@ class FollowOptions:
     fences: Callable[[], dict[TP, int]] | None = None
 
 
-def _topic_ids(meta: km.ClusterMeta, names: list[str]) -> dict[str, str | None]:
-    """Topic ids (Kafka >= 2.8 answers them), None where the cluster or client does not."""
-    if not names:
-        return {}
-    try:
-        futs = meta.admin.describe_topics(TopicCollection(names), request_timeout=meta.timeout)
-        return {n: str(f.result(timeout=meta.timeout + 5).topic_id) for n, f in futs.items()}
-    except Exception:  # an older broker or ACLs without Describe: the mark relies on cluster ids and offsets
-        return dict.fromkeys(names)
-
-
 @dataclass
-class Clusters:
-    """Both clusters' admin sessions and consumer settings for one follower."""
+class Clusters(FollowClusters):
+    """Both clusters through confluent-kafka, with the settings the follower's consumers read with."""
 
-    req: ValidationRequest
-    migration: str
-    confs: dict[str, dict[str, Any]]
-    src: km.ClusterMeta
-    tgt: km.ClusterMeta
-    no_ts: set[str] = field(default_factory=set)
+    confs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, req: ValidationRequest, migration: str, resolver: SecretResolver | None = None) -> Clusters:
+    def open(cls, req: ValidationRequest, migration: str, resolver: SecretResolver | None = None) -> Clusters:  # type: ignore[override]
         resolver = resolver or SecretResolver()
         confs = {role: admin_config(role, getattr(req, role), resolver) for role in ("source", "target")}
-        return cls(req, migration, confs, km.ClusterMeta("source", confs["source"], req.metadata_timeout_seconds),
-                   km.ClusterMeta("target", confs["target"], req.metadata_timeout_seconds))
-
-    def facts(self) -> ClusterFacts:
-        """What the clusters say now: ids, selected topics, partition counts, topic ids, log bounds."""
-        req, iso = self.req, self.req.isolation_level
-        src_topics, tgt_topics = self.src.topics(refresh=True), self.tgt.topics(refresh=True)
-        topics = select_topics(req, src_topics)
-        missing = [t for t in topics if req.target_topic(t) not in tgt_topics]
-        if missing:
-            raise UsageError("--topics", f"{', '.join(missing[:3])} not on the target (yet)",
-                             "start the follower once MM2 created the target topics, or map them with --topic-map")
-        names = {t: req.target_topic(t) for t in topics}
-        src_tps = [(t, p) for t in topics for p in range(src_topics[t])]
-        tgt_tps = [(names[t], p) for t in topics for p in range(tgt_topics[names[t]])]
-        s_lo, s_hi = self.src.offsets(src_tps, km.earliest(), iso), self.src.offsets(src_tps, km.latest(), iso)
-        t_lo, t_hi = self.tgt.offsets(tgt_tps, km.earliest(), iso), self.tgt.offsets(tgt_tps, km.latest(), iso)
-        s_ids, t_ids = _topic_ids(self.src, topics), _topic_ids(self.tgt, list(names.values()))
-        s_meta, t_meta = self.src.describe(topics), self.tgt.describe(list(names.values()))
-        self.no_ts = {t for t in topics if (s_meta.get(t) and s_meta[t].log_append_time)
-                      or (t_meta.get(names[t]) and t_meta[names[t]].log_append_time)}
-        if req.compacted == "latest-per-key":
-            raise UsageError("--compacted", "latest-per-key is compared by the batch validator only",
-                             "drop --follow, or follow with --compacted records")
-        out = {}
-        for t in topics:
-            n = names[t]
-            out[t] = TopicFacts(
-                n, src_topics[t], tgt_topics[n], s_ids.get(t), t_ids.get(n),
-                {p: s_lo[(t, p)] for p in range(src_topics[t])}, {p: s_hi[(t, p)] for p in range(src_topics[t])},
-                {p: t_hi[(n, p)] for p in range(tgt_topics[n])}, {p: t_lo[(n, p)] for p in range(tgt_topics[n])})
-        return ClusterFacts(self.migration, self.src.cluster_id(), self.tgt.cluster_id(), out)
-
-    def source_ends(self, tps: list[TP]) -> dict[TP, int]:
-        """The source's end offsets of ``tps`` now (one ListOffsets round, at the follower's isolation level)."""
-        return self.src.offsets(tps, km.latest(), self.req.isolation_level)
-
-    def latest(self, facts: ClusterFacts) -> ClusterFacts:
-        """``facts`` with both sides' end offsets read again (one ListOffsets round per cluster): what a
-        pass between two full checks needs."""
-        iso = self.req.isolation_level
-        src_tps = [(t, p) for t, tf in facts.topics.items() for p in tf.source_end]
-        tgt_tps = [(tf.target_name, p) for tf in facts.topics.values() for p in tf.target_end]
-        s_hi, t_hi = self.src.offsets(src_tps, km.latest(), iso), self.tgt.offsets(tgt_tps, km.latest(), iso)
-        topics = {t: replace(tf, source_end={p: s_hi[(t, p)] for p in tf.source_end},
-                             target_end={p: t_hi[(tf.target_name, p)] for p in tf.target_end})
-                  for t, tf in facts.topics.items()}
-        return replace(facts, topics=topics)
+        return cls(req, migration, km.ClusterMeta("source", confs["source"], req.metadata_timeout_seconds),
+                   km.ClusterMeta("target", confs["target"], req.metadata_timeout_seconds), confs=confs)
 
 
 def source_ends_of(tps: list[TP], is_sourceless: Callable[[TP], bool],
@@ -147,19 +84,6 @@ def source_ends_of(tps: list[TP], is_sourceless: Callable[[TP], bool],
     listed = [tp for tp in tps if not is_sourceless(tp)]
     ends = list_ends(listed) if listed else {}
     return {tp: 0 if is_sourceless(tp) else ends[tp] for tp in tps}
-
-
-def prepare(store: MarkStore, facts: ClusterFacts) -> tuple[Mark, list[TP]]:
-    """The mark to follow from: the stored one checked against ``facts`` (refusal: exit 2, nothing
-    written), or a new one; partitions truncated by retention marked so. Returns the truncated ones."""
-    mark = store.load()
-    if mark is None:
-        mark = new_mark(facts)
-    else:
-        check_against(mark, facts)
-    truncated = truncate_passed(mark, facts)
-    add_missing(mark, facts)
-    return mark, truncated
 
 
 class Follower:

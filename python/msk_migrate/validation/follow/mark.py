@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
+from ..cluster_meta import topic_id_text
 
 FORMAT = 1
 #: ``cut-over``: proven up to the fence the topic's producers moved behind (:mod:`.fences`); read no more, as the
@@ -159,6 +160,19 @@ class ClusterFacts:
     topics: dict[str, TopicFacts]
 
 
+def verdict(mark: Mark) -> tuple[str, int]:
+    """The mark's verdict and exit code: ``mismatch`` or ``truncated`` anywhere fails (1), and so does a mark
+    that proved nothing at all (a verdict on nothing is never a pass); else ``proven`` (0)."""
+    states = [pm.state for _, pm in mark.items()]
+    if "mismatch" in states:
+        return "mismatch", 1
+    if "truncated" in states:
+        return "truncated", 1
+    if not any(pm.compared for _, pm in mark.items()):
+        return "nothing proven", 1
+    return "proven", 0
+
+
 def check_against(mark: Mark, facts: ClusterFacts, field_name: str = "--mark") -> None:
     """Refuse a mark that is not this follower's: one line naming the mark, the difference and the fix
     (UsageError, exit 2). Nothing is read past the mark nor written before this passes."""
@@ -182,7 +196,7 @@ def check_against(mark: Mark, facts: ClusterFacts, field_name: str = "--mark") -
                 raise UsageError(where, f"partition count changed on the {role}: the mark has {have_n}, the cluster {now_n}", fix_new)
         for role, have_id, now_id in (("source", tm.source_topic_id, tf.source_topic_id),
                                       ("target", tm.target_topic_id, tf.target_topic_id)):
-            if have_id and now_id and have_id != now_id:
+            if have_id and now_id and topic_id_text(have_id) != topic_id_text(now_id):  # a mark of an earlier release
                 raise UsageError(where, f"the topic was recreated on the {role} (topic id {have_id}, now {now_id})", fix_new)
         for p, pm in sorted(tm.partitions.items()):
             s_end, t_end = tf.source_end.get(p), tf.target_end.get(p)

@@ -14,21 +14,12 @@ from typing import Any
 
 from ...outcome import Outcome, View, col, quiet
 from ..request import ValidationRequest
-from .follower import Clusters, Follower, FollowOptions, prepare
-from .mark import ClusterFacts, Mark
+from .cluster_facts import prepare
+from .follower import Clusters, Follower, FollowOptions
+from .mark import ClusterFacts
+from .mark import verdict as mark_verdict
 from .metrics import Metrics
 from .store import MarkStore
-
-
-def _verdict(mark: Mark) -> tuple[str, int]:
-    states = [pm.state for _, pm in mark.items()]
-    if "mismatch" in states:
-        return "mismatch", 1
-    if "truncated" in states:
-        return "truncated", 1
-    if not any(pm.compared for _, pm in mark.items()):
-        return "nothing proven", 1
-    return "proven", 0
 
 
 def rows_of(follower: Follower) -> list[dict[str, Any]]:
@@ -97,7 +88,7 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
             metrics.close()
         for signum, handler in before.items():
             signal.signal(signum, handler)
-    verdict, code = _verdict(mark)
+    verdict, code = mark_verdict(mark)
     rows = rows_of(follower)
     notes = [f"mark: {store}"]
     if truncated:

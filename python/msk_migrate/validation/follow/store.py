@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ... import store
 from ...errors import UsageError
@@ -22,27 +23,22 @@ DEFAULT_NAME = "proof-mark.json"
 class MarkStore:
     """The mark document at ``location`` (a ``.json`` path, a directory, or ``s3://bucket/prefix``)."""
 
-    def __init__(self, location: str, field: str = "--mark"):
+    def __init__(self, location: str, field: str = "--mark", s3: Any = None):
+        """``s3``: the S3 client (boto3's by default; the Spark job passes its JVM's, same calls)."""
         self.place = store.document(location, field, DEFAULT_NAME)
         self.field = field
+        self._s3 = s3
 
     def __str__(self) -> str:
         return str(self.place)
 
-    def exists(self) -> bool:
-        if self.place.is_s3:
-            try:
-                self.place.read_bytes("")
-                return True
-            except UsageError:
-                return False
-        return Path(self.place.name).is_file()
-
     def load(self) -> Mark | None:
-        """The stored mark, or None when there is none yet; anything else there: exit 2, left as it is."""
-        if not self.exists():
+        """The stored mark, or None when there is none yet; anything else there, or a location that cannot be
+        read (access denied, no such bucket): exit 2, left as it is (never taken for "no mark yet", which would
+        start over and replace a mark it could not read)."""
+        body = self.place.read_if_present(self._s3)
+        if body is None:
             return None
-        body = self.place.read_bytes("pass the location of the mark written by `msk-migrate validate --follow`")
         try:
             return Mark.from_dict(json.loads(body))
         except ValueError as exc:
@@ -52,7 +48,7 @@ class MarkStore:
     def save(self, mark: Mark) -> None:
         body = json.dumps(mark.to_dict(), sort_keys=True).encode()
         if self.place.is_s3:
-            self.place.write(body, "application/json")
+            self.place.write(body, "application/json", self._s3)
             return
         path = Path(self.place.name)
         try:
@@ -71,4 +67,4 @@ class MarkStore:
             raise UsageError(self.field, f"cannot write {self.place}: {exc.strerror or exc}", "give a writable path") from None
 
     def check_writable(self) -> None:
-        self.place.check_writable()
+        self.place.check_writable(self._s3)
