@@ -53,7 +53,7 @@ def test_up_with_schema_registry_records_both_registries_and_down_forgets_them(t
 
         # a lab flow file beside the local worker (`lag`/`cutover check --config F --local`): the file names the
         # registries (or none); the local environment's registries do not compete with it
-        from msk_migrate.commands.runbook import _registries
+        from msk_migrate.commands.schemas import registries_from_options
 
         st = env.status()
         flow = {"source": {"alias": "source", "bootstrap_servers": st["source"]["bootstrap_servers"]},
@@ -63,9 +63,9 @@ def test_up_with_schema_registry_records_both_registries_and_down_forgets_them(t
         bare.write_text(json.dumps(flow))
         named.write_text(json.dumps({**flow, "schema_registry": {"source": urls["target"], "target": urls["source"]}}))
         kw = {"config": bare, "local": True, "local_dir": base}
-        assert _registries(kw, None, None) is None
-        src, tgt = _registries({**kw, "config": named}, None, None)
-        assert (src.url, tgt.url) == (urls["target"], urls["source"])  # the file's, not the environment's
+        assert registries_from_options(kw) is None
+        regs = registries_from_options({**kw, "config": named})
+        assert regs is not None and regs.urls() == {"source": urls["target"], "target": urls["source"]}  # the file's, not the environment's
 
         stopped = env.down()
         assert {"source-registry", "target-registry"} <= set(stopped)

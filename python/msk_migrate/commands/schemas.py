@@ -12,7 +12,9 @@ Manager secret of ``--<role>-registry-secret-arn`` (or the section's ``<role>_se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +23,10 @@ from ..clivalues import Checked
 from ..errors import UsageError
 from ..render import render
 from .options import ENV, READ_FILE, SECRET_ARN
+
+if TYPE_CHECKING:
+    from ..schemas.operations import Direction
+    from ..schemas.registries import LocalRegistries, Registries
 
 SOURCE_URL = Checked("url", lambda v: _url(v, "--source-registry"), metavar="URL")
 TARGET_URL = Checked("url", lambda v: _url(v, "--target-registry"), metavar="URL")
@@ -65,58 +71,52 @@ def registry_options(f):
     return f
 
 
-def registry_direction(env: str | None, config: Path | None, local: bool, local_dir: Path | None, source_url: str | None,
-               target_url: str | None, to: str, source_secret: str | None = None, target_secret: str | None = None):
-    from ..schemas.client import RegistryClient, check_registry_url, credentials, env_tls
-    from ..schemas.operations import Direction
+def registries_from_options(options: Mapping[str, Any], required: bool = False) -> Registries | None:
+    """The registries of a command's options, by the one resolver (:func:`msk_migrate.schemas.registries.resolve_registries`):
+    ``source_url``/``target_url`` (and ``source_secret``/``target_secret``), the ``schema_registry`` section of the
+    ``env``/``config`` file (read when one is given), else the ``local`` environment's registries (``local_dir``)."""
+    from ..config.schema_registry import registry_file
+    from ..schemas.registries import resolve_registries
+
+    env, config = options.get("env"), options.get("config")
+    file = registry_file(env, config) if env or config else None
+    local = local_registries(options.get("local_dir")) if options.get("local") and file is None else None
+    return resolve_registries(source_url=options.get("source_url"), target_url=options.get("target_url"),
+                              source_secret=options.get("source_secret"), target_secret=options.get("target_secret"),
+                              file=file, local=local, required=required)
+
+
+def local_registries(local_dir: Path | None) -> LocalRegistries:
+    """The registries the local environment records (``msk-migrate local up --schema-registry``); none without one."""
+    from ..local.state import StateFile
+    from ..schemas.registries import LocalRegistries
     from .flow import local_dir as resolve_local_dir
 
-    given = [name for name, v in (("--env", env), ("--config", config), ("--local", local)) if v]
+    base = resolve_local_dir(local_dir)
+    store = StateFile(base)
+    found = store.load().registries if store.exists() else {}
+    return LocalRegistries(base, {role: ports.url for role, ports in found.items()})
+
+
+def _direction(to: str, **options: Any) -> Direction:
+    """The registry read and the one written: ``--env``, ``--config`` and ``--local`` each name the registries here,
+    so at most one of them is given."""
+    from ..schemas.operations import Direction
+
+    given = [name for name, key in (("--env", "env"), ("--config", "config"), ("--local", "local")) if options.get(key)]
     if len(given) > 1:
         raise UsageError("/".join(given), "give one of them", "keep one of --env, --config, --local")
-    urls: dict[str, str | None] = {"source": source_url, "target": target_url}
-    secrets: dict[str, tuple[str | None, str]] = {"source": (source_secret, "--source-registry-secret-arn"),
-                                                  "target": (target_secret, "--target-registry-secret-arn")}
-    options = {"source": "--source-registry", "target": "--target-registry"}
-    if local:
-        from ..local.state import StateFile
-
-        base = resolve_local_dir(local_dir)
-        found = StateFile(base).load().registries if StateFile(base).exists() else {}
-        if not found:
-            raise UsageError("--local", f"the local environment under {base} runs no schema registry",
-                             "run `msk-migrate local up --schema-registry`")
-        for role in ("source", "target"):
-            if not urls[role]:
-                urls[role] = found[role].url
-                options[role] = "--local"
-    elif env or config:
-        from ..config.schema_registry import registry_section
-
-        section = registry_section(env, config)
-        where = "--env" if env else "--config"
-        for role in ("source", "target"):
-            if not urls[role]:
-                urls[role] = check_registry_url(getattr(section, role), f"{where} (schema_registry.{role})")
-                options[role] = f"{where} (schema_registry.{role})"
-            if not secrets[role][0] and getattr(section, f"{role}_secret_arn"):
-                secrets[role] = (getattr(section, f"{role}_secret_arn"), f"{where} (schema_registry.{role}_secret_arn)")
-    for role in ("source", "target"):
-        if not urls[role]:
-            raise UsageError(options[role], f"no {role} registry given",
-                             f"pass {options[role]} URL, --local, or --env/--config with a schema_registry section")
-    tls = {role: env_tls(role) for role in ("source", "target")}
-    clients = {role: RegistryClient(role, str(urls[role]), options[role], auth=credentials(role, *secrets[role]),
-                                    cert=tls[role].cert, verify=tls[role].verify)
-               for role in ("source", "target")}
-    return Direction(clients["target"], clients["source"]) if to == "source" else Direction(clients["source"], clients["target"])
+    regs = registries_from_options(options, required=True)
+    assert regs is not None  # required: bad input rather than None
+    source, target = regs.clients()
+    return Direction(target, source) if to == "source" else Direction(source, target)
 
 
 def _run(op_name: str, output: str, **kw) -> None:
     from ..schemas import operations
 
     subjects = tuple(kw.pop("subjects"))
-    d = registry_direction(**kw)
+    d = _direction(**kw)
     op = getattr(operations, f"{op_name}_outcome")
     con = human(output)
     with con.status(f"schemas {op_name}: {d.origin.role} -> {d.destination.role}") as spinner:

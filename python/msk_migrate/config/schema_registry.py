@@ -7,7 +7,8 @@ registries' Confluent-compatible APIs are.
 
 Optional. A flow file's model (:class:`~.migration_file.MigrationFile`) and the environment model
 (:class:`~.environment.model.EnvironmentConfig`) both declare it; the commands read the section here from the
-file as it is, so a registry command needs no cluster settings. Credentials never live here: each registry's
+file as it is (:func:`registry_file`), so a registry command needs no cluster settings; which registry a command
+then talks to is decided in one place, :func:`msk_migrate.schemas.registries.resolve_registries`. Credentials never live here: each registry's
 basic auth comes from a Secrets Manager secret (``*_secret_arn``) or MSK_MIGRATE_<ROLE>_REGISTRY_USER / _PASSWORD.
 
 In an environment, ``source_network`` / ``target_network`` say where each registry is (CIDRs, prefix lists, security
@@ -18,6 +19,7 @@ the validation job) get egress to those peers on the port of the registry's URL,
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -105,24 +107,36 @@ class SchemaRegistrySection(BaseModel):
         return port or _DEFAULT_PORTS.get(url.scheme.lower(), 443)
 
 
-def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:
-    """The section of ``--env`` / ``--config`` when the file has one, else None (a malformed one is bad input)."""
-    option, _, section = _read_section(env, config)
-    return None if not section else _validated(option, section)
+@dataclass(frozen=True)
+class RegistryFile:
+    """The flow's file (``--env`` / ``--config``) as the registries see it: the option that named it, the file, and
+    its ``schema_registry`` section (None: the file has none). The input of the one registry resolver
+    (:func:`msk_migrate.schemas.registries.resolve_registries`)."""
+
+    option: str  #: ``--env`` or ``--config``
+    path: Path
+    section: SchemaRegistrySection | None
+
+    def where(self, key: str) -> str:
+        """How messages name one of the section's settings, e.g. ``--config (schema_registry.source)``."""
+        return f"{self.option} (schema_registry.{key})"
+
+    def no_section(self) -> UsageError:
+        """The bad input of a file that has no section where one is needed, naming the option."""
+        return UsageError(self.option, f"{self.path} has no schema_registry section",
+                          "add schema_registry: {source: URL, target: URL}, or pass --source-registry/--target-registry")
+
+    def required(self) -> SchemaRegistrySection:
+        """The section; a file without one is bad input (:meth:`no_section`)."""
+        if self.section is None:
+            raise self.no_section()
+        return self.section
 
 
-def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
-    """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``; a file without one is
-    bad input naming the option."""
-    option, path, section = _read_section(env, config)
-    if not section:
-        raise UsageError(option, f"{path} has no schema_registry section",
-                         "add schema_registry: {source: URL, target: URL}, or pass --source-registry/--target-registry")
-    return _validated(option, section)
-
-
-def _read_section(env: str | None, config: Path | None) -> tuple[str, Path, Any]:
-    """(the option, the file, its raw ``schema_registry`` value or None); an unreadable file is bad input."""
+def registry_file(env: str | None, config: Path | None) -> RegistryFile:
+    """The ``schema_registry`` section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``, read
+    from the file as it is (a registry command needs no cluster settings); an unreadable file or a malformed
+    section is bad input naming the option, a missing section is ``section=None``."""
     from .environment_files import environment_path
 
     option = "--env" if env else "--config"
@@ -131,7 +145,19 @@ def _read_section(env: str | None, config: Path | None) -> tuple[str, Path, Any]
         raw = safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise UsageError(option, f"cannot read {path} ({type(exc).__name__})", "give a readable YAML file") from None
-    return option, path, raw.get("schema_registry") if isinstance(raw, dict) else None
+    section = raw.get("schema_registry") if isinstance(raw, dict) else None
+    return RegistryFile(option, path, _validated(option, section) if section else None)
+
+
+def optional_registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection | None:
+    """The section of ``--env`` / ``--config`` when the file has one, else None (a malformed one is bad input)."""
+    return registry_file(env, config).section
+
+
+def registry_section(env: str | None, config: Path | None) -> SchemaRegistrySection:
+    """The section of ``--env`` (infra/environments/NAME.yaml or a path) or ``--config``; a file without one is
+    bad input naming the option."""
+    return registry_file(env, config).required()
 
 
 def _validated(option: str, section: Any) -> SchemaRegistrySection:
