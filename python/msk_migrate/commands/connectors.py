@@ -23,6 +23,7 @@ from ..render import render
 from .flow import flow_options, resolve_flow, with_rest_options
 from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
 from .waves import check_wave, wave_option
+from .worker_down import WorkerPlace, explained
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -191,20 +192,27 @@ def status_cmd(names, wave, output, **kw) -> None:
     """Connector and task states (default: the flow's connectors; all on the worker without a flow).
     Exit 1 if a connector or task is not RUNNING, or a source/heartbeat connector has 0 tasks. --wave W also
     shows each topic of the wave with the source connector's tasks that copy it (exit 1 when a partition is
-    copied by no task, or by a task that is not RUNNING)."""
+    copied by no task, or by a task that is not RUNNING). A worker that does not answer is exit 2; when what it
+    left says why (a local worker's log, the stack's stopped ECS tasks), the line names it: `worker died:
+    OutOfMemoryError (Java heap space) at …`."""
+    place = WorkerPlace.of(kw)
     flow = _flow(kw, need_flow=wave is not None)
     if wave is not None:
         check_wave(flow, wave)
         if names:
             raise UsageError("--wave", "the wave's topics are copied by the flow's source connector",
                              "drop the connector NAMES (or --wave)")
-    client = _client(flow)
-    wanted = list(names) or (None if flow.migration is None else
-                             [n for n in _names(flow, ()) if n in set(client.connectors())])
-    o = _status_outcome("connectors status", flow, client, status_rows(client, wanted))
-    if wave is not None:
-        _wave_copies(o, flow, client, wave)
-    render(o, output)
+
+    def status() -> Outcome:
+        client = _client(flow)
+        wanted = list(names) or (None if flow.migration is None else
+                                 [n for n in _names(flow, ()) if n in set(client.connectors())])
+        o = _status_outcome("connectors status", flow, client, status_rows(client, wanted))
+        if wave is not None:
+            _wave_copies(o, flow, client, wave)
+        return o
+
+    render(explained("connectors status", place, status), output)
 
 
 def _wave_copies(o: Outcome, flow: Flow, client: ConnectClient, wave: str) -> None:

@@ -200,47 +200,36 @@ def registry_options(f):
 def lag(topics, max_records, max_age, source_registry, target_registry, watch: bool, interval, timeout, wave, output, **kw) -> None:
     """Per topic and partition: source LSO, replicated position, records behind, newest record age; with
     registries, a "schemas in sync" line for topics carrying schema'd records; --wave: the wave's topics.
-    Exit 0 when every partition is within the thresholds (in sync), 1 otherwise."""
+    Exit 0 when every partition is within the thresholds (in sync), 1 otherwise; 2 when the worker does not
+    answer, naming why when what it left says (`worker died: OutOfMemoryError (Java heap space) at …`)."""
     from ..runbook.lag import lag as run
+    from .worker_down import WorkerPlace, explained
 
-    regs = _registries(kw, source_registry, target_registry)
-    s, scope = session_in_wave(kw, output, wave, worker="yes")
-    chosen = scope.narrow(topics, "--topic", "topic") if scope else (list(topics) or None)
+    regs = _gate_registries(kw, source_registry, target_registry)
+    place = WorkerPlace.of(kw)
 
-    def measure():
-        return run(s, chosen, max_records, max_age, registries=regs)
+    def measured():
+        s, scope = session_in_wave(kw, output, wave, worker="yes")
+        chosen = scope.narrow(topics, "--topic", "topic") if scope else (list(topics) or None)
 
-    render(_watch(measure, output, interval, timeout) if watch else measure(), output)
+        def measure():
+            return run(s, chosen, max_records, max_age, registries=regs)
+
+        return _watch(measure, output, interval, timeout) if watch else measure()
+
+    render(explained("lag", place, measured), output)
 
 
 _watch = watch  # the option named --watch shadows the renderer's function inside `lag`
 
 
-def _registries(kw: dict, source_url: str | None, target_url: str | None):
+def _gate_registries(kw: dict, source_url: str | None, target_url: str | None):
     """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere
-    (neither option, no schema_registry section in the flow's file, no local registry)."""
-    from .schemas import registry_direction
+    (:func:`msk_migrate.schemas.registries.resolve_registries`: beside --env/--config, --local is the worker only)."""
+    from .schemas import registries_from_options
 
-    env, config, local, local_dir = kw.get("env"), kw.get("config"), bool(kw.get("local")), kw.get("local_dir")
-    if env or config:  # the flow's file names its registries; --local beside it only chooses the worker
-        local = False
-    if not (source_url or target_url):
-        if local:
-            from ..local.state import StateFile
-            from .flow import local_dir as resolve_local_dir
-
-            state = StateFile(resolve_local_dir(local_dir))
-            if not (state.exists() and state.load().registries):
-                return None
-        elif env or config:
-            from ..config.schema_registry import optional_registry_section
-
-            if optional_registry_section(env, config) is None:
-                return None
-        else:
-            return None
-    d = registry_direction(env, config, local, local_dir, source_url, target_url, "target")
-    return d.origin, d.destination
+    regs = registries_from_options({**kw, "source_url": source_url, "target_url": target_url})
+    return regs.clients() if regs is not None else None
 
 
 # ---- cutover ---------------------------------------------------------------------------------------
@@ -293,7 +282,7 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_recor
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     from .producers import session_for_wave
 
-    regs = _registries(kw, source_registry, target_registry)
+    regs = _gate_registries(kw, source_registry, target_registry)
     s = session_for_wave(kw, output, wave, worker="yes")
     render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age * 60, certificate,
                            registries=regs)), output)

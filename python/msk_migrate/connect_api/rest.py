@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -106,6 +107,38 @@ def client_for(flow: Flow) -> ConnectClient:
     return ConnectClient(flow.require_connect(), auth=auth, ca=flow.connect_ca)
 
 
+class WorkerUnreachable(UnreachableError):
+    """The worker did not answer: refused, timed out, or the load balancer in front of it (the stack's ALB) had no
+    worker to forward to (502/503/504 with a page of its own, not a Connect error). Exit 2, as every unreachable
+    endpoint; ``url`` lets a caller look for why (:mod:`.worker_down`)."""
+
+    def __init__(self, url: str, message: str, status: int | None = None):
+        self.url = url
+        self.status = status
+        super().__init__(message)
+
+
+#: Statuses with which a gateway says that nothing behind it answered.
+_GATEWAY_STATUSES = (502, 503, 504)
+
+
+def _gateway_page(status: int, body: str, content_type: str) -> str | None:
+    """The gateway's own words when ``status`` comes from a load balancer rather than from Connect (whose errors
+    are JSON ``{"error_code": ..., "message": ...}``), else None."""
+    if status not in _GATEWAY_STATUSES:
+        return None
+    try:
+        doc = json.loads(body) if body.strip() else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and ("message" in doc or "error_code" in doc):
+        return None  # the worker's own answer (Connect sends 503 itself too, e.g. while its herder is not ready)
+    if "html" in content_type.lower() or body.lstrip().startswith("<"):  # an ALB's page: its <title> says it
+        title = re.search(r"<title>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
+        body = title.group(1) if title else re.sub(r"<[^>]+>", " ", body)
+    return " ".join(body.split())[:120] or str(status)
+
+
 class ConnectRestError(Exception):
     """The worker answered with an error status; ``message`` is the worker's text."""
 
@@ -177,10 +210,14 @@ class ConnectClient:
             raise UsageError("--connect-ca", f"TLS with the Connect worker at {self.url} failed: {reason}",
                              f"pass the worker's CA bundle (PEM) with --connect-ca or {CA_ENV}") from None
         except requests.ConnectionError as exc:
-            raise UnreachableError(f"Connect REST at {self.url} unreachable: {exc.__class__.__name__}: "
-                                   f"{str(exc.args[0] if exc.args else exc)[:200]}") from None
+            raise WorkerUnreachable(self.url, f"Connect REST at {self.url} unreachable: {exc.__class__.__name__}: "
+                                    f"{str(exc.args[0] if exc.args else exc)[:200]}") from None
         except requests.Timeout:
-            raise UnreachableError(f"Connect REST at {self.url} did not answer within {self.timeout:.0f}s") from None
+            raise WorkerUnreachable(self.url, f"Connect REST at {self.url} did not answer within {self.timeout:.0f}s") from None
+        page = _gateway_page(r.status_code, r.text, r.headers.get("Content-Type", ""))
+        if page is not None:
+            raise WorkerUnreachable(self.url, f"Connect REST at {self.url} unreachable: the load balancer answered "
+                                    f"{r.status_code} ({page}): no worker behind it answers", r.status_code)
         if r.status_code == 401:
             raise ConnectRestError(401, "authentication required or refused by the worker "
                                    f"(set {USER_ENV}/{PASSWORD_ENV} or --connect-secret-arn)", path)
