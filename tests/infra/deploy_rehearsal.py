@@ -12,7 +12,8 @@
    ``prod.yaml`` (an existing cluster) are rewritten with those ids, and the validation job's Glue home is
    switched on in :data:`GLUE_ON` (``validation.glue``, off in the shipped files), nothing else changed;
 3. ``infra/prerequisites.py`` checks them, ``infra/main.py`` synthesizes, ``terraform apply`` runs
-   target-dev, migration-dev and migration-prod, one pass each;
+   target-dev, migration-dev and migration-prod, one pass each; the build module's last step ships the
+   validation job package into each stack's bucket, checked as ``validate --on`` checks it;
 4. a second ``terraform plan`` of each stack must change nothing but :data:`UNSTORED` (attributes moto
    does not store, each entry naming the limitation);
 5. the teardown exactly as docs/runbooks/deploy.md writes it (its bash block: empty the config bucket,
@@ -350,6 +351,38 @@ def glue_jobs(work: Path, endpoint: str, log=print) -> None:
             f"{conn['PhysicalConnectionRequirements']['AvailabilityZone']}")
 
 
+def job_packages(work: Path, endpoint: str, log=print) -> None:
+    """The validation job package shipped into each applied stack's bucket by the build module's own step
+    (``./build_images.py ACCOUNT REGION --env ENV`` ends with it), then checked as ``validate --on`` checks it
+    before submitting: against the EMR Serverless application's release, and the Glue job's script where
+    Glue is on. The runbook's teardown empties the bucket, package included."""
+    import boto3
+    from rich.console import Console
+
+    from msk_migrate.aws import emr_serverless as emr_mod
+    from msk_migrate.commands.build_images import ship_job_package
+    from msk_migrate.config.environment import load_environment
+    from msk_migrate.validation import job_package
+
+    for name, account in ENVS.items():
+        cfg = load_environment(work / "environments" / f"{name}.yaml")
+        os.environ["MOTO_ACCOUNT_ID"] = account
+        os.environ["AWS_ENDPOINT_URL_S3"] = endpoint  # the build module's own boto3 session, pointed at moto
+        try:
+            shipped = ship_job_package(cfg, Console(stderr=True, quiet=True))
+        finally:
+            os.environ.pop("AWS_ENDPOINT_URL_S3", None)
+        s3 = boto3.client("s3", region_name=cfg.region, endpoint_url=endpoint)
+        app = emr_mod.find_application(boto3.client("emr-serverless", region_name=cfg.region, endpoint_url=endpoint), cfg)
+        package = job_package.verified(s3, cfg.config_bucket_name, app)
+        homes = [f"EMR Serverless {app['name']} ({app['releaseLabel']})"]
+        if name in GLUE_ON:
+            job_package.verified_for_glue(s3, cfg.config_bucket_name)
+            homes.append("Glue")
+        log(f"{name}: job package s3://{package.bucket}/{package.prefix} ({'uploaded' if shipped['uploaded'] else 'already there'}) "
+            f"verified for {' and '.join(homes)}")
+
+
 _AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "",
             "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
 
@@ -372,6 +405,7 @@ def rehearse(work: Path, log=print) -> Timing:
         for stack, env_name in stacks:
             r.apply(stack, ENVS[env_name])
         glue_jobs(work, server.endpoint, log)
+        job_packages(work, server.endpoint, log)
         failures = []
         for stack, env_name in stacks:
             try:

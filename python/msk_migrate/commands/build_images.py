@@ -48,8 +48,9 @@ def _job_package_home(env_file: Path | None, env_name: str, account: str, region
     return cfg, ""
 
 
-def _ship_job_package(cfg, console) -> dict:
-    """Build the validation job for the stack's EMR release and ship it to the environment's bucket."""
+def ship_job_package(cfg, console) -> dict:
+    """Build the validation job for the stack's EMR release and ship it to the environment's bucket (the build
+    module's last step; the deploy rehearsal runs it against the applied stacks)."""
     import boto3
 
     from ..validation import job_package
@@ -179,7 +180,7 @@ def build_images_cmd(
     result = runner.execute(plan, console)
     result.update({"dry_run": False, "pushed": plan.push, "warnings": plan.warnings})
     if job_home is not None:
-        result["validation_job"] = _ship_job_package(job_home, console)
+        result["validation_job"] = ship_job_package(job_home, console)
     for warning in plan.warnings[printed:]:
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
     notes = []
