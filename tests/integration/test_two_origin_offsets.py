@@ -128,3 +128,57 @@ def test_a_group_moved_between_two_origin_partitions_sees_every_record_once_or_a
         assert len(seen) == 2 * N + len(declared)
     assert sum(len(r.records) for t in plans.values() for r in t.redelivered) == 3
 
+
+
+def build_with_rerun(bootstrap: str, topic: str, side: str, peer: str, p: int, layout: str) -> list[bytes]:
+    """One side's partition in ``layout`` where ``R`` is an MM2 restart: the last 3 copies written again, in
+    order, as a restarted MirrorSourceTask re-copies from its last committed source offset."""
+    nat = iter(native(side, p, i) for i in range(N))
+    cop = iter(copy(native(peer, p, i), peer) for i in range(N))
+    recs: list[Rec] = []
+    copies: list[Rec] = []
+    for c in layout:
+        if c == "n":
+            recs.append(next(nat))
+        elif c == "c":
+            copies.append(next(cop))
+            recs.append(copies[-1])
+        else:
+            recs.extend(copies[-3:])
+    produce(bootstrap, topic, recs)
+    return [r.key for r in recs if r.key is not None]
+
+
+def test_mm2_restart_duplicates_are_placed_by_identity_and_the_group_moves_exactly(local_env, unique):
+    """The target side holds a restart's re-run of three copies before the group's position (partition 0) and
+    another after it (partition 1): both partitions are placed exactly, every duplicate is counted, and the
+    consumer on the source side sees every record once (the re-run past the position is on the target, which
+    the group leaves)."""
+    src_bs, tgt_bs = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic, group = f"two-origin-restart-{unique}", f"app-{unique}"
+    for bs in (src_bs, tgt_bs):
+        create_topic(bs, topic, partitions=2)
+    layouts = {0: {SRC: "n" * 10 + "c" * 10 + "nc" * 20, TGT: "n" * 10 + "c" * 10 + "R" + "nc" * 20},
+               1: {SRC: "n" * 10 + "c" * 10 + "nc" * 20, TGT: "n" * 10 + "c" * 10 + "nc" * 5 + "R" + "nc" * 15}}
+    keys = {SRC: {}, TGT: {}}
+    for p, layout in layouts.items():
+        keys[SRC][p] = build_with_rerun(src_bs, topic, SRC, TGT, p, layout[SRC])
+        keys[TGT][p] = build_with_rerun(tgt_bs, topic, TGT, SRC, p, layout[TGT])
+    position = {0: 23, 1: 20}  # past the re-run on partition 0; before it on partition 1
+    commit_group(tgt_bs, group, topic, position)
+    src = AdminSession.for_endpoint("source", local_env.source())
+    tgt = AdminSession.for_endpoint("target", local_env.target())
+    plans = translate_commits(tgt, TGT, src, SRC, tgt.committed(group))
+    for p in layouts:
+        t = plans[(topic, p)]
+        assert t.proven and t.exact and t.duplicates == {"source": 3}, t.as_dict()
+        assert t.consumed == {SRC: 10, TGT: 10} == t.covered and t.offset == 20
+    src.alter_committed(group, {tp: t.offset for tp, t in plans.items()})
+    moved = src.committed(group)
+    for p in layouts:
+        before = keys[TGT][p][:position[p]]
+        after = [k for _, k in read_keys(src_bs, group, topic, p, moved[(topic, p)])]
+        seen = before + after
+        assert set(seen) == set(keys[SRC][p]) and len(set(seen)) == 2 * N
+        # the only records seen twice are the re-run MM2 wrote before the group's position on the target
+        assert sorted(k for k in set(seen) if seen.count(k) > 1) == (sorted(set(keys[TGT][p][20:23])) if p == 0 else [])

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 
 
 def _placement(part: int, frm: str, pos: int, to: str, action: str = "write") -> TwoOriginPlacement:
-    return TwoOriginPlacement("app.events", part, translate_position(side(frm), pos, side(to)), None, action)
+    return TwoOriginPlacement("app.events", part, translate_position(side(frm), pos, side(to), frm_alias="b", to_alias="a"), None, action)
 
 
 def test_every_partition_exact_is_an_exact_certificate_whose_digest_seals_the_body():

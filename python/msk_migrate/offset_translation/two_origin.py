@@ -28,6 +28,16 @@ of that origin on A agree record by record (same fingerprints in the same order)
 they do not (a copy lost, reordered, duplicated or changed), the translation is refused (``proven`` False) with
 the first disagreement named, never guessed.
 
+**MM2 restarts.** Under at-least-once a restarted MirrorSourceTask resumes from its last committed source offset,
+so a copy log may hold a *re-run*: records it already copied, again, in order, before the copying goes on. Copies
+are placed by identity and position against their natives (:func:`place_copies`): each copy is the next native not
+yet copied, or the next record of the re-run it continues, or starts a re-run at an earlier native of the same
+identity whose following records the next copies repeat. A copy that is none of these (lost, reordered or changed)
+refuses the translation as before. Counts are over distinct records (a duplicate is consumed or covered with its
+first copy), so a restart never makes a translation inexact; the duplicates are counted (``duplicates``), and those
+the group will read past the offset (MM2 wrote them again; every consumer of that side reads them) are named apart
+(``duplicates_ahead``), never as the translation's re-delivery.
+
 Pure: no I/O. :mod:`.two_origin_read` reads the logs.
 """
 
@@ -77,10 +87,12 @@ class Redelivery:
 class TwoOriginTranslation:
     """The translation of one position of one partition, with its evidence.
 
-    ``offset`` is where the group resumes on the target side (None when not ``proven``). ``consumed``: records
-    per origin before the position on the source side; ``covered``: records per origin before ``offset`` on the
-    target side. ``exact`` ⇔ covered == consumed for every origin (then ``redelivered`` is empty). The group never
-    skips a record: covered <= consumed per origin, by construction."""
+    ``offset`` is where the group resumes on the target side (None when not ``proven``). ``consumed``: distinct
+    records per origin before the position on the source side; ``covered``: distinct records per origin before
+    ``offset`` on the target side. ``exact`` ⇔ covered == consumed for every origin (then ``redelivered`` is
+    empty). The group never skips a record: covered <= consumed per origin, by construction. ``duplicates``:
+    restart duplicates recognised per side (``source``/``target``); ``duplicates_ahead``: those on the target
+    side past ``offset`` whose record the group consumed (MM2 wrote them twice; not the translation's doing)."""
 
     position: int
     offset: int | None
@@ -90,6 +102,8 @@ class TwoOriginTranslation:
     proven: bool = True
     reason: str = ""
     problems: tuple[str, ...] = field(default_factory=tuple)
+    duplicates: dict[str, int] = field(default_factory=dict)
+    duplicates_ahead: int = 0
 
     @property
     def exact(self) -> bool:
@@ -102,7 +116,8 @@ class TwoOriginTranslation:
     def as_dict(self) -> dict[str, object]:
         return {"position": self.position, "offset": self.offset, "proven": self.proven, "exact": self.exact,
                 "consumed": dict(self.consumed), "covered": dict(self.covered),
-                "redelivered": [r.as_dict() for r in self.redelivered], "reason": self.reason}
+                "redelivered": [r.as_dict() for r in self.redelivered], "reason": self.reason,
+                "restart_duplicates": dict(self.duplicates), "restart_duplicates_ahead": self.duplicates_ahead}
 
 
 def _by_origin(recs: Iterable[OriginRec]) -> dict[str, list[OriginRec]]:
@@ -118,8 +133,63 @@ def _in_order(log: Sequence[OriginRec], side: str) -> None:
             raise ValueError(f"{side} log is not in offset order at offset {cur.offset}")
 
 
-def translate_position(frm: Sequence[OriginRec], position: int, to: Sequence[OriginRec], to_end: int | None = None) -> TwoOriginTranslation:
-    """Translate the group position ``position`` on the side whose log is ``frm`` to the side whose log is ``to``.
+class Placed(NamedTuple):
+    """Copies placed on their natives: ``index[i]`` is the native ordinal of copy ``i``; ``first[i]`` whether it
+    is that native's first copy (else a restart duplicate). ``problem``: why the copies cannot be placed (then
+    the lists stop at the copy that could not be)."""
+
+    index: list[int]
+    first: list[bool]
+    problem: str = ""
+
+    @property
+    def duplicates(self) -> int:
+        return self.first.count(False)
+
+
+def place_copies(copies: Sequence[OriginRec], natives: Sequence[OriginRec]) -> Placed:
+    """Place every copy on its native (see the module doc, "MM2 restarts"). The decision per copy, in this order:
+    it continues the current re-run (the next native of the run, before the first not yet copied: a re-run ends
+    before new copies begin); it is the next native not yet copied; it starts a re-run at the latest earlier native
+    of its identity whose following natives the next copies repeat up to the first not yet copied (as far as the
+    log goes). A copy that could be the next native and a re-run alike (identical natives) is refused rather than
+    guessed, as is one that is neither."""
+    where: dict[int, list[int]] = {}
+    for k, r in enumerate(natives):
+        where.setdefault(r.fp, []).append(k)
+    index: list[int] = []
+    first: list[bool] = []
+    nxt = 0  # the first native not yet copied
+    run: int | None = None  # the next native of the re-run in progress
+    for i, c in enumerate(copies):
+        if run is not None and run < nxt and natives[run].fp == c.fp:
+            index.append(run)
+            first.append(False)
+            run = run + 1 if run + 1 < nxt else None
+            continue
+        start = next((k for k in reversed(where.get(c.fp, ())) if k < nxt
+                      and all(t.fp == natives[k + j].fp for j, t in enumerate(copies[i:i + (nxt - k)]))), None)
+        if nxt < len(natives) and natives[nxt].fp == c.fp:
+            if start is not None:  # the same record twice among the natives: which one this is decides the position
+                return Placed(index, first, f"copy #{i} (offset {c.offset}) is the next record ({nxt}) or a restart re-run "
+                                            f"from record {start}, which is identical to it: cannot be placed by identity")
+            index.append(nxt)
+            first.append(True)
+            nxt, run = nxt + 1, None
+            continue
+        if start is None:
+            return Placed(index, first, f"copy #{i} (offset {c.offset}) is neither the next record ({nxt}) nor a re-run of "
+                                        "earlier ones: a copy lost, reordered or changed")
+        index.append(start)
+        first.append(False)
+        run = start + 1 if start + 1 < nxt else None
+    return Placed(index, first)
+
+
+def translate_position(frm: Sequence[OriginRec], position: int, to: Sequence[OriginRec], to_end: int | None = None, *,
+                       frm_alias: str, to_alias: str) -> TwoOriginTranslation:
+    """Translate the group position ``position`` on the side whose log is ``frm`` (cluster alias ``frm_alias``:
+    its natives are that origin's) to the side whose log is ``to`` (alias ``to_alias``).
 
     ``frm`` must hold every record before ``position`` (the logs as a read_committed consumer reads them, from
     the partition's start); ``to`` every record of the other side from its start. ``to_end``: the other side's end
@@ -128,40 +198,60 @@ def translate_position(frm: Sequence[OriginRec], position: int, to: Sequence[Ori
     _in_order(frm, "source-side")
     _in_order(to, "target-side")
     end = to_end if to_end is not None else (to[-1].offset + 1 if to else 0)
-    consumed_recs = _by_origin(r for r in frm if r.offset < position)
-    there = _by_origin(to)
-    consumed = {o: len(rs) for o, rs in sorted(consumed_recs.items())}
+    here, there = _by_origin(frm), _by_origin(to)
 
-    problems: list[str] = []
-    for origin, rs in sorted(consumed_recs.items()):
-        theirs = there.get(origin, [])
-        for i, (mine, other) in enumerate(zip(rs, theirs, strict=False)):
-            if mine.fp != other.fp:
-                problems.append(f"origin {origin}: record #{i} differs (offset {mine.offset} here, {other.offset} there: "
-                                "a copy lost, reordered, duplicated or changed)")
-                break
+    # every record of either log as (native ordinal, first copy?): natives are their own ordinals
+    def placed(log: dict[str, list[OriginRec]], alias: str, other: dict[str, list[OriginRec]]) -> dict[str, Placed]:
+        out = {}
+        for origin, rs in log.items():
+            if origin == alias:
+                out[origin] = Placed(list(range(len(rs))), [True] * len(rs))
+            else:
+                out[origin] = place_copies(rs, other.get(origin, []))
+        return out
+
+    here_p, there_p = placed(here, frm_alias, there), placed(there, to_alias, here)
+    problems = [f"origin {o} on the {side}: {p.problem}" for side, ps in (("source side", here_p), ("target side", there_p))
+                for o, p in sorted(ps.items()) if p.problem]
+    consumed: dict[str, int] = {}
+    for origin, rs in sorted(here.items()):
+        ix = [k for r, k in zip(rs, here_p[origin].index, strict=False) if r.offset < position]
+        if ix:
+            consumed[origin] = max(ix) + 1
     if problems:
         return TwoOriginTranslation(position, None, consumed, {}, proven=False, reason=problems[0], problems=tuple(problems))
 
     # the first record on ``to`` the group has not consumed, of each origin; the earliest of them bounds the answer
-    firsts = [rs[consumed.get(origin, 0)].offset for origin, rs in there.items() if len(rs) > consumed.get(origin, 0)]
-    offset = min(firsts, default=end)
-    covered = {o: sum(1 for r in there.get(o, []) if r.offset < offset) for o in sorted(set(consumed) | set(there))}
+    firsts = [next((r.offset for r, k in zip(rs, there_p[o].index, strict=True) if k >= consumed.get(o, 0)), None)
+              for o, rs in there.items()]
+    offset = min((f for f in firsts if f is not None), default=end)
+    origins = sorted(set(consumed) | set(there))
+    covered = {o: max((k + 1 for r, k in zip(there.get(o, []), there_p[o].index, strict=True) if r.offset < offset), default=0)
+               if o in there else 0 for o in origins}
     redelivered = []
-    for origin in sorted(set(consumed) | set(there)):
+    ahead = 0
+    for origin in origins:
         want, have = consumed.get(origin, 0), covered.get(origin, 0)
+        rs, p = there.get(origin, []), there_p.get(origin, Placed([], []))
+        ahead += sum(1 for r, k, f in zip(rs, p.index, p.first, strict=True) if r.offset >= offset and not f and k < want)
         if want > have:
-            present = tuple(there.get(origin, [])[have:want])
+            present = tuple(r for r, k, f in zip(rs, p.index, p.first, strict=True) if f and have <= k < want)
             redelivered.append(Redelivery(origin, present, want - have - len(present)))
+    duplicates = {side: n for side, n in (("source", sum(p.duplicates for p in here_p.values())),
+                                          ("target", sum(p.duplicates for p in there_p.values()))) if n}
     why = ("exact: every record consumed lies before the offset and none after it" if not redelivered else
            f"no exact offset: resuming at {offset} re-delivers " +
            ", ".join(f"{r.count} record(s) of origin {r.origin}" for r in redelivered) + "; none is skipped")
-    return TwoOriginTranslation(position, offset, consumed, covered, tuple(redelivered), reason=why)
+    if duplicates:
+        why += (f"; MM2 restart duplicates recognised by identity and position: {sum(duplicates.values())}"
+                + (f", {ahead} past the offset (MM2 wrote them twice: every consumer of this side reads them)" if ahead else ""))
+    return TwoOriginTranslation(position, offset, consumed, covered, tuple(redelivered), reason=why,
+                                duplicates=duplicates, duplicates_ahead=ahead)
 
 
 def exact_offsets(frm: Sequence[OriginRec], position: int, to: Sequence[OriginRec]) -> list[int]:
     """Every record offset ``o`` of ``to`` (and its end) with a(o) = a1 and b(o) = b1: the exact points, by the
-    definition itself (quadratic; for tests and small proofs)."""
+    definition itself (quadratic; for tests and small proofs of logs without restart duplicates)."""
     consumed = {o: len(rs) for o, rs in _by_origin(r for r in frm if r.offset < position).items()}
     candidates = sorted({r.offset for r in to} | {to[-1].offset + 1 if to else 0})
     out = []

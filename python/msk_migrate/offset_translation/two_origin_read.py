@@ -117,5 +117,6 @@ def translate_commits(frm: AdminSession, frm_alias: str, to: AdminSession, to_al
             why = f"{bad[0][0]} {tp[0]}[{tp[1]}] offset {bad[0][1]}: copy mark wrong or not last ({len(bad)} record(s))"
             out[tp] = TwoOriginTranslation(committed[tp], None, {}, {}, proven=False, reason=why, problems=(why,))
             continue
-        out[tp] = translate_position(frm_logs[tp].recs, committed[tp], to_logs[tp].recs, to_logs[tp].end)
+        out[tp] = translate_position(frm_logs[tp].recs, committed[tp], to_logs[tp].recs, to_logs[tp].end,
+                                     frm_alias=frm_alias, to_alias=to_alias)
     return out

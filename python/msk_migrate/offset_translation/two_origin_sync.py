@@ -84,6 +84,10 @@ class TwoOriginSyncResult:
         note = (f"{'would write' if req.dry_run else 'wrote'} {tot['to_write'] if req.dry_run else self.written} partition(s); "
                 f"{tot['exact']}/{tot['partitions']} exact (two-origin), {tot['redelivered']} record(s) re-delivered, "
                 f"declared per origin{where}")
+        if tot.get("restart_duplicates"):
+            note += (f"; {tot['restart_duplicates']} MM2 restart duplicate(s) placed by identity"
+                     + (f", {tot['restart_duplicates_ahead']} past the placed offsets (MM2 wrote them twice)"
+                        if tot.get("restart_duplicates_ahead") else ""))
         view = View(f"offsets sync {req.group} ({req.direction}, two origins)" + (" (dry run)" if req.dry_run else ""), [
             col("topic", "topic"), col("p", "partition", numeric=True), col("commit", "commit", numeric=True),
             col("current", "current", numeric=True), col("placed", "translated", numeric=True),
@@ -107,6 +111,10 @@ def certificate(group: str, direction: str, frm: str, to: str, placements: list[
         "totals": {"partitions": len(placements), "exact": exact,
                    "redelivered": sum(p.translation.redelivered_count for p in placements if p.translation.proven),
                    "not_proven": sum(not p.translation.proven for p in placements),
+                   # MM2 restarts: copies written twice, placed by identity and position (never the translation's
+                   # re-delivery); those past a placed offset are read again by every consumer of that side
+                   "restart_duplicates": sum(sum(p.translation.duplicates.values()) for p in placements),
+                   "restart_duplicates_ahead": sum(p.translation.duplicates_ahead for p in placements),
                    "to_write": sum(p.action == "write" for p in placements)},
         "partitions": [p.to_dict() for p in placements],
     }
