@@ -134,11 +134,11 @@ def _in_order(log: Sequence[OriginRec], side: str) -> None:
 
 
 class Placed(NamedTuple):
-    """Copies placed on their natives: ``index[i]`` is the native ordinal of copy ``i``; ``first[i]`` whether it
+    """Copies placed on their natives: ``ordinal[i]`` is the native ordinal of copy ``i``; ``first[i]`` whether it
     is that native's first copy (else a restart duplicate). ``problem``: why the copies cannot be placed (then
     the lists stop at the copy that could not be)."""
 
-    index: list[int]
+    ordinal: list[int]
     first: list[bool]
     problem: str = ""
 
@@ -215,27 +215,27 @@ def translate_position(frm: Sequence[OriginRec], position: int, to: Sequence[Ori
                 for o, p in sorted(ps.items()) if p.problem]
     consumed: dict[str, int] = {}
     for origin, rs in sorted(here.items()):
-        ix = [k for r, k in zip(rs, here_p[origin].index, strict=False) if r.offset < position]
+        ix = [k for r, k in zip(rs, here_p[origin].ordinal, strict=False) if r.offset < position]
         if ix:
             consumed[origin] = max(ix) + 1
     if problems:
         return TwoOriginTranslation(position, None, consumed, {}, proven=False, reason=problems[0], problems=tuple(problems))
 
     # the first record on ``to`` the group has not consumed, of each origin; the earliest of them bounds the answer
-    firsts = [next((r.offset for r, k in zip(rs, there_p[o].index, strict=True) if k >= consumed.get(o, 0)), None)
+    firsts = [next((r.offset for r, k in zip(rs, there_p[o].ordinal, strict=True) if k >= consumed.get(o, 0)), None)
               for o, rs in there.items()]
     offset = min((f for f in firsts if f is not None), default=end)
     origins = sorted(set(consumed) | set(there))
-    covered = {o: max((k + 1 for r, k in zip(there.get(o, []), there_p[o].index, strict=True) if r.offset < offset), default=0)
+    covered = {o: max((k + 1 for r, k in zip(there.get(o, []), there_p[o].ordinal, strict=True) if r.offset < offset), default=0)
                if o in there else 0 for o in origins}
     redelivered = []
     ahead = 0
     for origin in origins:
         want, have = consumed.get(origin, 0), covered.get(origin, 0)
         rs, p = there.get(origin, []), there_p.get(origin, Placed([], []))
-        ahead += sum(1 for r, k, f in zip(rs, p.index, p.first, strict=True) if r.offset >= offset and not f and k < want)
+        ahead += sum(1 for r, k, f in zip(rs, p.ordinal, p.first, strict=True) if r.offset >= offset and not f and k < want)
         if want > have:
-            present = tuple(r for r, k, f in zip(rs, p.index, p.first, strict=True) if f and have <= k < want)
+            present = tuple(r for r, k, f in zip(rs, p.ordinal, p.first, strict=True) if f and have <= k < want)
             redelivered.append(Redelivery(origin, present, want - have - len(present)))
     duplicates = {side: n for side, n in (("source", sum(p.duplicates for p in here_p.values())),
                                           ("target", sum(p.duplicates for p in there_p.values()))) if n}
