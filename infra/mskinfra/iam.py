@@ -214,7 +214,7 @@ class Roles(Construct):
             description=f"{p}: run the runbook's commands (msk-migrate --in-vpc) and nothing else",
             policy=policy_json(operator_user_statements(
                 cfg, operator_roles=[self.operator_task.arn, self.execution["operator"].arn],
-                operator_log_group_arn=log_group_arns["operator"])),
+                operator_log_group_arn=log_group_arns["operator"], connect_log_group_arn=log_group_arns["kafka-connect"])),
         )
         out = TerraformOutput(self, "operator_policy_arn", value=self.operator_policy.arn,
                               description="Managed policy for the people who run the runbook (attach to their group or role)")

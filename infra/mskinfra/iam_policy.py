@@ -179,7 +179,8 @@ OPERATOR_POLICY_NAME = "operator"
 CALLER_USER_ID = "${aws:userid}"
 
 
-def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str], operator_log_group_arn: str) -> list[dict]:
+def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str], operator_log_group_arn: str,
+                             connect_log_group_arn: str) -> list[dict]:
     """The managed policy the stack ships for the people who run the runbook (attach it to their group or
     role): exactly the calls of ``--in-vpc``, on this stack's ECS cluster, its operator task definition and
     log group; ``iam:PassRole`` on the two operator roles, to ECS tasks only. The task itself overrides
@@ -189,7 +190,11 @@ def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str
     caller's own ``${aws:userid}`` (a missing or other value matches no Allow), TagResource only as part of
     that RunTask (``ecs:CreateAction``), never to retag a running task, and StopTask only on a task whose tag
     is the caller's: a runbook user stops the tasks they started, not Connect, Prometheus or someone else's.
-    DescribeTasks stays on every task of the cluster (reading status stops nothing)."""
+    DescribeTasks stays on every task of the cluster (reading status stops nothing).
+
+    Why a worker died (``lag``/``connectors status`` when Connect does not answer, python/msk_migrate/aws/
+    connect_tasks.py): ListTasks of the cluster's stopped tasks (ListTasks' resource is the container instance,
+    scoped to this cluster with the cluster condition too) and GetLogEvents on the Connect log group (the JVM's ``OutOfMemoryError`` line)."""
     cluster = arn(cfg, "ecs", f"cluster/{cfg.resource_prefix}")
     on_cluster = {"ArnEquals": {"ecs:cluster": cluster}}
     tasks = [arn(cfg, "ecs", f"task/{cfg.resource_prefix}/*")]
@@ -212,4 +217,8 @@ def operator_user_statements(cfg: EnvironmentConfig, *, operator_roles: list[str
          "Condition": {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}},
         {"Sid": "ReadTheOperatorLog", "Effect": "Allow", "Action": "logs:GetLogEvents",
          "Resource": [f"{operator_log_group_arn}:log-stream:*"]},
+        {"Sid": "ListTheClustersTasks", "Effect": "Allow", "Action": "ecs:ListTasks",
+         "Resource": [arn(cfg, "ecs", f"container-instance/{cfg.resource_prefix}/*")], "Condition": on_cluster},
+        {"Sid": "ReadTheConnectLog", "Effect": "Allow", "Action": "logs:GetLogEvents",
+         "Resource": [f"{connect_log_group_arn}:log-stream:*"]},
     ]

@@ -41,8 +41,11 @@ def test_the_operator_policy_is_the_in_vpc_calls_on_this_stack_only_and_is_an_ou
     assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
     assert len(passing["Resource"]) == 2 and all("*" not in r for r in passing["Resource"])
     actions = sorted({a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])})
-    assert actions == ["ecs:DescribeServices", "ecs:DescribeTaskDefinition", "ecs:DescribeTasks", "ecs:RunTask", "ecs:StopTask",
-                       "ecs:TagResource", "iam:PassRole", "logs:GetLogEvents"]
+    assert actions == ["ecs:DescribeServices", "ecs:DescribeTaskDefinition", "ecs:DescribeTasks", "ecs:ListTasks", "ecs:RunTask",
+                       "ecs:StopTask", "ecs:TagResource", "iam:PassRole", "logs:GetLogEvents"]
+    # why a worker died (lag / connectors status): the cluster's stopped tasks and the Connect log, nothing wider
+    assert statements["ListTheClustersTasks"]["Condition"] == {"ArnEquals": run["Condition"]["ArnEquals"]}
+    assert statements["ReadTheConnectLog"]["Resource"] == ["${aws_cloudwatch_log_group.logs_connect_30B1C765.arn}:log-stream:*"]
     assert [s for s in statements.values() if s["Resource"] == "*"] == [statements["ReadTaskDefinitions"]]
     assert "operator_policy_arn" in synth.stacks[env]["output"]
 
