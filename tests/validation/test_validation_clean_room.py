@@ -147,6 +147,12 @@ def test_the_shipped_job_on_a_spark_with_nothing_but_pyspark_gives_the_local_ver
     assert mismatch["status"] == "mismatch", mismatch
     assert (mismatch["missing"], mismatch["unexpected"], mismatch["changed"]) == (2, 1, 1), mismatch
 
+    _only_the_release_is_imported(modules, tmp_path / "stripped")
+
+
+def _only_the_release_is_imported(modules: Path, out: Path) -> list[str]:
+    """The driver imported the standard library, pyspark and msk_migrate's job modules only (no command), and those
+    run on the oldest release Python; returns the msk_migrate modules."""
     loaded = dict(line.split(" ", 1) for line in modules.read_text().splitlines())
     imported = sorted(loaded)
     # a module without a file is a namespace package: a directory of the jars PySpark puts on sys.path
@@ -155,7 +161,9 @@ def test_the_shipped_job_on_a_spark_with_nothing_but_pyspark_gives_the_local_ver
                      - ALLOWED_TOP_LEVEL - {m for m in imported if m.startswith("_")})
     assert outside == [], f"the driver imported {[(m, loaded[m]) for m in outside]} beyond the standard library and pyspark"
     assert [m for m in imported if m.startswith("msk_migrate.commands")] == []
-    _runs_on_oldest_release_python([m for m in imported if m.split(".")[0] == "msk_migrate"], tmp_path / "stripped")
+    ours = [m for m in imported if m.split(".")[0] == "msk_migrate"]
+    _runs_on_oldest_release_python(ours, out)
+    return ours
 
 
 def test_the_shipped_job_continues_the_followers_mark_in_s3_and_finds_a_record_only_on_the_target(
@@ -193,10 +201,13 @@ def test_the_shipped_job_continues_the_followers_mark_in_s3_and_finds_a_record_o
     build(built)
     report_uri = f"s3://{bucket}/validation/reports/follow-run/"
     document = encode(dataclasses.replace(request, report_dir=report_uri), FollowTarget(mark, "mm2"))
+    modules = tmp_path / "modules.txt"
     proc = _submit_like_emr(clean_room, built, document, {
-        "HOME": str(tmp_path), "AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing",
+        "HOME": str(tmp_path), "MODULES_OUT": str(modules), "AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": REGION})
     assert proc.returncode == 1, proc.stderr[-4000:]
+    ours = _only_the_release_is_imported(modules, tmp_path / "stripped")
+    assert "msk_migrate.validation.follow.chained" in ours and "msk_migrate.validation.follow.follower" not in ours
 
     result = json.loads(s3.get_object(Bucket=bucket, Key="validation/reports/follow-run/follow.json")["Body"].read())
     printed, _end = json.JSONDecoder().raw_decode(proc.stdout, proc.stdout.index("{"))
