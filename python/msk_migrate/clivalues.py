@@ -5,7 +5,7 @@
 :class:`~msk_migrate.errors.UsageError` naming the option (``--region: ...``), so a malformed value exits 2
 with one line whichever command it was given to, and the command's body only ever sees checked values.
 The checks here know nothing of Kafka or AWS (those live with their facts: ``kafka.legal``,
-``config.identifiers``); ``commands.options`` and ``validation.cli`` combine the two.
+``config.identifiers``); ``commands.options`` and ``commands.validate_options`` combine the two.
 
 :class:`Aliased` keeps an option's old spelling working without showing it in ``--help`` (one
 vocabulary across commands, no broken scripts).

@@ -470,7 +470,7 @@ def test_script_baselines_are_valid(capfd, monkeypatch):
 
 def test_build_images_script_and_standalone_validate_use_the_same_boundary(capfd, monkeypatch):
     from msk_migrate.commands.build_images import main as build_images_main
-    from msk_migrate.validation.cli import run_cli as validate_run_cli
+    from msk_migrate.commands.validate import run_cli as validate_run_cli
 
     monkeypatch.delenv("MSK_MIGRATE_DEBUG", raising=False)
     with pytest.raises(SystemExit) as exited:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from msk_migrate.commands.validate_request import build_request
 from msk_migrate.config.environment import load_environment
 from msk_migrate.config.environment_files import environment_path
 from msk_migrate.errors import UsageError
-from msk_migrate.validation.cli import build_request
 
 
 def test_validate_env_takes_the_source_auth_and_private_ca_secret_from_the_environment() -> None:

@@ -57,7 +57,8 @@ def _marked_flow(tmp_path) -> str:
 
 
 def test_a_flow_with_marks_gives_both_aliases_and_the_follower_refuses_it(tmp_path, capfd):
-    from msk_migrate.validation.cli import build_request, run_cli
+    from msk_migrate.commands.validate import run_cli
+    from msk_migrate.commands.validate_request import build_request
 
     flow = _marked_flow(tmp_path)
     req = build_request({"config": flow, "no_report": True, "compare": "multiset"})

@@ -24,8 +24,8 @@ from tests.integration.mm2_flows import apply_source, flow, source_config
 from tests.kafka_helpers import admin, create_topic, end_offsets, produce, records, wait_until
 
 from msk_migrate.cliutil import json_shape_problems
+from msk_migrate.commands.validate import run_cli
 from msk_migrate.connect_api.rest import ConnectClient
-from msk_migrate.validation.cli import run_cli
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -98,8 +98,8 @@ def test_follower_keeps_up_and_a_killed_follower_resumes_from_the_mark_with_noth
     port = _free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     # --metrics-bind as the stack's service passes it (0.0.0.0 there, inside its task; the loopback address here)
-    cmd = [sys.executable, "-m", "msk_migrate.validation.cli", *_args(src, tgt, topic, mark, "--interval", "0.5",
-                                                                       "--metrics-port", str(port), "--metrics-bind", "127.0.0.1")]
+    cmd = [sys.executable, "-m", "msk_migrate.commands", "validate",
+           *_args(src, tgt, topic, mark, "--interval", "0.5", "--metrics-port", str(port), "--metrics-bind", "127.0.0.1")]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         # replication goes on while the follower follows: it keeps up (proof lag 0 once MM2 caught up)

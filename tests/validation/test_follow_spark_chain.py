@@ -10,8 +10,8 @@ import json
 import pytest
 from tests.kafka_helpers import Rec, create_topic, end_offsets, produce
 
+from msk_migrate.commands.validate import run_cli
 from msk_migrate.config.migration import ClusterEndpoint
-from msk_migrate.validation.cli import run_cli
 from msk_migrate.validation.follow.follower import Clusters
 from msk_migrate.validation.follow.spark_chain import chain_pass
 from msk_migrate.validation.follow.store import MarkStore

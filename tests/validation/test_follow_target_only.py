@@ -31,9 +31,9 @@ from tests.integration.mm2_flows import apply_source, flow, source_config
 from tests.kafka_helpers import BASE_TS, Rec, create_topic, end_offsets, produce, wait_until
 
 from msk_migrate.cliutil import json_shape_problems
+from msk_migrate.commands.validate import run_cli
 from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.runbook.proof_mark import check_proof_mark
-from msk_migrate.validation.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 INTERVAL = 1.0
@@ -85,7 +85,7 @@ def _follower(src: str, tgt: str, topic: str, mark: Path) -> Iterator[str]:
     and stops it with SIGTERM (it persists its mark on the way out). Its stderr goes to a file beside the mark (a
     pipe nobody reads would block it once full), whose tail a failure inside the block carries."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "msk_migrate.validation.cli", "--follow", *_flow_args(src, tgt, topic),
+    cmd = [sys.executable, "-m", "msk_migrate.commands", "validate", "--follow", *_flow_args(src, tgt, topic),
            "--mark", str(mark), "--interval", str(INTERVAL), "--metrics-port", str(port)]
     log = mark.with_suffix(".stderr.log")
     with log.open("wb") as err:

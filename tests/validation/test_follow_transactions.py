@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Producer
 from tests.kafka_helpers import BASE_TS, Rec, create_topic, end_offsets, produce
 
-from msk_migrate.validation.cli import run_cli
+from msk_migrate.commands.validate import run_cli
 
 pytestmark = pytest.mark.kafka
 

@@ -18,7 +18,7 @@ from tests.kafka_helpers import Pair, create_pairs, records
 from validation_helpers import cli_args
 
 from msk_migrate.cliutil import json_shape_problems
-from msk_migrate.validation.cli import run_cli
+from msk_migrate.commands.validate import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,10 +16,6 @@ def cli() -> None:
     Any operator command takes --in-vpc --ecs-cluster NAME [--ecs-service, --task-definition, --task-container,
     --task-timeout, --aws-region]: it then runs as a one-off ECS task of the stack's operator task definition
     inside the VPC, and its output and exit code come back here."""
-    from ..validation.cli import LOCAL_FLOW
-    from .flow import local_flow
-
-    click.get_current_context().meta[LOCAL_FLOW] = local_flow  # `validate --local` (validation/ sits below commands/)
 
 
 def grammar(words: list[str], prefixes):
@@ -30,7 +26,6 @@ def grammar(words: list[str], prefixes):
 
 
 def _register() -> None:
-    from ..validation.cli import validate
     from .acls import acls
     from .build_images import build_images_cmd
     from .connectors import connectors
@@ -41,6 +36,7 @@ def _register() -> None:
     from .schemas import schemas
     from .status import status
     from .topology import topology
+    from .validate import validate
 
     connectors.add_command(reset_topic)  # beside apply: the fix for a recreated source topic
 

@@ -3,7 +3,7 @@
 Entry points:
 - ``run_validation(ValidationRequest) -> Report`` (``report.verdict``, ``report.exit_code``) for the
   rehearsal and other Python callers;
-- ``msk-migrate validate`` (cli.py) locally;
+- ``msk-migrate validate`` (``commands/validate.py``) locally;
 - ``spark_entry.py`` for spark-submit (EMR) and Glue.
 See docs/validation.md.
 """

@@ -1,7 +1,8 @@
 """``msk-migrate validate --env E --on emr-serverless``: the same validation, run as an EMR Serverless job.
 
-The command line is checked here exactly as for a local run (:func:`.cli.build_request`: every option,
-the environment, the clusters); the checked request travels to the job as one document
+The command line is checked exactly as for a local run
+(:func:`msk_migrate.commands.validate_request.build_request`: every option, the environment, the clusters),
+then this module takes the checked request; it travels to the job as one document
 (:mod:`.job_request`: the clusters with their Secrets Manager ARNs, since the job has no environment
 file). Then, in this order and nothing before the checks pass:
 

@@ -94,7 +94,7 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 """
 
-#: Set by ``validate --verbose`` (cli.py) before the session starts: Spark's WARN lines on stderr.
+#: Set by ``validate --verbose`` (commands/validate_console.py) before the session starts: Spark's WARN lines on stderr.
 VERBOSE = False
 
 

@@ -1,0 +1,253 @@
+"""``validate``'s options as one checked :class:`~msk_migrate.validation.request.ValidationRequest`, built once.
+
+Where the clusters come from (exactly one): ``--env``/``--config``/``--local`` (the shared flow resolver,
+:func:`.flow.resolve_flow`, as every runbook command), ``--clusters FILE``, or the ``--source-*``/``--target-*``
+options. A flow also gives the default topic selection (its migration's regexes and excludes), its renames,
+its MSK cluster ARNs, its schema registries and its copy marks. Every refusal is a UsageError naming the option,
+raised before any network call; the request then travels as it is (local run, follower) or as one document
+(:mod:`msk_migrate.validation.job_request`: EMR Serverless, Glue, ``--job-request``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config.auth import AuthConfig
+from ..config.flow import Flow
+from ..config.loader import validate_model
+from ..config.migration import ClusterEndpoint
+from ..errors import UsageError
+from ..validation.request import DEFAULT_EXCLUDES, ValidationRequest, load_snapshot, parse_timestamp
+from .flow import resolve_flow
+
+
+def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
+    bootstrap = kw[f"{role}_bootstrap"]
+    if not bootstrap:
+        raise UsageError(f"--{role}-bootstrap-servers", "required", "pass host:port[,host:port] or --clusters FILE")
+    data = {
+        "mode": kw[f"{role}_auth"],
+        "scram_mechanism": kw[f"{role}_scram_mechanism"],
+        "tls": kw[f"{role}_scram_tls"],
+        "secret_arn": kw[f"{role}_secret_arn"],
+        "ca_secret_arn": kw[f"{role}_ca_secret_arn"],
+    }
+    try:
+        if data["mode"] in ("scram", "mtls") and not data["secret_arn"]:
+            data["secrets_from"] = "env"  # secrets from the MM2_<ROLE>_* variables only
+        auth = validate_model(AuthConfig, data)
+        return validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth})
+    except UsageError as exc:
+        # Name the command-line option: bootstrap_servers -> --source-bootstrap-servers, etc.
+        field = exc.field.split(".")[-1] if exc.field and exc.field != "config" else "auth"
+        if field == "mode":
+            field = "auth"
+        raise UsageError(f"--{role}-{field.replace('_', '-')}", exc.message, exc.fix) from None
+
+
+def _clusters_file(path: str | Path) -> tuple[ClusterEndpoint, ClusterEndpoint]:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError("--clusters", f"{path} not found", "pass a YAML file with source: and target:")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError("--clusters", f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    out = []
+    for role in ("source", "target"):
+        if role not in data:
+            raise UsageError(f"--clusters {p.name}: {role}", "required field is missing", "add it")
+        side = dict(data[role] or {})
+        side.setdefault("alias", role)
+        out.append(validate_model(ClusterEndpoint, side, prefix=f"{p.name}: {role}."))
+    return out[0], out[1]
+
+
+def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
+    out = {}
+    for v in values:
+        k, sep, val = v.partition("=")
+        if not sep or not k:
+            raise UsageError(field, f"{v!r} is not KEY=VALUE", f"write {field} key=value")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def validate_flow(kw: dict[str, Any]) -> Flow:
+    """``--env`` / ``--config`` / ``--local``: the flow of the shared resolver (:func:`.flow.resolve_flow`), whose
+    clusters, auth and secrets replace the ``--source-*``/``--target-*`` options; an environment's target
+    bootstrap servers come from ``--target-bootstrap-servers`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output."""
+    given = [opt for opt, key in (("--clusters", "clusters"), ("--source-bootstrap-servers", "source_bootstrap"),
+                                  ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
+                                  ("--source-ca-secret-arn", "source_ca_secret_arn"),
+                                  ("--target-ca-secret-arn", "target_ca_secret_arn")) if kw.get(key)]
+    chosen = "--env" if kw.get("env") else "--config" if kw.get("config") else "--local"
+    if given:
+        raise UsageError(chosen, f"given together with {', '.join(given)}",
+                         f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
+    if chosen == "--local" and kw.get("target_bootstrap"):
+        raise UsageError("--target-bootstrap-servers", "the local environment names the target's bootstrap servers", "drop it")
+    target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
+    config = Path(kw["config"]) if kw.get("config") else None
+    flow = resolve_flow(kw.get("env"), config, chosen == "--local", None, target_bootstrap if kw.get("env") else None)
+    if config and kw.get("target_bootstrap"):
+        raise UsageError("--target-bootstrap-servers", "the flow file names the target's bootstrap servers", "drop it")
+    flow.require_target("validate")
+    return flow
+
+
+def _copy_marks(kw: dict[str, Any], flow: Flow | None) -> dict[str, str | None] | None:
+    """``--marks SRC[,TGT]``, else the flow's own aliases when its migration marks its copies (``mark_copies``)."""
+    if kw.get("marks"):
+        src, tgt = kw["marks"]
+        return {"source_alias": src, "target_alias": tgt}
+    if flow is not None and getattr(flow.migration, "mark_copies", False):
+        target = flow.require_target("validate")
+        return {"source_alias": flow.source.alias, "target_alias": target.alias}
+    return None
+
+
+def _registries(kw: dict[str, Any], flow: Flow | None) -> dict[str, str] | None:
+    """The registries whose ids the records carry: ``--source-registry``/``--target-registry`` (both), else the
+    flow's (the ``schema_registry`` section of ``--env``/``--config``, or ``--local``'s registries); None when none
+    is named (the proof per record then reports schema'd topics as not checked, docs/schema-proof.md)."""
+    src, tgt = kw.get("source_registry"), kw.get("target_registry")
+    if src or tgt:
+        if not (src and tgt):
+            missing = "--target-registry" if src else "--source-registry"
+            raise UsageError(missing, "one registry given without the other", f"give {missing} URL too")
+        return {"source": src, "target": tgt}
+    return dict(flow.schema_registry) if flow is not None and flow.schema_registry else None
+
+
+def _wave_selection(kw: dict[str, Any], flow: Flow | None, topics: list[str]) -> None:
+    """``--wave``: the wave's topics among the migration's (MM2's full-match semantics, as the wave is checked:
+    msk_migrate.config.waves), as the topic regex; refused without a flow or beside another topic selection."""
+    from ..config.waves import check_wave_name
+
+    if flow is None:
+        raise UsageError("--wave", "names a wave of a flow's migration and no flow was given", "add --env NAME, --config FILE or --local")
+    for option, key in (("--topics", "topics"), ("--topic-regex", "topic_regex"), ("--offsets-snapshot", "offsets_snapshot")):
+        if kw.get(key):
+            raise UsageError(f"--wave/{option}", "give one topic selection", f"drop {option}: --wave selects the wave's topics")
+    check_wave_name(flow.migration, kw["wave"])
+    selection = "|".join(f"(?:{r})" for r in flow.migration.topics)
+    wave = "|".join(f"(?:{r})" for r in flow.migration.waves[kw["wave"]])
+    kw["topic_regex"] = f"(?=(?:{selection})\\Z)(?:{wave})"
+    if not kw.get("exclude_regex"):
+        kw["exclude_regex"] = (*DEFAULT_EXCLUDES, *flow.migration.topics_exclude)
+    del topics[:]
+
+
+def _clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Flow | None]:
+    """The two clusters (and the flow, when one gave them): a flow, ``--clusters FILE`` or the per-side options."""
+    chosen = [opt for opt, key in (("--env", "env"), ("--config", "config"), ("--local", "local")) if kw.get(key)]
+    if len(chosen) > 1:
+        raise UsageError("/".join(chosen), "give one source of the clusters", "use --env NAME for an environment")
+    if chosen:
+        flow = validate_flow(kw)
+        assert flow.target is not None  # validate_flow requires it
+        return flow.source, flow.target, flow
+    if kw.get("clusters"):
+        if kw.get("source_bootstrap") or kw.get("target_bootstrap"):
+            raise UsageError("--clusters", "given together with --source/--target-bootstrap-servers", "use one of them")
+        return (*_clusters_file(kw["clusters"]), None)
+    return _endpoint("source", kw), _endpoint("target", kw), None
+
+
+def _check_combinations(kw: dict[str, Any], data: dict[str, Any]) -> None:
+    """Options that contradict each other: an empty window, Spark tuning without Spark, a snapshot beside a window."""
+    frm, until = data["from_timestamp_ms"], data["until_timestamp_ms"]
+    if frm is not None and until is not None and frm >= until:
+        raise UsageError(
+            "--from-timestamp/--until-timestamp",
+            f"the window [{kw['from_timestamp']}, {kw['until_timestamp']}) is empty: from is not before until",
+            "give a --from-timestamp earlier than --until-timestamp (until is exclusive)",
+        )
+    if data["engine"] == "native" and (data["kafka_options"] or data["min_partitions"]):
+        raise UsageError(
+            "--engine native", "--kafka-option and --min-partitions tune Spark's Kafka source, which it does not use",
+            "drop them, or use --engine spark",
+        )
+    if kw.get("offsets_snapshot") and (frm is not None or until is not None):
+        raise UsageError(
+            "--offsets-snapshot", "given together with --from-timestamp/--until-timestamp",
+            "use either the snapshot or a time window",
+        )
+
+
+def _check_multiset(data: dict[str, Any], marks: dict[str, str | None] | None) -> None:
+    """``--compare multiset`` tells origins by the copy marks and is computed by the native checksum pass only."""
+    if marks is None or marks["target_alias"] is None:
+        raise UsageError("--compare multiset", "tells each record's origin by its copy mark, and no marks are known",
+                         "give --marks SOURCE_ALIAS,TARGET_ALIAS, or a flow whose migration has mark_copies: true")
+    spark_only = [f for f, on in (("--engine spark", data["engine"] == "spark"), ("--mode full", data["mode"] == "full"),
+                                  ("--kafka-option", bool(data["kafka_options"])),
+                                  ("--min-partitions", bool(data["min_partitions"]))) if on]
+    if spark_only:
+        raise UsageError("--compare multiset", f"is computed by the native checksum pass; {spark_only[0]} needs Spark's "
+                         "pass or its full diff (one order per partition)", f"drop {spark_only[0]}")
+
+
+def build_request(kw: dict[str, Any]) -> ValidationRequest:
+    """The command's options as a validated :class:`ValidationRequest` (UsageError on bad input)."""
+    source, target, flow = _clusters(kw)
+    topics = [t.strip() for item in kw.get("topics") or () for t in item.split(",") if t.strip()]
+    if kw.get("wave"):
+        _wave_selection(kw, flow, topics)
+    if flow is not None and not topics and not kw.get("topic_regex") and not kw.get("offsets_snapshot"):
+        # The flow's replicated topics are the default selection (its excludes too, unless given).
+        kw["topic_regex"] = "|".join(f"(?:{r})" for r in flow.migration.topics)
+        if not kw.get("exclude_regex"):
+            kw["exclude_regex"] = (*DEFAULT_EXCLUDES, *flow.migration.topics_exclude)
+    data: dict[str, Any] = {
+        "source": source,
+        "target": target,
+        "topics": topics,
+        "topic_regex": kw.get("topic_regex"),
+        # a flow's renames are followed (the target topic of a renamed source topic); --topic-map adds or overrides
+        "topic_map": {**(dict(flow.migration.topic_renames) if flow is not None else {}),
+                      **_pairs(kw.get("topic_map") or (), "--topic-map")},
+        "mode": kw.get("mode") or "auto",
+        "from_timestamp_ms": parse_timestamp(kw.get("from_timestamp"), "--from-timestamp"),
+        "until_timestamp_ms": parse_timestamp(kw.get("until_timestamp"), "--until-timestamp"),
+        "grace_seconds": kw.get("grace_seconds", 300),
+        "timestamp_slack_seconds": kw.get("timestamp_slack_seconds", 300),
+        "compacted": kw.get("compacted") or "records",
+        "isolation_level": kw.get("isolation_level") or "read_committed",
+        "sample_size": kw.get("sample_size", 10),
+        "ignore_configs": list(kw.get("ignore_config") or ()),
+        "allow_duplicates": bool(kw.get("allow_duplicates")),
+        "kafka_options": _pairs(kw.get("kafka_option") or (), "--kafka-option"),
+        "min_partitions": kw.get("min_partitions"),
+        "engine": kw.get("engine") or "auto",
+        "metadata_timeout_seconds": kw.get("metadata_timeout", 15.0),
+    }
+    if kw.get("exclude_regex"):
+        data["exclude_regexes"] = list(kw["exclude_regex"])
+    if flow is not None and flow.msk_cluster_arns:
+        data["msk_cluster_arns"] = dict(flow.msk_cluster_arns)  # the report names them beside the cluster ids
+    _check_combinations(kw, data)
+    if kw.get("offsets_snapshot"):
+        data["offsets_snapshot"] = load_snapshot(kw["offsets_snapshot"])
+    if not kw.get("no_report"):
+        data["report_dir"] = kw.get("report_dir") or str(
+            Path("reports") / f"validation-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}"
+        )
+    registries = _registries(kw, flow)
+    if registries:
+        data["schema_registry"] = registries
+    marks = _copy_marks(kw, flow)
+    if marks is not None:
+        data["marks"] = marks
+    data["compare"] = kw.get("compare") or "records"
+    if data["compare"] == "multiset":
+        _check_multiset(data, marks)
+    data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
+    data["show_keys"] = bool(kw.get("show_keys"))
+    return ValidationRequest(**data)  # a refusal is a UsageError naming the option (request.OPTIONS)
