@@ -7,7 +7,7 @@ VENV := .venv/bin
 unexport PYTHONDONTWRITEBYTECODE
 ENV ?= dev
 
-.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults bench-validation-full deploy-rehearse
+.PHONY: setup test test-unit test-tier test-jvm test-python rehearse synth scan bench lint down clean images test-images faults sizing bench-validation-full deploy-rehearse
 
 setup:            ## install everything (idempotent): venv, Maven artefacts, Prometheus
 	@scripts/setup.sh
@@ -67,6 +67,9 @@ test-images: setup  ## the image tier alone (real buildah builds, registry push,
 
 faults: setup     ## fault suite at full size (kill -9, SIGSTOP, task failure; 3-broker rolling restarts, leader change, network cuts (root); ALO + EOS) -> docs/RELIABILITY.md
 	$(VENV)/python tests/faults/run_faults.py
+
+sizing: setup     ## the worker sizing test at full size: a 3,000-partition flow on a worker sized by the memory model (make test runs 1,000)
+	MSK_MIGRATE_SIZING_FULL=1 $(VENV)/pytest tests/integration/test_worker_sizing.py -q
 
 bench-validation-full: setup   ## validation benchmark at 1 M, 3 M and 10 M records (long; make bench runs 1 M and 3 M)
 	$(VENV)/python bench/validation_bench.py --records 1000000,3000000,10000000

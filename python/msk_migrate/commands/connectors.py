@@ -155,9 +155,15 @@ def render_cmd(directory, s3, s3_endpoint_url, out_dir, **kw) -> None:
 @source_options
 @click.option("--no-wait", is_flag=True, help="Do not wait for RUNNING.")
 @click.option("--timeout", default=180.0, show_default=True, type=seconds(1), help="Seconds to wait for RUNNING.")
+@click.option("--force", is_flag=True, help="Apply although the worker's heap is below what the flow's partitions need "
+              "(docs/sizing.md); the outcome says so.")
 @output_option
-def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) -> None:
-    """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING."""
+def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, output, **kw) -> None:
+    """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING.
+    Refuses (exit 2) a flow whose worker heap or ECS task memory is below the memory model for its partitions
+    (msk_migrate.config.worker_sizing) unless --force."""
+    local_dir = kw.get("local_dir") if kw.get("local") else None
+    local = bool(kw.get("local"))
     flow = _flow(kw)
     configs = _configs(flow, directory, s3, s3_endpoint_url)
     client = _client(flow, creating=True)
@@ -169,6 +175,12 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         _verify_target(flow)
+    forced = None
+    if flow.migration is not None:  # the worker's heap against the flow's partitions: exit 2 before anything is applied
+        from ..runbook.preflight_heap import require_heap
+        from .flow import local_flow
+
+        forced = require_heap(flow, force, local_heap=local_flow(local_dir).worker.heap if local else None)
     with human(output).status(f"applying connectors on {client.url}") as sp:  # ConnectorFailed: one line, exit 1
         res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
     flow.record_first_apply()
@@ -180,6 +192,8 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, output, **kw) ->
         o.verdict, o.exit_code = "applied", 0
     o.notes.append(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
                    f"unchanged: {', '.join(res.unchanged) or '-'}")
+    if forced:
+        o.notes.append(forced)
     render(o, output)
 
 

@@ -20,6 +20,10 @@ from .procs import ProcRecord, free_port, launch, wait_ready
 MIRROR_CLASSES = {SOURCE_CONNECTOR_CLASS, CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS}
 
 
+#: -Xmx of a local worker when nothing sizes it (no heap setting, no MSK_MIGRATE_LOCAL_WORKER_HEAP, no known partitions).
+LOCAL_WORKER_HEAP = "512m"
+
+
 def local_worker_spec(group_id: str = "mm2-connect", rest_port: int | None = None, metrics_port: int | None = None) -> WorkerSpec:
     return WorkerSpec(
         group_id=group_id,
@@ -29,7 +33,7 @@ def local_worker_spec(group_id: str = "mm2-connect", rest_port: int | None = Non
         replication_factor=1,
         rest_port=rest_port or free_port(),
         metrics_port=metrics_port or free_port(),
-        heap="512m",
+        heap=LOCAL_WORKER_HEAP,
         offset_flush_interval_ms=2000,
         # A local worker killed on purpose (fault suite) is restarted at once: its tasks need not wait 5 min.
         scheduled_rebalance_max_delay_ms=20000,

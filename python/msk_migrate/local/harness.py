@@ -61,6 +61,7 @@ class LocalEnvironment:
         broker_heap: str | None = None,
         worker_from_image: bool | None = None,
         with_schema_registry: bool = False,
+        flow_partitions: int | None = None,
     ):
         """``workers``: Connect workers in the one group (the first is ``connect``, then ``connect-2``...).
         ``exactly_once``: workers run with exactly.once.source.support=enabled (KIP-618).
@@ -74,7 +75,9 @@ class LocalEnvironment:
         worker's default. ``worker_from_image``: the workers run from the built kafka-connect image (None: as
         MSK_MIGRATE_WORKER=image in the operator's shell says). ``with_schema_registry``: also one Apicurio
         Registry per side (:mod:`.schema_registry`); without it, registries already running are kept and
-        dead ones forgotten."""
+        dead ones forgotten. ``flow_partitions``: the partitions of the flow the workers will run, when known:
+        workers planned anew without a heap setting get the memory model's heap for them
+        (:func:`.workers.sized_heap`; MSK_MIGRATE_LOCAL_FLOW_PARTITIONS says the same from the shell)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.requested_shape = shape
@@ -83,6 +86,7 @@ class LocalEnvironment:
         self.workers = workers
         self.exactly_once = exactly_once
         self.worker_settings = dict(worker_settings or {})
+        self.flow_partitions = flow_partitions
         self.broker_heap = broker_heap or os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or None
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
@@ -208,7 +212,7 @@ class LocalEnvironment:
         self.store.save(state)
 
         if self.with_connect:
-            plan_workers(state, self.workers, self.worker_settings, self.exactly_once)
+            plan_workers(state, self.workers, self.worker_settings, self.exactly_once, self.flow_partitions)
             self.store.save(state)
             start_workers(state, self.base_dir, self._record(state), self.progress, self.worker_from_image)
         if self.with_monitoring:

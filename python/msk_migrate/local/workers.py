@@ -15,21 +15,42 @@ from typing import Any
 
 from .. import versions
 from ..config.migration import MigrationSpec, WorkerSpec
-from .connect_worker import local_worker_spec, start_connect_worker, wait_connect_ready
+from .connect_worker import LOCAL_WORKER_HEAP, local_worker_spec, start_connect_worker, wait_connect_ready
 from .endpoints import cluster_endpoint, read_secrets, worker_secret_env
 from .procs import ProcRecord
 from .shape import PEER
 from .state import LocalState
 from .status import worker_name
 
+#: The flow's partitions, when known before ``local up`` (e.g. ``MSK_MIGRATE_LOCAL_FLOW_PARTITIONS=3000``): the
+#: workers planned anew get the heap the memory model gives them (:func:`sized_heap`).
+FLOW_PARTITIONS_ENV = "MSK_MIGRATE_LOCAL_FLOW_PARTITIONS"
 
-def plan_workers(state: LocalState, count: int, settings: dict[str, Any], exactly_once: bool) -> None:
+
+def sized_heap(partitions: int, workers: int, source_brokers: int, exactly_once: bool = False,
+               floor: str = LOCAL_WORKER_HEAP) -> str:
+    """The -Xmx of a local worker for a flow of ``partitions`` (the shipped profile and tasks_max, the model of
+    :mod:`msk_migrate.config.worker_sizing`), never below ``floor`` (the local worker's default)."""
+    from ..config.worker_sizing import heap_mib, load_for, worker_memory
+
+    need = worker_memory(load_for(MigrationSpec(exactly_once=exactly_once), partitions, source_brokers, workers))
+    return need.heap if need.heap_mib > heap_mib(floor) else floor
+
+
+def plan_workers(state: LocalState, count: int, settings: dict[str, Any], exactly_once: bool,
+                 partitions: int | None = None) -> None:
     """Record a spec for each of ``count`` workers (existing specs kept). ``settings``: WorkerSpec fields
-    for every worker (``group_id`` chooses the group); the heap defaults to MSK_MIGRATE_LOCAL_WORKER_HEAP."""
+    for every worker (``group_id`` chooses the group); the heap: ``heap`` of ``settings``, else
+    MSK_MIGRATE_LOCAL_WORKER_HEAP, else the memory model's for ``partitions`` (or MSK_MIGRATE_LOCAL_FLOW_PARTITIONS)
+    when known, else the local worker's default."""
     update = {"replication_factor": state.side("target").replication_factor,
               **{k: v for k, v in settings.items() if k != "group_id"}}
+    if partitions is None and os.environ.get(FLOW_PARTITIONS_ENV, "").strip().isdigit():
+        partitions = int(os.environ[FLOW_PARTITIONS_ENV])
     if "heap" not in update and os.environ.get("MSK_MIGRATE_LOCAL_WORKER_HEAP"):
         update["heap"] = os.environ["MSK_MIGRATE_LOCAL_WORKER_HEAP"]
+    elif "heap" not in update and partitions:
+        update["heap"] = sized_heap(partitions, count, state.side("source").brokers, exactly_once or state.exactly_once)
     group = state.workers[0].group_id if state.workers else settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
     workers = list(state.workers)
     while len(workers) < count:

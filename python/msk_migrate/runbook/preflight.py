@@ -219,6 +219,17 @@ def check_tasks_max(p: Preflight) -> None:
         p.report.add("tasks.max", "ok", f"tasks_max={p.migration.tasks_max} for {total} partition(s)")
 
 
+def check_worker_heap(p: Preflight) -> None:
+    """The worker's heap (and ECS task memory) against the memory model for the selected partitions
+    (runbook/preflight_heap.py, config/worker_sizing.py): a fail names the heap the flow needs."""
+    from .preflight_heap import heap_row, placement_of
+
+    total = sum(p.source.topics()[t] for t in p.selected)
+    flow = p.session.flow
+    where = placement_of(p.worker, flow.env_name if flow is not None else None)
+    p.report.add(*heap_row(p.migration, total, p.source.broker_count(), where))
+
+
 def check_groups(p: Preflight) -> None:
     p.report.groups = group_selection(p.migration).select(p.source.groups())
     if p.wave is not None:
@@ -298,7 +309,7 @@ def check_source_acls(p: Preflight) -> None:
 
 CheckFn = Callable[[Preflight], None]
 SOURCE_CHECKS: list[CheckFn] = [check_source_reachable, check_source_version, check_topics_selected,
-                                check_topics_dropped, check_tasks_max, check_groups, check_groups_dropped,
+                                check_topics_dropped, check_tasks_max, check_worker_heap, check_groups, check_groups_dropped,
                                 check_source_acls]
 
 

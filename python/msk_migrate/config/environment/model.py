@@ -226,6 +226,8 @@ class EnvironmentConfig(BaseModel):
                 f"{c.max_capacity} is above migration.tasks_max {migration.tasks_max} (workers beyond tasks.max get no "
                 "MirrorSource task and sit idle); lower connect.max_capacity or raise migration.tasks_max",
             )
+        if c.partitions is not None:
+            worker = self._sized_by_partitions()
         heap_mib = int(worker.heap[:-1]) * (1024 if worker.heap[-1] in "gG" else 1)
         if heap_mib > c.memory * 3 // 4:
             raise field_error(
@@ -234,6 +236,39 @@ class EnvironmentConfig(BaseModel):
                 "memory); raise connect.memory or lower worker.heap",
             )
         return self
+
+    def _sized_by_partitions(self) -> WorkerSpec:
+        """``connect.partitions`` given: ``worker.heap`` and ``connect.memory`` left out take the memory model's
+        figures for the busiest of ``connect.min_capacity`` workers (never below the defaults); given ones below
+        it are refused with the figure. Source brokers: the addresses of ``source.bootstrap_servers``."""
+        from ..worker_sizing import OVERHEAD_MIB, heap_mib, load_for, worker_memory
+        from .services import FARGATE_SIZES
+
+        c, worker = self.connect, self.worker
+        assert c.partitions is not None
+        brokers = len([a for a in self.source.bootstrap_servers.split(",") if a.strip()]) if self.source.bootstrap_servers else 1
+        need = worker_memory(load_for(self.migration, c.partitions, max(brokers, 1), c.min_capacity))
+        why = f"connect.partitions {c.partitions:,} need it ({need.explain()})"
+        if "heap" not in worker.model_fields_set:
+            if need.heap_mib > heap_mib(worker.heap):
+                worker = self.worker = worker.model_copy(update={"heap": need.heap})
+        elif heap_mib(worker.heap) < need.heap_mib:
+            raise field_error("EnvironmentConfig", ("worker", "heap"), worker.heap,
+                              f"{worker.heap} is below the {need.heap} {why}; set worker.heap: {need.heap} or more, "
+                              "or leave it out to take the model's")
+        task = max(heap_mib(worker.heap) + OVERHEAD_MIB, -(-heap_mib(worker.heap) * 4 // 3))
+        if "memory" not in c.model_fields_set and c.memory < task:
+            fits = [m for m in FARGATE_SIZES[c.cpu] if m >= task]
+            if not fits:
+                raise field_error("EnvironmentConfig", ("connect", "cpu"), c.cpu,
+                                  f"cpu {c.cpu} allows at most {FARGATE_SIZES[c.cpu][-1]} MiB, below the {task} MiB task "
+                                  f"memory worker.heap {worker.heap} needs; raise connect.cpu")
+            c.memory = fits[0]
+        elif c.memory < task:
+            raise field_error("EnvironmentConfig", ("connect", "memory"), c.memory,
+                              f"{c.memory} MiB is below the {task} MiB worker.heap {worker.heap} + {OVERHEAD_MIB} MiB off-heap "
+                              f"needs; set connect.memory: {task} or more (a Fargate size for cpu {c.cpu})")
+        return worker
 
     @field_validator("log_retention_days")
     @classmethod

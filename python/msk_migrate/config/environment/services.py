@@ -44,6 +44,12 @@ class ConnectService(BaseModel):
 
     cpu: int = Field(1024, description="Fargate CPU units per task.")
     memory: int = Field(4096, description="Fargate memory per task (MiB).")
+    partitions: int | None = Field(
+        None, ge=1,
+        description="The source partitions the flow will replicate (an estimate is enough). When set, worker.heap and "
+        "connect.memory left out of the file follow the worker memory model (msk_migrate.config.worker_sizing, "
+        "docs/sizing.md) for them, and a worker.heap or connect.memory given below it is refused.",
+    )
     desired_count: int = Field(2, ge=1, description="Initial tasks (workers).")
     min_capacity: int = Field(2, ge=1, description="Autoscaling lower bound.")
     max_capacity: int = Field(4, ge=1, description="Autoscaling upper bound; at most migration.tasks_max and 8.")
