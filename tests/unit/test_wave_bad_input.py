@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -11,10 +9,6 @@ import pytest
 from msk_migrate.errors import UsageError
 from msk_migrate.ledger import open_ledger
 from msk_migrate.runbook.producers.cutover import confirm_wave
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "msk_migrate.commands", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_confirm_without_a_recorded_fence_is_refused_on_any_source_before_a_cluster_is_asked(tmp_path) -> None:
@@ -31,7 +25,7 @@ def test_confirm_without_a_recorded_fence_is_refused_on_any_source_before_a_clus
     (("offsets", "sync", "--wave", "first", "--certificate", "cert.json"), "--certificate", "names one file"),
     (("connectors", "status", "--wave", "bad wave!"), "--wave", "is not a wave name"),
 ])
-def test_a_wave_request_wrong_alone_is_one_line_naming_the_option(args, option, says) -> None:
-    r = _cli(*args)
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {option}:") and says in lines[0], r.stderr
+def test_a_wave_request_wrong_alone_is_one_line_naming_the_option(args, option, says, msk_migrate_cli) -> None:
+    code, _out, err = msk_migrate_cli(*args)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {option}:") and says in lines[0], err
