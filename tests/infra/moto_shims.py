@@ -56,7 +56,8 @@ import re
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -772,3 +773,40 @@ class PlainHttp:
         """What boto3 and the CLI need to use it as ``account`` in ``region`` (moto reads MOTO_ACCOUNT_ID per request)."""
         return {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                 "AWS_DEFAULT_REGION": region, "AWS_REGION": region, "MOTO_ACCOUNT_ID": account, "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def job_run_outputs(document: dict[str, Any], report: dict[str, Any], follow_result: dict[str, Any] | None) -> None:
+    """moto limitation: EMR Serverless and Glue job runs run nothing. Write what the validation job would under
+    its request's ``report_dir`` (moto's S3 backend of MOTO_ACCOUNT_ID): a batch run's ``report.json`` and
+    ``report.html``, a follow run's ``follow.json`` (nothing when ``follow_result`` is None: a run that failed early)."""
+    import os
+
+    from moto.s3.models import s3_backends
+
+    bucket, _, prefix = document["request"]["report_dir"].removeprefix("s3://").partition("/")
+    backend = s3_backends[os.environ["MOTO_ACCOUNT_ID"]]["aws"]
+    if "follow" in document:
+        if follow_result is not None:
+            backend.put_object(bucket, prefix.rstrip("/") + "/follow.json", json.dumps(follow_result).encode())
+        return
+    backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(report).encode())
+    backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+
+
+@contextmanager
+def ecs_tasks_stay() -> Iterator[str]:
+    """moto's server on a free 127.0.0.1 port (its URL) whose ECS tasks stay in the state a test puts them in:
+    moto walks a task RUNNING -> STOPPED on its own after a few DescribeTasks, where ECS stops a task when its
+    container exits."""
+    from moto.moto_api import state_manager
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    state_manager.set_transition(model_name="ecs::task", transition={"progression": "time", "seconds": 3600})
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        state_manager.unset_transition(model_name="ecs::task")
+        server.stop()

@@ -42,19 +42,10 @@ target:
 
 @pytest.fixture(scope="module")
 def moto_url():
-    from moto.server import ThreadedMotoServer
+    from tests.infra.moto_shims import ecs_tasks_stay
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    from moto.moto_api import state_manager
-
-    server.start()
-    host, port = server.get_host_and_port()
-    # moto would walk a task through RUNNING -> STOPPED on its own after a few DescribeTasks; ECS tasks stop
-    # when their container exits, which finish() plays below.
-    state_manager.set_transition(model_name="ecs::task", transition={"progression": "time", "seconds": 3600})
-    yield f"http://{host}:{port}"
-    state_manager.unset_transition(model_name="ecs::task")
-    server.stop()
+    with ecs_tasks_stay() as url:
+        yield url
 
 
 @pytest.fixture()

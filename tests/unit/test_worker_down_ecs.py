@@ -31,17 +31,10 @@ HEAP_DEATH = ["[2026-11-28 09:41:16,880] INFO [Worker clientId=connect-10.0.1.17
 
 @pytest.fixture(scope="module")
 def moto_url():
-    from moto.moto_api import state_manager
-    from moto.server import ThreadedMotoServer
+    from tests.infra.moto_shims import ecs_tasks_stay
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    # tasks stay where this test puts them (moto would walk them to STOPPED after a few DescribeTasks)
-    state_manager.set_transition(model_name="ecs::task", transition={"progression": "time", "seconds": 3600})
-    yield f"http://{host}:{port}"
-    state_manager.unset_transition(model_name="ecs::task")
-    server.stop()
+    with ecs_tasks_stay() as url:
+        yield url
 
 
 @pytest.fixture()

@@ -48,24 +48,10 @@ class JobWritesReport:
             args = json.loads(body)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
             document = json.loads(args[args.index("--request") + 1])
             self.documents.append(document)
-            request = document["request"]
-            bucket, _, prefix = request["report_dir"].removeprefix("s3://").partition("/")
-            from moto.s3.models import s3_backends
+            from tests.infra.moto_shims import job_run_outputs
 
-            backend = s3_backends[emr_mod_account()]["aws"]
-            if "follow" in document:
-                if self.follow_result is not None:
-                    backend.put_object(bucket, prefix.rstrip("/") + "/follow.json", json.dumps(self.follow_result).encode())
-            else:
-                backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
-                backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+            job_run_outputs(document, self.report, self.follow_result)
         return self.app(environ, start_response)
-
-
-def emr_mod_account() -> str:
-    import os
-
-    return os.environ["MOTO_ACCOUNT_ID"]
 
 
 @pytest.fixture

@@ -48,19 +48,9 @@ class GlueRunWritesReport:
             environ["wsgi.input"] = io.BytesIO(body)
             sent = json.loads(body)
             self.started.append(sent)
-            document = json.loads(sent["Arguments"]["--request"])
-            bucket, _, prefix = document["request"]["report_dir"].removeprefix("s3://").partition("/")
-            import os
+            from tests.infra.moto_shims import job_run_outputs
 
-            from moto.s3.models import s3_backends
-
-            backend = s3_backends[os.environ["MOTO_ACCOUNT_ID"]]["aws"]
-            if "follow" in document:
-                if self.follow_result is not None:
-                    backend.put_object(bucket, prefix.rstrip("/") + "/follow.json", json.dumps(self.follow_result).encode())
-            else:
-                backend.put_object(bucket, prefix.rstrip("/") + "/report.json", json.dumps(self.report).encode())
-                backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
+            job_run_outputs(json.loads(sent["Arguments"]["--request"]), self.report, self.follow_result)
         return self.app(environ, start_response)
 
 
