@@ -32,16 +32,17 @@ def mark_statements(cfg: EnvironmentConfig, bucket_arn: str, key_arn: str, *, wr
     with ``key``, the stack key through S3 (a role that holds it already passes ``key=False``)."""
     prefix = proof_key_prefix(cfg.migration.name)
     sid = "ProofMark" if write else "ReadProofMark"
-    statements = [
+    statements: list[dict] = [
         {"Sid": f"{sid}Objects", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"] if write else ["s3:GetObject"],
          "Resource": [f"{bucket_arn}/{prefix}*"]},
         {"Sid": f"{sid}List", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": [bucket_arn],
          "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}},
-        {"Sid": f"{sid}Encryption", "Effect": "Allow",
-         "Action": ["kms:Decrypt", "kms:GenerateDataKey"] if write else ["kms:Decrypt"], "Resource": [key_arn],
-         "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}}},
     ]
-    return statements if key else statements[:2]
+    if key:
+        statements.append({"Sid": f"{sid}Encryption", "Effect": "Allow",
+                           "Action": ["kms:Decrypt", "kms:GenerateDataKey"] if write else ["kms:Decrypt"], "Resource": [key_arn],
+                           "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}}})
+    return statements
 
 
 def follower_statements(cfg: EnvironmentConfig, *, bucket_arn: str, key_arn: str, target_cluster_arn: str,

@@ -793,6 +793,28 @@ def job_run_outputs(document: dict[str, Any], report: dict[str, Any], follow_res
     backend.put_object(bucket, prefix.rstrip("/") + "/report.html", b"<html>report</html>")
 
 
+#: moto's default account (its backends are keyed by it when MOTO_ACCOUNT_ID is not set otherwise)
+MOTO_DEFAULT_ACCOUNT = "123456789012"
+
+
+def use_moto(monkeypatch: Any, url: str, region: str, account: str = MOTO_DEFAULT_ACCOUNT) -> None:
+    """Point boto3 and the CLI of this test at moto's server ``url`` as ``account`` in ``region``
+    (:meth:`PlainHttp.client_env`), with no profile of the machine's."""
+    for k, v in PlainHttp.client_env(url, region, account).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@contextmanager
+def served(monkeypatch: Any, wrap: Callable[[WsgiApp], WsgiApp], region: str, account: str) -> Iterator[Any]:
+    """moto behind ``wrap`` (a test's shim class), emptied first, with this test's clients pointed at it; its value
+    is the wrapped application (the shim instance)."""
+    server = PlainHttp(wrap, reset=True)
+    with server as url:
+        use_moto(monkeypatch, url, region, account)
+        yield server.app
+
+
 @contextmanager
 def ecs_tasks_stay() -> Iterator[str]:
     """moto's server on a free 127.0.0.1 port (its URL) whose ECS tasks stay in the state a test puts them in:

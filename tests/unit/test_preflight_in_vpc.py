@@ -50,9 +50,9 @@ def moto_url():
 
 @pytest.fixture()
 def aws(moto_url, monkeypatch):
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION,
-                 "AWS_ENDPOINT_URL": moto_url, "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(k, v)
+    from tests.infra.moto_shims import use_moto
+
+    use_moto(monkeypatch, moto_url, REGION)
     import boto3  # here: test_operator_in_vpc's unit tests import this module and never need boto3
 
     ecs = boto3.client("ecs", region_name=REGION)

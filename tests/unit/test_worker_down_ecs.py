@@ -39,9 +39,9 @@ def moto_url():
 
 @pytest.fixture()
 def aws(moto_url, monkeypatch):
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION,
-                 "AWS_ENDPOINT_URL": moto_url, "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(k, v)
+    from tests.infra.moto_shims import use_moto
+
+    use_moto(monkeypatch, moto_url, REGION)
     import boto3
 
     ecs, logs, ec2 = (boto3.client(n, region_name=REGION) for n in ("ecs", "logs", "ec2"))

@@ -56,17 +56,13 @@ class JobWritesReport:
 
 @pytest.fixture
 def aws(monkeypatch):
-    from tests.infra.moto_shims import PlainHttp
+    from tests.infra.moto_shims import served
 
-    served = PlainHttp(JobWritesReport, reset=True)
-    with served as base:
-        cfg = load_environment(DEV)
-        for k, v in PlainHttp.client_env(base, cfg.region, cfg.account_id).items():
-            monkeypatch.setenv(k, v)
-        monkeypatch.delenv("AWS_PROFILE", raising=False)
+    cfg = load_environment(DEV)
+    with served(monkeypatch, JobWritesReport, cfg.region, cfg.account_id) as shim:
         import boto3
 
-        yield served.app, boto3.client("s3"), boto3.client("emr-serverless"), cfg
+        yield shim, boto3.client("s3"), boto3.client("emr-serverless"), cfg
 
 
 def _bucket(s3, cfg) -> str:

@@ -56,19 +56,18 @@ class GlueRunWritesReport:
 
 @pytest.fixture
 def aws(monkeypatch):
-    import requests
-    from tests.infra.moto_shims import PlainHttp
+    import os
 
-    served = PlainHttp(GlueRunWritesReport, reset=True)
-    with served as base:
-        cfg = load_environment(DEV)
-        for k, v in PlainHttp.client_env(base, cfg.region, cfg.account_id).items():
-            monkeypatch.setenv(k, v)
-        monkeypatch.delenv("AWS_PROFILE", raising=False)
+    import requests
+    from tests.infra.moto_shims import served
+
+    cfg = load_environment(DEV)
+    with served(monkeypatch, GlueRunWritesReport, cfg.region, cfg.account_id) as shim:
         import boto3
 
+        base = os.environ["AWS_ENDPOINT_URL"]
         s3, glue = boto3.client("s3"), boto3.client("glue")
-        yield served.app, s3, glue, cfg, base
+        yield shim, s3, glue, cfg, base
         requests.post(f"{base}/moto-api/state-manager/unset-transition", json={"model_name": "glue::job_run"}, timeout=10)
 
 
