@@ -16,7 +16,8 @@ Connect task role (used by the workers):
   - for an MSK-IAM source, read-only actions on the source cluster, its topics and groups;
   - read of the connector-config bucket (+ ``kms:Decrypt`` via S3).
 Prometheus and Grafana get no task role: they call no AWS API.
-The policy documents are plain data in :mod:`.iam_policy` (no jsii); this module makes the roles.
+The policy documents are plain data in :mod:`.iam_policy`, assembled per role in :mod:`.role_statements` (no jsii);
+this module makes the roles and attaches them.
 """
 
 from __future__ import annotations
@@ -27,34 +28,18 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
-from msk_migrate.config.environment import EnvironmentConfig, parse_msk_arn
+from msk_migrate.config.environment import EnvironmentConfig
 
 from .iam_policy import (  # the policy documents, as plain data
     CLEANUP_SESSION_SECONDS,
-    ECR_PULL_ACTIONS,
     OPERATOR_POLICY_NAME,
-    SOURCE_CLUSTER_ACTIONS,
-    SOURCE_GROUP_ACTIONS,
-    SOURCE_TOPIC_ACTIONS,
-    TARGET_CLUSTER_ACTIONS,
-    TARGET_GROUP_ACTIONS,
-    TARGET_TOPIC_ACTIONS,
     cleanup_statements,
     cleanup_trust_policy,
-    ledger_statements,
-    msk_statements,
-    operator_statements,
     operator_user_statements,
-    source_group_patterns,
-    source_topic_patterns,
-    target_group_patterns,
-    target_topic_patterns,
-    transactional_id_statement,
     trust_policy,
 )
-from .proof_policy import mark_statements
-from .task_self_check import self_check_statements
-from .util import dns_suffix, policy_json
+from .role_statements import connect_task_statements, execution_statements, operator_task_statements
+from .util import policy_json
 
 
 class Roles(Construct):
@@ -80,142 +65,83 @@ class Roles(Construct):
         """``init_image_repository_arns``: component -> repositories of its init containers' images (the
         serving-certificate container of Prometheus and Grafana runs the Connect image)."""
         super().__init__(scope, id_)
-        p = cfg.resource_prefix
-        trust = trust_policy(cfg)
+        self.cfg = cfg
+        self.trust = trust_policy(cfg)
         self.execution: dict[str, IamRole] = {}
         #: component -> the inline policies its service must wait for
         self.policies: dict[str, list[IamRolePolicy]] = {}
         for component, repo_arn in repository_arns.items():
-            cid = component.replace("-", "_")
-            role = IamRole(
-                self, f"{cid}_execution", name=f"{p}-{component}-execution", assume_role_policy=trust,
-                description=f"ECS agent for {p} {component}: pull its image, write its logs, read its secrets",
-            )
-            statements = [
-                # GetAuthorizationToken has no resource-level scope: "*" is the only valid Resource.
-                {"Sid": "EcrAuthorizationToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
-                {"Sid": "PullOwnImage", "Effect": "Allow", "Action": ECR_PULL_ACTIONS, "Resource": [repo_arn]},
-                *([{"Sid": "PullInitImages", "Effect": "Allow", "Action": ECR_PULL_ACTIONS,
-                    "Resource": (init_image_repository_arns or {})[component]}]
-                  if (init_image_repository_arns or {}).get(component) else []),
-                {
-                    "Sid": "WriteOwnLogs",
-                    "Effect": "Allow",
-                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                    "Resource": [f"{log_group_arns[component]}:log-stream:*"],
-                },
-            ]
-            secrets = service_secrets.get(component) or []
-            if secrets:
-                statements.append(
-                    {"Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": secrets}
-                )
-            keys = service_secret_kms_keys.get(component) or []
-            if secrets and keys:
-                statements.append(
-                    {
-                        "Sid": "DecryptOwnSecrets",
-                        "Effect": "Allow",
-                        "Action": "kms:Decrypt",
-                        "Resource": keys,
-                        "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{cfg.region}.{dns_suffix(cfg)}"}},
-                    }
-                )
-            self.policies[component] = [
-                IamRolePolicy(self, f"{cid}_execution_policy", name="execution", role=role.id, policy=policy_json(statements))
-            ]
-            self.execution[component] = role
+            self._execution_role(component, execution_statements(
+                cfg, repository_arn=repo_arn, log_group_arn=log_group_arns[component],
+                secrets=service_secrets.get(component) or [], secret_kms_keys=service_secret_kms_keys.get(component) or [],
+                init_repository_arns=(init_image_repository_arns or {}).get(component) or []))
+        target = {"target_cluster_arn": target_cluster_arn, "target_topic_arn_prefix": target_topic_arn_prefix,
+                  "target_group_arn_prefix": target_group_arn_prefix}
+        self.connect_task = self._connect_task_role(
+            connect_task_statements(cfg, **target, bucket_arn=bucket_arn, stack_key_arn=stack_key_arn))
+        self.operator_task = IamRole(
+            self, "operator_task", name=f"{cfg.resource_prefix}-operator-task", assume_role_policy=self.trust,
+            description=f"{cfg.resource_prefix} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets",
+        )
+        self.cleanup = self._cleanup_role(cleanup_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix))
+        self._attach("operator", "operator_task_policy", "operator", self.operator_task, operator_task_statements(
+            cfg, **target, bucket_arn=bucket_arn, stack_key_arn=stack_key_arn,
+            cleanup_role_arn=self.cleanup.arn if self.cleanup else None,
+            secrets=operator_secrets, secret_kms_keys=operator_secret_kms_keys))
+        self.operator_policy = self._operator_people_policy(log_group_arns)
 
-        self.connect_task = IamRole(
-            self, "connect_task", name=f"{p}-kafka-connect-task", assume_role_policy=trust,
+    def _attach(self, component: str, id_: str, name: str, role: IamRole, statements: list[dict]) -> None:
+        """An inline policy on ``role`` that ``component``'s service waits for; none when nothing is allowed."""
+        if statements:
+            self.policies.setdefault(component, []).append(
+                IamRolePolicy(self, id_, name=name, role=role.id, policy=policy_json(statements)))
+
+    def _execution_role(self, component: str, statements: list[dict]) -> None:
+        """The ECS agent's role for ``component``: pull its image, write its logs, read its secrets."""
+        p, cid = self.cfg.resource_prefix, component.replace("-", "_")
+        role = IamRole(
+            self, f"{cid}_execution", name=f"{p}-{component}-execution", assume_role_policy=self.trust,
+            description=f"ECS agent for {p} {component}: pull its image, write its logs, read its secrets",
+        )
+        self.policies[component] = []
+        self._attach(component, f"{cid}_execution_policy", "execution", role, statements)
+        self.execution[component] = role
+
+    def _connect_task_role(self, statements: list[dict]) -> IamRole:
+        """The Connect workers' task role."""
+        p = self.cfg.resource_prefix
+        role = IamRole(
+            self, "connect_task", name=f"{p}-kafka-connect-task", assume_role_policy=self.trust,
             description=f"{p} Connect workers: MSK access of this migration, connector-config bucket read",
         )
-        statements: list[dict] = []
-        if cfg.target.auth.mode == "iam":
-            statements += msk_statements(
-                "TargetMsk", target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix,
-                TARGET_CLUSTER_ACTIONS, TARGET_TOPIC_ACTIONS, TARGET_GROUP_ACTIONS,
-                target_topic_patterns(cfg), target_group_patterns(cfg),
-            )
-        if cfg.target.auth.mode == "iam" and cfg.migration.exactly_once:
-            statements.append(transactional_id_statement(cfg, target_topic_arn_prefix))
-        if cfg.source.auth.mode == "iam":
-            src = parse_msk_arn(cfg.source.msk_cluster_arn)
-            src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"
-            statements += msk_statements(
-                "SourceMskRead", cfg.source.msk_cluster_arn,
-                f"{src_arn}:topic/{src['name']}/{src['uuid']}", f"{src_arn}:group/{src['name']}/{src['uuid']}",
-                SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, SOURCE_GROUP_ACTIONS,
-                source_topic_patterns(cfg), source_group_patterns(cfg),
-            )
-        statements += [
-            {"Sid": "ReadConnectorConfigs", "Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"], "Resource": [f"{bucket_arn}/*"]},
-            {"Sid": "ListConnectorConfigs", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": [bucket_arn]},
-            {
-                "Sid": "DecryptConnectorConfigs",
-                "Effect": "Allow",
-                "Action": "kms:Decrypt",
-                "Resource": [stack_key_arn],
-                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{cfg.region}.{dns_suffix(cfg)}"}},
-            },
-        ]
-        self.policies["kafka-connect"].append(
-            IamRolePolicy(self, "connect_task_policy", name="connect", role=self.connect_task.id, policy=policy_json(statements))
-        )
+        self._attach("kafka-connect", "connect_task_policy", "connect", role, statements)
+        return role
 
-        # The operator task (msk-migrate … --in-vpc): what the runbook's commands need, nothing more.
-        self.operator_task = IamRole(
-            self, "operator_task", name=f"{p}-operator-task", assume_role_policy=trust,
-            description=f"{p} operator commands (msk-migrate --in-vpc): read/compare the clusters, move group offsets",
+    def _cleanup_role(self, statements: list[dict]) -> IamRole | None:
+        """Deleting is no standing right: `cleanup --yes` assumes this role for the minutes it deletes (none when the
+        environment leaves nothing to delete)."""
+        if not statements:
+            return None
+        p = self.cfg.resource_prefix
+        role = IamRole(
+            self, "cleanup", name=f"{p}-cleanup", assume_role_policy=cleanup_trust_policy(self.cfg, self.operator_task.arn),
+            max_session_duration=CLEANUP_SESSION_SECONDS,
+            description=f"{p} cleanup: delete MM2's internal topics and the worker's group (assumed by `msk-migrate cleanup --yes`)",
         )
-        op: list[dict] = operator_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
-        op += self_check_statements(cfg, "OperatorTask")  # the entrypoint reads how ECS started it (task_self_check.py)
-        # Deleting is no standing right: `cleanup --yes` assumes this role for the minutes it deletes.
-        self.cleanup: IamRole | None = None
-        cleanup = cleanup_statements(cfg, target_cluster_arn, target_topic_arn_prefix, target_group_arn_prefix)
-        if cleanup:
-            self.cleanup = IamRole(
-                self, "cleanup", name=f"{p}-cleanup", assume_role_policy=cleanup_trust_policy(cfg, self.operator_task.arn),
-                max_session_duration=CLEANUP_SESSION_SECONDS,
-                description=f"{p} cleanup: delete MM2's internal topics and the worker's group (assumed by `msk-migrate cleanup --yes`)",
-            )
-            self.policies["operator"].append(
-                IamRolePolicy(self, "cleanup_policy", name="cleanup", role=self.cleanup.id, policy=policy_json(cleanup)))
-            op.append({"Sid": "AssumeCleanupRole", "Effect": "Allow", "Action": "sts:AssumeRole", "Resource": [self.cleanup.arn]})
-        if cfg.source.auth.mode == "iam":
-            src = parse_msk_arn(cfg.source.msk_cluster_arn)
-            src_arn = f"arn:{cfg.partition}:kafka:{src['region']}:{src['account']}"
-            op += msk_statements(
-                "OperatorSourceMskRead", cfg.source.msk_cluster_arn,
-                f"{src_arn}:topic/{src['name']}/{src['uuid']}", f"{src_arn}:group/{src['name']}/{src['uuid']}",
-                SOURCE_CLUSTER_ACTIONS, SOURCE_TOPIC_ACTIONS, [*SOURCE_GROUP_ACTIONS, "kafka-cluster:AlterGroup"],
-                source_topic_patterns(cfg), [*source_group_patterns(cfg), "msk-migrate-*"],
-            )
-        op += ledger_statements(cfg, bucket_arn, stack_key_arn)
-        if cfg.proof.follower:  # the gates read the follower's mark (cutover check --validation-report s3://…/proof/…)
-            op += mark_statements(cfg, bucket_arn, stack_key_arn, write=False)
-        if operator_secrets:
-            op.append({"Sid": "ReadOperatorSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
-                       "Resource": sorted(set(operator_secrets))})
-        if operator_secrets and operator_secret_kms_keys:
-            op.append({
-                "Sid": "DecryptOperatorSecrets", "Effect": "Allow", "Action": "kms:Decrypt",
-                "Resource": sorted(set(operator_secret_kms_keys)),
-                "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{cfg.region}.{dns_suffix(cfg)}"}},
-            })
-        if op:
-            self.policies["operator"].append(
-                IamRolePolicy(self, "operator_task_policy", name="operator", role=self.operator_task.id, policy=policy_json(op))
-            )
+        self._attach("operator", "cleanup_policy", "cleanup", role, statements)
+        return role
 
-        # The people who run the runbook: a managed policy to attach to their group or role (issue 37).
-        self.operator_policy = IamPolicy(
+    def _operator_people_policy(self, log_group_arns: dict[str, str]) -> IamPolicy:
+        """The people who run the runbook: a managed policy to attach to their group or role, with its ARN as an output."""
+        p = self.cfg.resource_prefix
+        policy = IamPolicy(
             self, "operator_policy", name=f"{p}-{OPERATOR_POLICY_NAME}",
             description=f"{p}: run the runbook's commands (msk-migrate --in-vpc) and nothing else",
             policy=policy_json(operator_user_statements(
-                cfg, operator_roles=[self.operator_task.arn, self.execution["operator"].arn],
+                self.cfg, operator_roles=[self.operator_task.arn, self.execution["operator"].arn],
                 operator_log_group_arn=log_group_arns["operator"], connect_log_group_arn=log_group_arns["kafka-connect"])),
         )
-        out = TerraformOutput(self, "operator_policy_arn", value=self.operator_policy.arn,
+        out = TerraformOutput(self, "operator_policy_arn", value=policy.arn,
                               description="Managed policy for the people who run the runbook (attach to their group or role)")
         out.override_logical_id("operator_policy_arn")
+        return policy
