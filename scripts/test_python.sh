@@ -8,7 +8,8 @@
 #   builds    image builds (buildah), the stacks (cdktf, terraform against moto, checkov), monitoring
 #             (Prometheus on its own clusters), the fault rig, and the topology rehearsals (each starts its own
 #             clusters and workers, so it runs beside the shared harness as well as on it: it balances the two),
-#             and the worker sizing test (its own brokers and worker)
+#             the worker sizing test, the rehearsal on the ZooKeeper/SCRAM shape and the producer config fence's
+#             client matrix (each on brokers of its own)
 # Each session has its own harness, ports and directories (tests/conftest.py: one directory per pytest
 # process), so none can stop another's clusters.
 #
@@ -20,11 +21,11 @@ PYTEST=.venv/bin/pytest
 NAMES=(clusters builds)
 declare -A DIRS=(
   [clusters]="tests/integration tests/validation tests/unit"
-  [builds]="tests/images tests/infra tests/monitoring tests/faults tests/integration/test_rehearsal_topologies.py tests/integration/test_worker_sizing.py"
+  [builds]="tests/images tests/infra tests/monitoring tests/faults tests/integration/test_rehearsal_topologies.py tests/integration/test_worker_sizing.py tests/integration/test_rehearsal_zk_source.py tests/integration/test_producer_config_fence.py"
 )
 # A file placed in a session while its directory is in another one: that other session leaves it out.
 declare -A IGNORE=(
-  [clusters]="--ignore=tests/integration/test_rehearsal_topologies.py --ignore=tests/integration/test_worker_sizing.py"
+  [clusters]="--ignore=tests/integration/test_rehearsal_topologies.py --ignore=tests/integration/test_worker_sizing.py --ignore=tests/integration/test_rehearsal_zk_source.py --ignore=tests/integration/test_producer_config_fence.py"
   [builds]=""
 )
 

@@ -323,7 +323,7 @@ ENVS = {"dev": "111111111111", "prod": "222222222222"}
 
 
 #: This process's boto3 calls (the prerequisites) go to moto with these; restored afterwards.
-def glue_jobs(work: Path, endpoint: str, log=print) -> None:
+def glue_jobs(work: Path, endpoint: str, envs: tuple[str, ...] = tuple(ENVS), log=print) -> None:
     """The Glue home applied where it is on (:data:`GLUE_ON`): the job, its connection, tagged for its
     environment (what ``validate --on glue`` checks before starting a run); none where it is off."""
     import boto3
@@ -331,9 +331,9 @@ def glue_jobs(work: Path, endpoint: str, log=print) -> None:
     from msk_migrate.aws import glue as glue_mod
     from msk_migrate.config.environment import load_environment
 
-    for name, account in ENVS.items():
+    for name in envs:
         cfg = load_environment(work / "environments" / f"{name}.yaml")
-        os.environ["MOTO_ACCOUNT_ID"] = account
+        os.environ["MOTO_ACCOUNT_ID"] = ENVS[name]
         glue = boto3.client("glue", region_name=cfg.region, endpoint_url=endpoint)
         jobs = glue.list_jobs()["JobNames"]
         if name not in GLUE_ON:
@@ -351,7 +351,7 @@ def glue_jobs(work: Path, endpoint: str, log=print) -> None:
             f"{conn['PhysicalConnectionRequirements']['AvailabilityZone']}")
 
 
-def job_packages(work: Path, endpoint: str, log=print) -> None:
+def job_packages(work: Path, endpoint: str, envs: tuple[str, ...] = tuple(ENVS), log=print) -> None:
     """The validation job package shipped into each applied stack's bucket by the build module's own step
     (``./build_images.py ACCOUNT REGION --env ENV`` ends with it), then checked as ``validate --on`` checks it
     before submitting: against the EMR Serverless application's release, and the Glue job's script where
@@ -364,9 +364,9 @@ def job_packages(work: Path, endpoint: str, log=print) -> None:
     from msk_migrate.config.environment import load_environment
     from msk_migrate.validation import job_package
 
-    for name, account in ENVS.items():
+    for name in envs:
         cfg = load_environment(work / "environments" / f"{name}.yaml")
-        os.environ["MOTO_ACCOUNT_ID"] = account
+        os.environ["MOTO_ACCOUNT_ID"] = ENVS[name]
         os.environ["AWS_ENDPOINT_URL_S3"] = endpoint  # the build module's own boto3 session, pointed at moto
         try:
             shipped = ship_job_package(cfg, Console(stderr=True, quiet=True))
@@ -387,7 +387,13 @@ _AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", 
             "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
 
 
-def rehearse(work: Path, log=print) -> Timing:
+#: The stacks of each environment, in the order they are applied (migration-dev reads target-dev's cluster).
+STACKS = {"dev": ("target-dev", "migration-dev"), "prod": ("migration-prod",)}
+
+
+def rehearse(work: Path, log=print, envs: tuple[str, ...] = tuple(ENVS)) -> Timing:
+    """Every stack of ``envs`` applied, re-planned and torn down. The environments share nothing (each its own
+    account), so a caller may rehearse them in two processes at once, each with its own moto server."""
     saved = dict(os.environ)
     os.environ.update(_AWS_ENV)
     os.environ.pop("AWS_SESSION_TOKEN", None)
@@ -396,16 +402,16 @@ def rehearse(work: Path, log=print) -> Timing:
     os.environ["AWS_CA_BUNDLE"] = server.ca_bundle
     try:
         r = Rehearsal(work, server, log)
-        for name in ENVS:
+        for name in envs:
             prerequisites(name, server.endpoint, work)
             check(r.run([sys.executable, str(REPO / "infra" / "prerequisites.py"), name, "--environments", str(work / "environments")],
                         account=ENVS[name], cwd=REPO), f"prerequisites of {name}")
-        r.synth(list(ENVS))
-        stacks = [("target-dev", "dev"), ("migration-dev", "dev"), ("migration-prod", "prod")]
+        r.synth(list(envs))
+        stacks = [(stack, env_name) for env_name in envs for stack in STACKS[env_name]]
         for stack, env_name in stacks:
             r.apply(stack, ENVS[env_name])
-        glue_jobs(work, server.endpoint, log)
-        job_packages(work, server.endpoint, log)
+        glue_jobs(work, server.endpoint, envs, log)
+        job_packages(work, server.endpoint, envs, log)
         failures = []
         for stack, env_name in stacks:
             try:
@@ -414,18 +420,19 @@ def rehearse(work: Path, log=print) -> Timing:
                 failures.append(str(exc))
         if failures:
             raise RehearsalFailed("\n".join(failures))
-        for stack, env_name in stacks[1:]:
+        for stack, env_name in [(s, e) for s, e in stacks if s.startswith("migration-")]:
             r.runbook_teardown(env_name, ENVS[env_name])
             r.destroy(stack, ENVS[env_name], env_name)
             left = r.state_resources(stack, ENVS[env_name])
             if left:
                 raise RehearsalFailed(f"{stack}'s state is not empty after the teardown: {left}")
-        kept = r.state_resources("target-dev", ENVS["dev"])
-        if not any(a.startswith("aws_msk_cluster.") for a in kept):
-            raise RehearsalFailed(f"target-dev lost its cluster: {kept}")
+        if "dev" in envs:
+            kept = r.state_resources("target-dev", ENVS["dev"])
+            if not any(a.startswith("aws_msk_cluster.") for a in kept):
+                raise RehearsalFailed(f"target-dev lost its cluster: {kept}")
         import boto3
 
-        for name, account in ENVS.items():  # dev's created cluster and prod's existing one still serve
+        for name, account in [(n, ENVS[n]) for n in envs]:  # dev's created cluster and prod's existing one still serve
             os.environ["MOTO_ACCOUNT_ID"] = account
             clusters = boto3.client("kafka", region_name="eu-west-1", endpoint_url=server.endpoint).list_clusters()["ClusterInfoList"]
             if len(clusters) != 1:
@@ -445,11 +452,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="deploy_rehearsal.py", description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, help="where the stacks and states go (default: a temporary directory, removed)")
     ap.add_argument("--json", type=Path, help="also write the timings and the re-plan exceptions to this file")
+    ap.add_argument("--env", action="append", choices=list(ENVS), help="rehearse only this environment (repeatable; default: all)")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="deploy-rehearsal-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        timing = rehearse(work)
+        timing = rehearse(work, envs=tuple(args.env or ENVS))
     except RehearsalFailed as exc:
         print(f"deploy rehearsal FAILED: {exc}", file=sys.stderr)
         return 1
