@@ -30,6 +30,14 @@ def test_the_job_reads_back_the_request_validate_checked_with_spark_as_its_engin
     assert back.request == dataclasses.replace(request, engine="spark") and back.follow is None
 
 
+def test_a_marked_two_origin_comparison_travels_to_the_job_whose_spark_pass_computes_it() -> None:
+    from msk_migrate.validation.request import CopyMarks
+
+    request = _request(compare="multiset", marks=CopyMarks(source_alias="onprem", target_alias="msk"))
+    back = jr.decode(jr.encode(request)).request
+    assert (back.compare, back.marks, back.engine) == ("multiset", request.marks, "spark")
+
+
 def test_platform_arguments_around_the_request_are_ignored() -> None:
     text = jr.encode(_request())
     argv = ["--JOB_NAME", "j", "--TempDir", "s3://t/", jr.ARGUMENT, text, "--enable-metrics", "true"]

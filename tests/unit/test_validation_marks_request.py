@@ -35,11 +35,15 @@ def test_multiset_reads_each_side_as_its_natives_and_the_other_sides_copies():
     ({}, "give --marks SRC,TGT"),
     ({"marks": CopyMarks(source_alias="onprem")}, "both aliases"),
     ({"marks": CopyMarks(source_alias="onprem", target_alias="msk"), "mode": "full"}, "without the full diff"),
-    ({"marks": CopyMarks(source_alias="onprem", target_alias="msk"), "engine": "spark"}, "native checksum pass"),
 ])
-def test_multiset_needs_both_aliases_and_the_native_pass_without_the_full_diff(kw, words):
+def test_multiset_needs_both_aliases_and_the_checksum_pass_without_the_full_diff(kw, words):
     with pytest.raises(ValueError, match=words):
         _req(compare="multiset", **kw)
+
+
+def test_multiset_runs_on_either_checksum_pass():
+    for engine in ("spark", "native", "auto"):
+        assert _req(compare="multiset", engine=engine, marks=CopyMarks(source_alias="onprem", target_alias="msk")).engine == engine
 
 
 def test_an_alias_that_is_not_an_mm2_alias_is_refused():
@@ -66,3 +70,22 @@ def test_a_flow_with_marks_gives_both_aliases_and_the_follower_refuses_it(tmp_pa
     code = run_cli(["--config", flow, "--follow", "--once"])
     err = capfd.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--follow" in err and "mark_copies" in err and "Traceback" not in err
+
+
+def test_a_marked_flow_is_compared_per_origin_without_being_asked(tmp_path):
+    from msk_migrate.commands.validate_request import build_request
+
+    flow = _marked_flow(tmp_path)
+    req = build_request({"config": flow, "no_report": True})
+    assert (req.compare, req.marks) == ("multiset", CopyMarks(source_alias="onprem", target_alias="msk"))
+    assert build_request({"config": flow, "no_report": True, "marks": ("onprem", "msk")}).compare == "multiset"
+
+
+@pytest.mark.parametrize("kw, option", [({"compare": "records"}, "--compare records"), ({"mode": "full"}, "--mode full")])
+def test_an_order_comparison_of_marked_copies_is_refused_naming_the_option(tmp_path, kw, option):
+    from msk_migrate.commands.validate_request import build_request
+    from msk_migrate.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        build_request({"config": _marked_flow(tmp_path), "no_report": True, **kw})
+    assert err.value.field == option, err.value

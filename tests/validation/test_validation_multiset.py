@@ -9,6 +9,7 @@ origins is not (docs/active-active-proof.md).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -132,3 +133,63 @@ def test_the_command_line_runs_the_multiset_comparison_and_refuses_it_without_bo
     assert code == 2 and err.count("\n") == 1 and "--compare multiset" in err and "--marks SOURCE_ALIAS,TARGET_ALIAS" in err
     code, _out, err = msk_migrate_cli("validate", *args, "--compare", "multiset", "--marks", f"{SRC},{TGT}", "--mode", "full")
     assert code == 2 and "--mode full" in err and "Traceback" not in err
+
+
+def test_the_spark_pass_ranks_each_origin_apart_with_the_native_digests_and_verdicts(clusters, topics, spark):
+    """Spark's two-origin checksum (a window rank per origin) gives the native pass's digests and copy-mark counts on
+    every case, so either engine gives the same verdict."""
+    from msk_migrate.access.secrets import SecretResolver
+    from msk_migrate.validation import run_validation
+    from msk_migrate.validation.checksum import checksum
+    from msk_migrate.validation.native import native_checksum
+    from msk_migrate.validation.plan import make_plan
+
+    until = int(time.time() * 1000) + 600_000
+    every = [topics[case] for case in CASES]  # one Spark job for every case
+    req = make_request(clusters, topics=every, until_timestamp_ms=until, marks=MARKS, compare="multiset", mode="checksum")
+    plan = make_plan(req, SecretResolver())
+    plans = {"source": plan.source, "target": plan.target}
+    by_spark = checksum(spark, plans, detail=True)
+    by_native = native_checksum(plans, plan.client_confs, req.isolation_level, detail=True, workers=1)
+    for side in plans:
+        assert set(by_spark[side]) == set(by_native[side]) and len(by_spark[side]) == 2 * len(CASES), side
+        for tp, s in by_spark[side].items():
+            n = by_native[side][tp]
+            assert (s.count, s.sums, s.order) == (n.count, n.sums, n.order), (side, tp)
+            assert s.marks == {k: n.marks[k] for k in ("stripped", "missing_or_wrong", "natives")}, (side, tp)
+    native = run_validation(dataclasses.replace(req, engine="native"))
+    by_spark_run = run_validation(dataclasses.replace(req, engine="spark"), spark=spark)
+    for case in CASES:
+        assert by_spark_run.topic(topics[case]).status == native.topic(topics[case]).status == \
+            ("match" if case == "same" else "mismatch"), case
+        assert [p.differences for p in by_spark_run.topic(topics[case]).partitions] == \
+            [p.differences for p in native.topic(topics[case]).partitions], case
+
+
+def test_a_plain_validate_of_a_marked_flow_compares_per_origin_and_matches(clusters, topics, msk_migrate_cli, tmp_path):
+    """The flow marks its copies: `validate --config F` compares each origin's records without --compare, says so, and
+    refuses an order comparison with the reason."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(f"""source:
+  alias: {SRC}
+  bootstrap_servers: {clusters["source"]}
+  auth: {{mode: plaintext}}
+target:
+  alias: {TGT}
+  bootstrap_servers: {clusters["target"]}
+  auth: {{mode: plaintext}}
+migration:
+  topics: ["{topics["same"]}"]
+  groups: ["multiset-.*"]
+  mark_copies: true
+""")
+    until = str(int(time.time() * 1000) + 600_000)
+    code, out, err = msk_migrate_cli("validate", "--config", str(flow), "--until-timestamp", until, "--no-report",
+                                     "--output", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verdict"] == "match" and doc["run"]["compare"] == "multiset", doc
+    assert [t["topic"] for t in doc["topics"]] == [topics["same"]] and doc["topics"][0]["compare"] == "multiset"
+    code, _out, err = msk_migrate_cli("validate", "--config", str(flow), "--until-timestamp", until, "--no-report",
+                                      "--compare", "records")
+    assert code == 2 and err.count("\n") == 1 and "--compare records: copies are marked here" in err, err

@@ -185,9 +185,10 @@ _RUN_OPTIONS = [
                       "without it fails as 'mark missing/wrong'), and leave out source records copied from TGT "
                       "(docs/active-active-proof.md)."),
     click.option("--compare", "compare", type=click.Choice(["records", "multiset"]), default=None,
-                 help="records (default): the target holds the source's records in its order. multiset: active/active, "
-                      "both sides fed from both origins: per partition the same records, each origin's in the same order "
-                      "(needs --marks SRC,TGT or a flow with mark_copies; docs/active-active-proof.md)."),
+                 help="records: the target holds the source's records in its order (the default where copies are not "
+                      "marked). multiset: per partition the same records, each origin's in the same order; the comparison "
+                      "wherever copies are marked (--marks SRC,TGT or a flow with mark_copies), chosen without asking, "
+                      "and records is refused there (docs/active-active-proof.md)."),
 ]
 
 #: ``--follow`` and the options that only it takes (:mod:`.validate_follow`).

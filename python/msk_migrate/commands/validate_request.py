@@ -181,17 +181,24 @@ def _check_combinations(kw: dict[str, Any], data: dict[str, Any]) -> None:
         )
 
 
-def _check_multiset(data: dict[str, Any], marks: dict[str, str | None] | None) -> None:
-    """``--compare multiset`` tells origins by the copy marks and is computed by the native checksum pass only."""
-    if marks is None or marks["target_alias"] is None:
+def _compare(kw: dict[str, Any], data: dict[str, Any], marks: dict[str, str | None] | None) -> str:
+    """How records are compared. Where copies are marked (the flow's ``mark_copies`` or ``--marks``) a topic may be
+    written from both sides, so it is compared as each origin's records, a multiset per partition, without being
+    asked: an order comparison there gives the wrong verdict the moment both directions write, so it is refused."""
+    asked = kw.get("compare")
+    if marks is not None and marks["target_alias"] is not None:
+        if asked == "records":
+            raise UsageError("--compare records", "copies are marked here (migration.mark_copies or --marks), so a topic "
+                             "may hold records of both origins, and one order per partition would call their interleaving "
+                             "a difference", "drop --compare: marked copies are compared per origin (multiset)")
+        if data["mode"] == "full":
+            raise UsageError("--mode full", "marked copies are compared per origin by the checksum pass; the full diff "
+                             "compares one order per partition", "use --mode auto or checksum")
+        return "multiset"
+    if asked == "multiset":
         raise UsageError("--compare multiset", "tells each record's origin by its copy mark, and no marks are known",
                          "give --marks SOURCE_ALIAS,TARGET_ALIAS, or a flow whose migration has mark_copies: true")
-    spark_only = [f for f, on in (("--engine spark", data["engine"] == "spark"), ("--mode full", data["mode"] == "full"),
-                                  ("--kafka-option", bool(data["kafka_options"])),
-                                  ("--min-partitions", bool(data["min_partitions"]))) if on]
-    if spark_only:
-        raise UsageError("--compare multiset", f"is computed by the native checksum pass; {spark_only[0]} needs Spark's "
-                         "pass or its full diff (one order per partition)", f"drop {spark_only[0]}")
+    return asked or "records"
 
 
 def build_request(kw: dict[str, Any]) -> ValidationRequest:
@@ -245,9 +252,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
     marks = _copy_marks(kw, flow)
     if marks is not None:
         data["marks"] = marks
-    data["compare"] = kw.get("compare") or "records"
-    if data["compare"] == "multiset":
-        _check_multiset(data, marks)
+    data["compare"] = _compare(kw, data, marks)
     data["ignore_schemas"] = bool(kw.get("ignore_schemas"))
     data["show_keys"] = bool(kw.get("show_keys"))
     return ValidationRequest(**data)  # a refusal is a UsageError naming the option (request.OPTIONS)

@@ -14,15 +14,21 @@ Per partition the checksum is ``count`` plus
   partition in offset order: ``Σ_tasks (base · Σfp + Σ fp·idx)`` with ``base`` = records of the
   earlier tasks. Two sequences of the same records in a different order differ in it unless
   ``Σ fp_i (i - π(i)) ≡ 0 (mod 2^61 - 1)``: probability about 2^-60 per reordered partition.
+
+On a **two-origin** side (``--compare multiset``: natives and the copies of the other side's records) each origin is
+ranked apart, as the native pass ranks it: ``i`` is the record's rank among its origin's records (copies: a
+removed mark; natives: every other record), so the interleaving of the origins leaves the digest unchanged while
+an origin's own order does not. The rank within a task comes from a window over the task's records of one origin
+(a sort of that side's fingerprints, never of the records), and the driver folds each origin's tasks apart.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest, _Chunk, explain_checksum, fold_order
-from .fingerprint import MARK_STATE, plan_units
+from .fingerprint import MARK_NATIVE, MARK_OK, MARK_STATE, MARK_WRONG, plan_units
 from .reading import TP, ReadPlan
 
 _M22 = (1 << 22) - 1
@@ -54,19 +60,34 @@ def _exact(row, name: str) -> int:
     return row[f"{name}__0"] + (row[f"{name}__1"] << 22) + (row[f"{name}__2"] << 44)
 
 
+def _origins(df: DataFrame, two_origin: bool) -> DataFrame:
+    """``origin`` per record (0: a copy whose mark was removed, 1: anything else) and, on a two-origin side, ``idx``
+    as the record's rank among its task's records of the same origin."""
+    if not two_origin:
+        return df.withColumn("origin", F.lit(0))
+    df = df.withColumn("origin", (F.col(MARK_STATE) != MARK_OK).cast("int"))
+    rank = Window.partitionBy("topic", "partition", "chunk", "origin").orderBy("idx")
+    return df.withColumn("idx", (F.row_number().over(rank) - 1).cast("long"))
+
+
+def _initial_marks(plan: ReadPlan) -> dict[str, int] | None:
+    if plan.strip_mark_of is None:
+        return None
+    return {"stripped": 0, "missing_or_wrong": 0, **({"natives": 0} if plan.two_origin else {})}
+
+
 def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = False) -> dict[str, dict[TP, Digest]]:
     """Per-partition aggregates of each plan ("source", "target"), in one Spark job. Spark aggregates
     map-side (partial aggregation), so only one row per task and partition is shuffled, never
     records; the driver collects one row per task and side. ``detail``: also the per-field sums
     that :func:`explain_checksum` reads."""
     comps = COMPONENTS if detail else ("fp",)
-    out = {side: {tp: Digest(marks={"stripped": 0, "missing_or_wrong": 0} if plan.strip_mark_of is not None else None)
-                  for tp in plan.ranges} for side, plan in plans.items()}
+    out = {side: {tp: Digest(marks=_initial_marks(plan)) for tp in plan.ranges} for side, plan in plans.items()}
     frames = []
     for side, plan in plans.items():
         df = plan_units(spark, plan, detail=detail)
         if df is not None:
-            frames.append(df.withColumn("side", F.lit(side)))
+            frames.append(_origins(df, plan.two_origin).withColumn("side", F.lit(side)))
     if not frames:
         return out
     df = frames[0]
@@ -85,13 +106,14 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
         aggs += _slice_sums(comp)
     aggs += _order_sums()
     if marked:
-        aggs += [F.sum((F.col(MARK_STATE) == 1).cast("long")).alias("marks_ok"),
-                 F.sum((F.col(MARK_STATE) == 2).cast("long")).alias("marks_bad")]
-    chunks: dict[tuple[str, TP], list[_Chunk]] = {}
+        aggs += [F.sum((F.col(MARK_STATE) == MARK_OK).cast("long")).alias("marks_ok"),
+                 F.sum((F.col(MARK_STATE) == MARK_WRONG).cast("long")).alias("marks_bad"),
+                 F.sum((F.col(MARK_STATE) == MARK_NATIVE).cast("long")).alias("marks_native")]
+    chunks: dict[tuple[str, TP, int], list[_Chunk]] = {}
     exact: dict[tuple[str, TP], dict[str, int]] = {}
-    for row in df.groupBy("side", "topic", "partition", "chunk").agg(*aggs).collect():
+    for row in df.groupBy("side", "topic", "partition", "chunk", "origin").agg(*aggs).collect():
         key = (row["side"], (row["topic"], row["partition"]))
-        d = out[key[0]].setdefault(key[1], Digest())
+        d = out[key[0]].setdefault(key[1], Digest(marks=_initial_marks(plans[key[0]])))
         d.count += row["n"]
         d.min_ts = row["min_ts"] if d.min_ts is None else min(d.min_ts, row["min_ts"])
         d.max_ts = row["max_ts"] if d.max_ts is None else max(d.max_ts, row["max_ts"])
@@ -100,15 +122,19 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
         if marked and plans[key[0]].strip_mark_of is not None:
             m = d.marks if d.marks is not None else {"stripped": 0, "missing_or_wrong": 0}
             m["stripped"] += row["marks_ok"] or 0
-            m["missing_or_wrong"] += row["marks_bad"] or 0
+            if plans[key[0]].two_origin:
+                m["missing_or_wrong"] += row["marks_bad"] or 0
+                m["natives"] = m.get("natives", 0) + (row["marks_native"] or 0)
+            else:  # no native on a one-way target: a record without the mark is a copy that lost it
+                m["missing_or_wrong"] += (row["marks_bad"] or 0) + (row["marks_native"] or 0)
             d.marks = m
         sums = exact.setdefault(key, {c: 0 for c in comps})
         for comp in comps:
             sums[comp] += _exact(row, comp)
         fp_idx = sum(row[f"o_{j}_{k}"] << (16 * (j + k)) for j in range(4) for k in range(2))
-        chunks.setdefault(key, []).append(_Chunk(row["first_offset"], row["n"], _exact(row, "fp"), fp_idx))
+        chunks.setdefault((*key, row["origin"]), []).append(_Chunk(row["first_offset"], row["n"], _exact(row, "fp"), fp_idx))
     for (side, tp), sums in exact.items():
         d = out[side][tp]
         d.sums = {comp: 0 for comp in COMPONENTS} | {comp: v & MASK64 for comp, v in sums.items()}
-        d.order = fold_order(chunks[(side, tp)])
+        d.order = sum(fold_order(chunks.get((side, tp, origin), [])) for origin in (0, 1)) % ORDER_PRIME
     return out

@@ -72,7 +72,8 @@ def _style(status: str) -> str:
 
 def print_report(report: Report, console: Console) -> None:
     s = report.summary()
-    table = Table(title=f"Validation ({report.run['mode']})", show_lines=False)
+    how = report.run["mode"] + (", each origin's records as a multiset" if report.run.get("compare") == "multiset" else "")
+    table = Table(title=f"Validation ({how})", show_lines=False)
     for col, just in [("Topic", "left"), ("Status", "left"), ("Parts", "right"), ("Source", "right"),
                       ("Target", "right"), ("Missing", "right"), ("Unexpected", "right"),
                       ("Duplicates", "right"), ("Changed", "right"), ("Reordered", "right")]:

@@ -34,8 +34,10 @@ from .reading import ReadPlan, read_records
 __all__ = ["COMPONENTS", "fingerprinted", "plan_units", "units"]
 
 KEY_SAMPLE_BYTES = 200
-#: Column of :func:`without_marks` on a side whose trailing mark is removed: 1 removed, 2 missing or wrong.
+#: Column of :func:`without_marks` on a side whose trailing mark is removed: 1 removed, 2 missing or wrong; on a
+#: two-origin side 2 is a wrong or misplaced mark and 3 no mark at all (the side's own record, a native).
 MARK_STATE = "mark_state"
+MARK_OK, MARK_WRONG, MARK_NATIVE = 1, 2, 3
 IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row number below
 
 
@@ -92,13 +94,16 @@ def units(df: DataFrame, latest_topics: set[str]) -> DataFrame:
     return plain.unionByName(latest)
 
 
-def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str | None) -> DataFrame:
+def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str | None,
+                  two_origin: bool = False) -> DataFrame:
     """The copy-mark account of :mod:`.copy_marks` in Spark SQL built-ins (no Python on executors): records with a
     ``copied-from.<skip_marked_by>`` header are left out; a trailing ``copied-from.<strip_mark_of>`` header whose
     value is the alias is removed (and nothing else: a misplaced or wrong mark stays, so the record cannot match).
     An empty header array hashes as no headers (xxhash64 of an empty array leaves the seed unchanged; size 0).
     Where a mark is removed, :data:`MARK_STATE` says per record what was found (the checksum pass counts it); the
-    records left out are not counted here (the native pass counts them as ``origin_target``)."""
+    records left out are not counted here (the native pass counts them as ``origin_target``). ``two_origin``: a record
+    without the mark's key anywhere is this side's native (:data:`MARK_NATIVE`), told apart from a wrong one, as
+    :func:`.copy_marks.strip_mark` tells MISSING from WRONG."""
     headers = F.coalesce(F.col("headers"), F.array().cast(df.schema["headers"].dataType))
     if skip_marked_by is not None:
         key = mark_header(skip_marked_by)
@@ -107,7 +112,14 @@ def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str 
         last = F.element_at(headers, -1)
         ok = (F.size(headers) > 0) & (last["key"] == F.lit(mark_header(strip_mark_of))) & \
             (last["value"] == F.lit(strip_mark_of.encode()))
-        df = (df.withColumn(MARK_STATE, F.when(ok, F.lit(1)).otherwise(F.lit(2)))
+        state = F.when(ok, F.lit(MARK_OK))
+        if two_origin:
+            key = mark_header(strip_mark_of)
+            state = state.when(F.exists(headers, lambda h: h["key"] == F.lit(key)), F.lit(MARK_WRONG))
+            state = state.otherwise(F.lit(MARK_NATIVE))
+        else:
+            state = state.otherwise(F.lit(MARK_WRONG))
+        df = (df.withColumn(MARK_STATE, state)
               .withColumn("headers", F.when(ok, F.slice(headers, 1, F.size(headers) - 1)).otherwise(F.col("headers"))))
     return df
 
@@ -117,5 +129,5 @@ def plan_units(spark: SparkSession, plan: ReadPlan, detail: bool = True) -> Data
     if raw is None:
         return None
     if plan.strip_mark_of is not None or plan.skip_marked_by is not None:
-        raw = without_marks(raw, plan.strip_mark_of, plan.skip_marked_by)
+        raw = without_marks(raw, plan.strip_mark_of, plan.skip_marked_by, plan.two_origin)
     return units(fingerprinted(raw, plan.no_ts_topics, detail), plan.latest_per_key_topics)

@@ -86,8 +86,6 @@ def engine_for(req: ValidationRequest, spark: Any) -> str:
     option), spark otherwise."""
     if req.engine != "auto":
         return req.engine
-    if req.compare == "multiset":  # per-origin ranks exist in the native pass only
-        return "native"
     return "native" if spark is None and not req.kafka_options and req.min_partitions is None else "spark"
 
 

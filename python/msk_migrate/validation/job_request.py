@@ -72,10 +72,9 @@ def document(request: ValidationRequest, follow: FollowTarget | None = None) -> 
     """The request as the job receives it (a JSON-ready dict); ``follow``: a chained follower run instead of a batch one."""
     if request.offsets_snapshot:
         raise UsageError("--offsets-snapshot", "the Spark job reads no local file", "validate without it, or run locally")
-    if request.engine == "native" or request.compare == "multiset":
-        which = "--engine native" if request.engine == "native" else "--compare multiset"
-        raise UsageError(which, "is computed by the native pass on the submitting machine, not by the Spark job",
-                         f"drop {which}, or validate locally")
+    if request.engine == "native":
+        raise UsageError("--engine native", "is computed by the native pass on the submitting machine, not by the Spark job",
+                         "drop --engine native, or validate locally")
     body = request.to_dict()
     body["engine"] = "spark"  # the job's pass is Spark's whatever "auto" would choose elsewhere
     body["source"] = _cluster("source", request.source)

@@ -412,10 +412,10 @@ class ValidationRequest:
             if self.marks is None or self.marks.target_alias is None:
                 raise RequestError("compare", "--compare multiset tells each record's origin by its copy mark: give --marks SRC,TGT "
                                    "(both aliases) or a flow with migration.mark_copies", field="--compare multiset")
-            if self.engine == "spark" or self.mode == "full" or self.kafka_options or self.min_partitions:
-                raise RequestError("compare", "--compare multiset is computed by the native checksum pass, without the full diff "
-                                   "(which compares one order per partition): use --engine native/auto and --mode checksum/auto, "
-                                   "without --kafka-option/--min-partitions", field="--compare multiset")
+            if self.mode == "full":
+                raise RequestError("compare", "--compare multiset is computed by the checksum pass, without the full diff "
+                                   "(which compares one order per partition): use --mode checksum or auto",
+                                   field="--compare multiset")
         if self.offsets_snapshot and (self.from_timestamp_ms is not None or self.until_timestamp_ms is not None):
             raise RequestError("offsets_snapshot", "an offsets snapshot replaces --from-timestamp/--until-timestamp; give one or the other")
         if (
