@@ -30,7 +30,7 @@ def _run(topology: str):
 def test_consolidation_refuses_the_collision_then_both_flows_validate_and_one_cleanup_spares_the_other():
     res = _run("consolidate")
     by = {s.name: s.result for s in res.steps}
-    assert "exit 1" in by["collision refused"] and "shared.events" in by["collision refused"]
+    assert "exit 2" in by["collision refused"] and "shared.events" in by["collision refused"]
     assert "fail" in by["preflight refuses it too"] and "preflight's row ok" in by["names mapped"]
     assert all(v.get("verdict") == "match" for v in res.validation.values()) and set(res.validation) == {"ops", "billing"}
     assert "kept heartbeats" in by["cleanup of one migration"]

@@ -178,7 +178,7 @@ def test_opposite_flows_over_disjoint_exact_topics_are_a_reverse_pair_not_a_loop
     assert [r.kind for r in plan.relations] == ["reverse pair"] and plan.exit_code == 0
 
 
-# ---- on the clusters' actual topics and groups (exit 1), and what offline cannot decide -----------
+# ---- on the clusters' actual topics and groups (refused: exit 2), and what offline cannot decide (exit 1)
 def test_regex_selections_offline_are_undecided_never_clean() -> None:
     plan = plan_topology([flow("a", A, T, topics=["orders.*"]), flow("b", B, T, topics=["pay.*"])])
     assert plan.problems == [] and plan.undecided and plan.exit_code == 1
@@ -188,8 +188,8 @@ def test_a_topic_both_sources_hold_under_regex_selections_is_a_collision_on_the_
     a, b = flow("a", A, T, topics=["orders.*"], groups=["b.*"]), flow("b", B, T, topics=["orders.*"], groups=["b.*"])
     plan = plan_topology([a, b], {"a": inv(["orders.eu", "orders.a"], ["billing"]), "b": inv(["orders.eu", "orders.b"], ["bi"])})
     (p,) = plan.problems
-    assert p.kind == "topic collision" and p.subject == "orders.eu" and p.stage == "cluster" and plan.exit_code == 1
-    assert plan.undecided == []
+    assert p.kind == "topic collision" and p.subject == "orders.eu" and p.stage == "cluster" and plan.exit_code == 2
+    assert plan.undecided == [] and p.line.startswith("migration.topics: ") and "(a)" in p.line and "(b)" in p.line
 
 
 def test_a_group_both_sources_hold_is_a_collision_on_the_clusters_unless_excluded() -> None:
@@ -197,6 +197,7 @@ def test_a_group_both_sources_hold_is_a_collision_on_the_clusters_unless_exclude
     invs = {"a": inv(["o1"], ["billing", "a-only"]), "b": inv(["o2"], ["billing"])}
     (p,) = plan_topology([a, b], invs).problems
     assert p.kind == "group collision" and p.subject == "billing" and p.stage == "cluster"
+    assert plan_topology([a, b], invs).exit_code == 2 and "migration.groups_exclude" in p.line
     fixed = flow("b", B, T, topics=["o2"], groups_exclude=["billing", "connect-.*"])
     assert plan_topology([a, fixed], invs).exit_code == 0
 
@@ -354,3 +355,14 @@ def test_a_ring_of_clusters_with_regex_selections_is_undecided_offline_and_found
     assert offline.problems == [] and any("ring of clusters" in u.what for u in offline.undecided) and offline.exit_code == 1
     online = plan_topology(ring, {"ab": inv(["orders.eu"]), "bc": inv([]), "ca": inv([])})
     assert [(p.kind, p.subject, p.stage) for p in online.problems] == [("loop", "orders.eu", "cluster")] and online.exit_code == 2
+
+
+def test_the_check_refuses_a_collision_found_only_on_the_clusters_with_exit_2_and_one_line() -> None:
+    """Issue 47: a collision the clusters showed is refused like any other (exit 2, both sources, the setting)."""
+    from msk_migrate.runbook.topology_check import Reached, plan_outcome
+
+    a, b = flow("a", A, T, topics=["orders.*"], groups=["ga"]), flow("b", B, T, topics=["orders.*"], groups=["gb"])
+    plan = plan_topology([a, b], {"a": inv(["orders.eu"]), "b": inv(["orders.eu"])})
+    o = plan_outcome(plan, Reached(ids={A: "ida", B: "idb"}), {"a": "a.yaml", "b": "b.yaml"})
+    assert o.exit_code == 2 and o.verdict == "collisions" and o.error is not None and "\n" not in o.error
+    assert o.error.startswith("migration.topics: topic orders.eu comes from both sources") and A in o.error and B in o.error

@@ -22,6 +22,7 @@ from ..outcome import Outcome, View, col
 from ..render import render
 from .flow import flow_options, resolve_flow, with_rest_options
 from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
+from .topology import other_flows, with_flows_options
 from .waves import check_wave, wave_option
 from .worker_down import WorkerPlace, explained
 
@@ -157,14 +158,24 @@ def render_cmd(directory, s3, s3_endpoint_url, out_dir, **kw) -> None:
 @click.option("--timeout", default=180.0, show_default=True, type=seconds(1), help="Seconds to wait for RUNNING.")
 @click.option("--force", is_flag=True, help="Apply although the worker's heap is below what the flow's partitions need "
               "(docs/sizing.md); the outcome says so.")
+@with_flows_options
 @output_option
-def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, output, **kw) -> None:
+def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, with_envs, with_configs, output, **kw) -> None:
     """Validate every config with the worker, then create/update them and wait for connectors AND tasks RUNNING.
     Refuses (exit 2) a flow whose worker heap or ECS task memory is below the memory model for its partitions
-    (msk_migrate.config.worker_sizing) unless --force."""
+    (msk_migrate.config.worker_sizing) unless --force, and a flow that collides with another migration into the
+    same target (a topic or group both sources send there, one migration name, ...: docs/topologies.md), known from
+    --with-env/--with-config, the environments recorded on that target and the MM2 connectors of the workers it
+    reaches; with none known, the outcome says so."""
     local_dir = kw.get("local_dir") if kw.get("local") else None
+    state_dir = kw.get("local_dir")
     local = bool(kw.get("local"))
     flow = _flow(kw)
+    _refuse_another_migrations_worker(flow, state_dir)
+    if (with_envs or with_configs) and flow.migration is None:
+        raise UsageError("--with-env/--with-config", "the other migrations are compared with a flow, and none is given",
+                         "pass --env NAME, --config FILE or --local")
+    given = other_flows(flow, with_envs, with_configs)  # a collision the configurations alone show: exit 2, before any connection
     configs = _configs(flow, directory, s3, s3_endpoint_url)
     client = _client(flow, creating=True)
     from ..runbook.identity_gate import guard_apply
@@ -175,6 +186,7 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, output, *
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         _verify_target(flow)
+    shared = _refuse_collisions(flow, client, given, local_dir if local else None, local)  # exit 2, nothing applied
     forced = None
     if flow.migration is not None:  # the worker's heap against the flow's partitions: exit 2 before anything is applied
         from ..runbook.preflight_heap import require_heap
@@ -194,7 +206,66 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, output, *
                    f"unchanged: {', '.join(res.unchanged) or '-'}")
     if forced:
         o.notes.append(forced)
+    o.notes += shared
+    o.extra["other_migrations"] = shared  # what the flow was compared with on its target (or that none is known)
     render(o, output)
+
+
+def _refuse_another_migrations_worker(flow: Flow, state_dir: Path | None) -> None:
+    """A worker that belongs to another migration, refused by name (exit 2) before it is called: another
+    environment's recorded worker (``--env``), or a worker of the local environment whose Connect group is not the
+    one the flow names when the flow names one of its groups."""
+    url = flow.connect_url
+    if flow.migration is None or not url:
+        return
+    if flow.env_name:
+        from ..config.recorded import owner_of
+
+        other = owner_of("connect_url", url, flow.env_name)
+        if other:
+            raise UsageError("--connect-url", f"{url} is environment {other}'s worker, not {flow.env_name}'s",
+                             f"point --connect-url at {flow.env_name}'s worker (stack output connect_rest_url)")
+    from .flow import local_dir as local_base
+
+    base = local_base(state_dir)
+    if not (base / "state.json").is_file() or "127.0.0.1" not in url:
+        return
+    from .flow import local_state
+
+    try:
+        state = local_state(state_dir)
+    except UsageError:
+        return  # no local worker recorded there: nothing of another migration to mistake this one for
+    groups = {f"http://127.0.0.1:{w.rest_port}": (w.group_id, "the environment's worker") for w in state.workers}
+    groups.update({f"http://127.0.0.1:{fw.spec.rest_port}": (fw.spec.group_id, f"migration {name}'s worker")
+                   for name, fw in state.flow_workers.items()})
+    want = flow.worker.group_id
+    if want in {g for g, _ in groups.values()} and url in groups and groups[url][0] != want:
+        owner = next(u for u, (g, _) in groups.items() if g == want)
+        raise UsageError("--connect-url", f"{url} is {groups[url][1]} (Connect group {groups[url][0]}); flow "
+                         f"{flow.origin} names worker group {want}, whose worker is {owner}",
+                         f"point --connect-url at {owner}, or use --local")
+
+
+def _refuse_collisions(flow: Flow, client: ConnectClient, given: list, local_dir: Path | None, local: bool) -> list[str]:
+    """Another migration into this flow's target that it collides with: exit 2 before anything is applied
+    (msk_migrate.runbook.shared_target); with ``--local``, every worker of the local environment counts."""
+    if flow.migration is None or flow.target is None:
+        return []
+    from ..runbook.shared_target import refuse_collisions
+
+    workers: list[ConnectClient] = []
+    endpoints = []
+    if local:
+        from ..local.endpoints import cluster_endpoint
+        from .flow import local_state
+
+        state = local_state(local_dir)
+        urls = [f"http://127.0.0.1:{w.rest_port}" for w in state.workers]
+        urls += [f"http://127.0.0.1:{fw.spec.rest_port}" for fw in state.flow_workers.values()]
+        workers = [ConnectClient(u) for u in dict.fromkeys(urls) if u != client.url]
+        endpoints = [cluster_endpoint(state, r) for r in state.roles]
+    return refuse_collisions(flow, client, given, workers, endpoints)
 
 
 @connectors.command("status")

@@ -82,6 +82,20 @@ def local_flow(base_dir: Path | None = None) -> Flow:
     )
 
 
+def local_worker_url(flow: Flow | None, base_dir: Path | None = None) -> str:
+    """The local worker ``flow`` names: the environment's worker of the flow's ``worker.group_id`` (a flow worker
+    of a topology rehearsal, or the pair's group), else the pair's worker (a flow file naming no local group).
+    A second migration's flow file so reaches its own worker, never the pair's (issue 47)."""
+    state = local_state(base_dir)
+    pair = state.worker
+    assert pair is not None  # local_state refuses a state without one
+    if flow is not None:
+        for fw in state.flow_workers.values():
+            if fw.spec.group_id == flow.worker.group_id:
+                return f"http://127.0.0.1:{fw.spec.rest_port}"
+    return f"http://127.0.0.1:{pair.rest_port}"
+
+
 def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url: str | None,
                  target_bootstrap: str | None, local_dir: Path | None = None,
                  from_variables: set[str] | None = None) -> Flow:
@@ -97,7 +111,7 @@ def resolve_flow(env: str | None, config: Path | None, local: bool, connect_url:
                              "--config FILE, or --local for the rehearsal environment")
         flow = local_flow(local_dir)
     if local:
-        flow.connect_url = local_flow(local_dir).connect_url
+        flow.connect_url = local_worker_url(flow if (env or config) else None, local_dir)
     elif connect_url:
         flow.connect_url = check_connect_url(connect_url)
     return flow

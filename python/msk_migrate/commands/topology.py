@@ -4,9 +4,10 @@ other or loop (docs/topologies.md).
 
 Each flow is read as every command reads one (:func:`msk_migrate.config.flow.read_flow`); an environment's
 target is its recorded one (``connectors apply`` records it) when its YAML holds none. The operation is
-:func:`msk_migrate.runbook.topology_check.topology_check`: exit 0 clean, 1 a collision on the clusters' actual
-topics or groups (or, offline, a regex overlap it cannot decide), 2 bad input found in the configuration
-before any connection (a fan-out to itself, renames onto one name, a loop without marks, shared names).
+:func:`msk_migrate.runbook.topology_check.topology_check`: exit 0 clean, 1 (offline) a regex overlap it cannot
+decide, 2 a problem: found in the configuration before any connection (a fan-out to itself, renames onto one
+name, a loop without marks, shared names) or on the clusters' actual topics or groups (a collision), one line
+naming both flows and the setting that clears it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def topology_check_cmd(envs: tuple[str, ...], configs: tuple[str, ...], offline:
     """How the flows relate (consolidation, fan-out, active/active, forwarding) and whether they collide: a topic
     or consumer group two sources both send to one target, shared connector names, Connect group or topics, MM2
     topics, renames onto one name, a target that is its own source, a topic flowing both ways without
-    migration.mark_copies. Exit 0 clean, 1 a collision on the clusters, 2 bad input in the configuration."""
+    migration.mark_copies. Exit 0 clean, 1 a regex overlap --offline cannot decide, 2 a problem (in the
+    configuration, or a collision found on the clusters), one line naming both flows and the setting to change."""
     from ..runbook.topology_check import topology_check
 
     flows = read_flows(envs, configs)
@@ -83,21 +85,21 @@ def topology_check_cmd(envs: tuple[str, ...], configs: tuple[str, ...], offline:
     render(outcome, output)
 
 
-#: ``preflight --with-env NAME / --with-config FILE``: the other migrations into the same target.
+#: ``preflight`` / ``connectors apply`` ``--with-env NAME / --with-config FILE``: the other migrations into the same target.
 def with_flows_options(f):
-    """``--with-env`` / ``--with-config`` (repeatable): other migrations preflight compares this flow against."""
+    """``--with-env`` / ``--with-config`` (repeatable): other migrations preflight and apply compare this flow against."""
     f = click.option("--with-config", "with_configs", multiple=True, type=READ_FILE,
-                     help="Another migration's flow file into the same target (repeatable): preflight fails on a topic "
-                          "or consumer group both sources send there.")(f)
+                     help="Another migration's flow file into the same target (repeatable): preflight fails, and "
+                          "connectors apply refuses (exit 2), on a topic or consumer group both sources send there.")(f)
     f = click.option("--with-env", "with_envs", multiple=True, type=ENV,
                      help="Another migration's environment into the same target (repeatable); see --with-config.")(f)
     return f
 
 
 def other_flows(flow: Flow, with_envs: tuple[str, ...], with_configs: tuple[str, ...]) -> list[tuple[FlowRef, ClusterEndpoint]]:
-    """The other migrations preflight compares ``flow`` against, refused as bad input (one line, before any
-    connection) when the configuration alone shows a collision with ``flow`` (shared names, one exact topic or
-    group from both sources, renames onto one name, a loop without marks)."""
+    """The other migrations preflight (and ``connectors apply``) compares ``flow`` against, refused as bad input
+    (one line, before any connection) when the configuration alone shows a collision with ``flow`` (shared names,
+    one exact topic or group from both sources, renames onto one name, a loop without marks)."""
     if not with_envs and not with_configs:
         return []
     from ..topology.plan import plan_topology

@@ -5,7 +5,9 @@
 (a problem there is bad input: exit 2, nothing reached); then, unless ``offline``, on what the clusters hold:
 each distinct source cluster's topics and consumer groups (listed once however many flows read it), and
 every reached cluster's id (a cluster named by two different bootstrap strings is one cluster). A collision
-found there is exit 1. :func:`collisions_for` is preflight's condition over the same planner.
+found there is refused the same way: exit 2, one line naming both flows and the setting that clears it (the fix
+is the flows' configuration, whatever showed it). :func:`collisions_for` is preflight's condition over the same
+planner (a failing row there: preflight keeps its own exit convention).
 
 Invariants: only the flows' own clusters are reached (their sources for topics and groups, every cluster for
 its id); nothing is written anywhere; ``talked_to`` names every cluster reached with its id.
@@ -77,10 +79,10 @@ def check_flows(flows: Sequence[tuple[FlowRef, ClusterEndpoint, ClusterEndpoint 
 
 
 def _verdict(plan: TopologyPlan) -> str:
-    if plan.bad_input:
+    if any(p.stage == "config" for p in plan.problems):
         return "refused"
     if plan.problems:
-        return "collisions"
+        return "collisions"  # found on the clusters: refused all the same (exit 2)
     if plan.undecided:
         return "undecided offline"
     return "clean"
@@ -110,8 +112,8 @@ def plan_outcome(plan: TopologyPlan, reached: Reached | None, origins: dict[str,
 
 def topology_check(flows: Sequence[tuple[FlowRef, ClusterEndpoint, ClusterEndpoint | None]], origins: dict[str, str],
                    offline: bool, progress: Progress = quiet) -> Outcome:
-    """``msk-migrate topology check``: exit 0 clean, 1 a collision on the clusters (or a question offline
-    cannot decide), 2 bad input found in the configuration (before any connection)."""
+    """``msk-migrate topology check``: exit 0 clean, 1 a question offline cannot decide, 2 a problem (found in
+    the configuration before any connection, or on the clusters)."""
     plan, reached = check_flows(flows, offline, progress)
     return plan_outcome(plan, reached, origins)
 

@@ -27,9 +27,10 @@ Problems (:class:`Problem`), each naming the flows, the field to change and the 
 
 Invariants: cluster identity prefers cluster ids (when both are known), then MSK cluster ARNs, then the
 bootstrap servers as given (lower-cased, sorted; one shared broker makes one cluster). A problem found
-from the configuration alone is ``stage="config"`` (bad input: exit 2, before any network call); one
-found only on the clusters' actual topics or groups is ``stage="cluster"`` (exit 1, but a loop, a fan-out to
-itself or a rename onto a copied topic stays bad input: :data:`ALWAYS_BAD_INPUT`). Offline, only exact
+from the configuration alone is ``stage="config"`` (found before any network call); one found only on the
+clusters' actual topics or groups is ``stage="cluster"``. Every problem is a refusal, exit 2, whichever stage
+found it: its fix is always a setting of the flows (``Problem.field``), never a change to the clusters. Only a
+question offline cannot decide is exit 1 (a verdict on what was not compared is no pass). Offline, only exact
 names are compared; a regex selection's overlap cannot be decided and is said so (:attr:`TopologyPlan.undecided`),
 never reported as clean.
 """
@@ -48,9 +49,6 @@ from ..kafka import names
 from ..kafka.selection import NameFilter, TopicSelection, group_selection, topic_selection
 
 Stage = Literal["config", "cluster"]
-#: Problems that are bad input (exit 2) even when found on the clusters: the configuration is wrong whatever the
-#: clusters hold (a collision of two sources' topics or groups, by contrast, is a state of the clusters: exit 1).
-ALWAYS_BAD_INPUT = frozenset({"loop", "fan-out to itself", "rename onto a copied topic"})
 #: A regex that can match one name only: letters, digits, '_', '-', and '.' escaped or not (an unescaped
 #: '.' also matches the literal dot, so the name itself is certainly selected).
 _LITERAL = re.compile(r"(?:[A-Za-z0-9_-]|\\[.\-_]|\.)+")
@@ -204,14 +202,13 @@ class TopologyPlan:
 
     @property
     def bad_input(self) -> list[Problem]:
-        """Problems whose fix is the configuration's whatever found them: every config-stage problem, and a loop,
-        a fan-out to itself or a rename onto a copied topic even when only the clusters showed it."""
-        return [p for p in self.problems if p.stage == "config" or p.kind in ALWAYS_BAD_INPUT]
+        """Every problem: each is fixed by a setting of the flows (its ``field``), whichever stage found it."""
+        return list(self.problems)
 
     @property
     def exit_code(self) -> int:
-        """2 bad input (a config problem), 1 a collision on the clusters or a question left undecided, 0 clean."""
-        return 2 if self.bad_input else 1 if (self.problems or self.undecided) else 0
+        """2 a problem (offline or on the clusters), 1 a question left undecided offline, 0 clean."""
+        return 2 if self.problems else 1 if self.undecided else 0
 
     def add(self, problem: Problem) -> None:
         """Keep one problem per (kind, flows, subject): the config stage wins over the cluster stage."""

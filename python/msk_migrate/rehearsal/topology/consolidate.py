@@ -3,7 +3,8 @@
 Clusters: the pair's ``source`` (migration ``ops``, on the pair's worker) and the ``peer`` (migration ``billing``,
 on a worker of its own) into the one ``target``. Both sources hold a topic ``shared.events`` and a consumer
 group ``shared-audit``: replicated as selected, the two topics would interleave into one target topic and the
-two groups overwrite each other's offsets. ``topology check`` refuses that (exit 1, both sources named); the
+two groups overwrite each other's offsets. ``topology check`` refuses that (exit 2, one line naming both sources
+and the setting that clears it; every collision refusal is exit 2, offline or found on the clusters); the
 billing flow then maps its topic to ``billing.shared.events`` (``topic_renames``: the policy JAR's rename,
 followed by validation) and leaves the group out (``groups_exclude``: MM2 renames no group), after which the
 check is clean and both flows replicate, translate offsets and validate to a match on their own. Cleaning the
@@ -55,15 +56,18 @@ def produce(ctx: TopologyContext) -> str:
 def collision_refused(ctx: TopologyContext) -> str:
     a, b = ctx.flows["ops"], ctx.flows["billing"]
     code, doc, err = ctx.cli("topology", "check", "--config", str(ctx.flow_file(a)), "--config", str(ctx.flow_file(b)))
-    if code != 1:
-        raise StepFailed(f"topology check exited {code}, not 1 (a collision on the clusters): {err or doc.get('verdict')}")
+    if code != 2:
+        raise StepFailed(f"topology check exited {code}, not 2 (a collision refused): {err or doc.get('verdict')}")
     text = " ".join(str(r) for r in doc.get("rows", []))
     src, peer = ctx.endpoint("source").bootstrap_servers, ctx.endpoint("peer").bootstrap_servers
     missing = [w for w in (SHARED_TOPIC, SHARED_GROUP, src, peer) if w not in text]
     if missing:
         raise StepFailed(f"topology check's rows do not name {', '.join(missing)}: {text[:400]}")
+    lines = [x for x in err.splitlines() if x.startswith("error: ")]
+    if len(lines) != 1 or not all(w in lines[0] for w in (src, peer, "migration.")):
+        raise StepFailed(f"topology check's refusal is not one line naming both sources and the setting: {err[:400]}")
     problems = [r for r in doc.get("rows", []) if r.get("row") == "problem"]
-    return (f"exit 1, {len(problems)} problem(s): topic {SHARED_TOPIC} and group {SHARED_GROUP} come from both "
+    return (f"exit 2, {len(problems)} problem(s): topic {SHARED_TOPIC} and group {SHARED_GROUP} come from both "
             f"{src} and {peer}; nothing applied")
 
 
