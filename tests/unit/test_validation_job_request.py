@@ -97,6 +97,15 @@ def test_a_follow_mark_that_is_not_in_s3_is_refused_on_the_submitting_side() -> 
     ({"mark": "s3://b/proof/o/", "migration": "o", "extra": "x"}, "s3://b/validation/reports/r/", "--request follow"),
     ({"mark": "/var/tmp/mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
     ({"mark": "s3://b/proof/o/", "migration": "o"}, "/var/tmp/reports", "--request report_dir"),
+    # what a caller who may start job runs could ask of the job, tried as such: another bucket, another migration's
+    # mark, a traversal out of the prefix, a name that is a path, a report written over the job's package
+    ({"mark": "s3://other/proof/o/proof-mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
+    ({"mark": "s3://b/proof/p/proof-mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
+    ({"mark": "s3://b/proof/o/../p/proof-mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
+    ({"mark": "s3://b/proof/o//proof-mark.json", "migration": "o"}, "s3://b/validation/reports/r/", "--request follow.mark"),
+    ({"mark": "s3://b/proof/../ledger/x.json", "migration": ".."}, "s3://b/validation/reports/r/", "--request follow.migration"),
+    ({"mark": "s3://b/proof/o/proof-mark.json", "migration": "o"}, "s3://b/validation/job/0.1.0/", "--request report_dir"),
+    ({"mark": "s3://b/proof/o/proof-mark.json", "migration": "o"}, "s3://b/validation/reports/../job/", "--request report_dir"),
 ])
 def test_a_follow_section_the_job_cannot_run_names_its_place_in_the_document(follow, report_dir, field) -> None:
     doc = jr.document(_request(report_dir=report_dir))

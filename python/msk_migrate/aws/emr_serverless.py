@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..bucket_layout import JOB_PREFIX, LOGS_PREFIX, REPORTS_PREFIX
 from ..config.environment import EnvironmentConfig
 from ..errors import UnreachableError, UsageError
 from .job_runs import RUN_TIMEOUT_MINUTES, poll_until_final
@@ -30,9 +31,6 @@ from .job_runs import RUN_TIMEOUT_MINUTES, poll_until_final
 RELEASE_LABEL = "emr-7.9.0"
 #: Spark of :data:`RELEASE_LABEL` (the job package's jars are built for it).
 RELEASE_SPARK = "3.5.5"
-JOB_PREFIX = "validation/job/"
-REPORTS_PREFIX = "validation/reports/"
-LOGS_PREFIX = "validation/logs/"
 #: Job run states (EMR Serverless API): done ones, and the ones that passed the job's verdict on.
 FINAL_STATES = frozenset({"SUCCESS", "FAILED", "CANCELLED"})
 #: The option naming this platform (for error lines).

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..bucket_layout import ALIAS
 from ..kafka.names import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
 from ..kafka.selection import check_mm2_regexes
 from .auth import AuthConfig
@@ -17,7 +18,7 @@ from .waves import check_wave_entries, check_waves_against_selection
 #: An override value as YAML gives it; rendered as Connect's string.
 OverrideValue = bool | int | float | str
 
-_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ALIAS = ALIAS
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _HOSTPORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$")
 

@@ -11,13 +11,14 @@ import dataclasses
 import re
 from typing import Any
 
+from ..bucket_layout import ALIAS
 from ..errors import UsageError
 
 AUTH_MODES = ("iam", "scram", "mtls", "plaintext")
 SCRAM_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
 SECRETS_FROM = ("secrets_manager", "env", "file")
 
-_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ALIAS = ALIAS
 _HOSTPORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$")
 _BROKER_TYPE = re.compile(r"(kafka|express)\.[a-z0-9]+\.[a-z0-9]+")
 

@@ -13,7 +13,10 @@ never re-spelled as command-line options. Invariants of the document:
 * nothing read from a local file travels (an offsets snapshot is refused by the caller);
 * a ``follow`` section (:class:`FollowTarget`) asks for one chained follower run instead of a batch
   validation: the mark is an ``s3://`` object (the job has no local disk that outlives it) and the run's
-  result is written beside the report location (:data:`.follow.chained.RESULT_NAME`).
+  result is written beside the report location (:data:`.follow.chained.RESULT_NAME`);
+* a chained run touches its own migration's places only: the mark under ``proof/<migration>/`` and the report
+  under ``validation/reports/`` of one bucket (:mod:`msk_migrate.bucket_layout`), which is what the job's
+  execution role is granted; a document asking for more is refused before anything is read.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
+from ..bucket_layout import ALIAS, REPORTS_PREFIX, proof_prefix, within
 from ..errors import UsageError
-from ..s3uri import is_s3_uri
+from ..s3uri import is_s3_uri, split_s3_uri
 from .endpoint import Endpoint
 from .request import ValidationRequest
 
@@ -120,9 +124,28 @@ def decode(text: str) -> JobRequest:
         raise UsageError(f"{ARGUMENT} report_dir", "a chained run writes its result to S3 only",
                          "pass the document `validate --follow --on` builds")
     try:
-        return JobRequest(request, FollowTarget(follow["mark"], follow["migration"]))
+        target = FollowTarget(follow["mark"], follow["migration"])
     except UsageError as exc:
         raise UsageError(f"{ARGUMENT} follow.mark", exc.message, exc.fix) from None
+    _own_places(str(request.report_dir), target)
+    return JobRequest(request, target)
+
+
+def _own_places(report_dir: str, follow: FollowTarget) -> None:
+    """A chained run reads and replaces its own migration's mark and writes its report only: the mark under
+    ``proof/<migration>/``, the report under ``validation/reports/``, both in one bucket. The execution role
+    allows no more; this refuses the document before anything is read (one line naming its place)."""
+    fix = "pass the document `validate --follow --on` builds"
+    if not ALIAS.match(follow.migration):
+        raise UsageError(f"{ARGUMENT} follow.migration", f"{follow.migration!r} is not a migration name", fix)
+    mark_bucket, mark_key = split_s3_uri(follow.mark, f"{ARGUMENT} follow.mark", fix)
+    report_bucket, report_key = split_s3_uri(report_dir, f"{ARGUMENT} report_dir", fix)
+    if not within(report_key, REPORTS_PREFIX):
+        raise UsageError(f"{ARGUMENT} report_dir", f"{report_dir!r} is not under s3://{report_bucket}/{REPORTS_PREFIX}", fix)
+    home = proof_prefix(follow.migration)
+    if mark_bucket != report_bucket or not within(mark_key, home):
+        raise UsageError(f"{ARGUMENT} follow.mark", f"{follow.mark!r} is not under s3://{report_bucket}/{home}, "
+                         f"where migration {follow.migration}'s mark is kept", fix)
 
 
 def argument_value(argv: list[str]) -> str | None:

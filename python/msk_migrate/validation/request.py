@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ..bucket_layout import ALIAS
 from ..errors import UsageError
 from ..kafka.names import DEFAULT_TOPICS_EXCLUDE, MM2_TOPIC_PATTERNS
 from ..kafka.selection import check_mm2_regexes
@@ -214,7 +215,7 @@ class SchemaRegistries:
         return cls(**_fields_of(cls, data, "schema_registry"))
 
 
-_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ALIAS = ALIAS
 
 
 @dataclasses.dataclass(frozen=True)

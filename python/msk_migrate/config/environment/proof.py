@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ...bucket_layout import proof_prefix
 from .services import check_fargate
 
 #: The follower's metrics port: prometheus/prometheus.yml's ``msk-migrate-proof`` job scrapes it.
@@ -18,10 +19,8 @@ PROOF_DNS_LABEL = "proof"
 
 
 def proof_key_prefix(migration_name: str) -> str:
-    """The config bucket's key prefix of a migration's proof mark: the follower writes its mark there, the
-    gates read it (``cutover check --validation-report s3://<bucket>/<prefix>``), and the stack grants exactly
-    this prefix (infra/mskinfra/proof_policy.py)."""
-    return f"proof/{migration_name}/"
+    """The config bucket's key prefix of a migration's proof mark (:func:`msk_migrate.bucket_layout.proof_prefix`)."""
+    return proof_prefix(migration_name)
 
 
 class ProofService(BaseModel):
