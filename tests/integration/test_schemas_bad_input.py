@@ -101,3 +101,12 @@ def test_the_registries_of_a_flow_file_are_named_by_its_section_when_unreachable
                     f"schema_registry: {{source: 'http://127.0.0.1:{free_port()}', target: 'http://127.0.0.1:{free_port()}'}}\n")
     line = one_line(cli("verify", "--config", str(flow)))
     assert "--config (schema_registry.source)" in line and "unreachable" in line
+
+
+def test_a_malformed_topic_rename_is_one_line_naming_it_before_any_registry_is_asked(tmp_path: Path) -> None:
+    """The registries' ports are closed: the rename is refused first, or the line would say "unreachable"."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(f"schema_registry: {{source: 'http://127.0.0.1:{free_port()}', target: 'http://127.0.0.1:{free_port()}'}}\n"
+                    "migration: {topic_renames: {'orders': 'bad name!'}}\n")
+    line = one_line(cli("copy", "--config", str(flow)))
+    assert "migration.topic_renames" in line and "'bad name!' is not a legal Kafka topic name" in line, line

@@ -108,8 +108,30 @@ def _direction(to: str, **options: Any) -> Direction:
         raise UsageError("/".join(given), "give one of them", "keep one of --env, --config, --local")
     regs = registries_from_options(options, required=True)
     assert regs is not None  # required: bad input rather than None
+    renames = subject_renames(options.get("env"), options.get("config"), rollback=to == "source")
     source, target = regs.clients()
-    return Direction(target, source) if to == "source" else Direction(source, target)
+    return Direction(target, source, renames) if to == "source" else Direction(source, target, renames)
+
+
+def subject_renames(env: str | None, config: Path | None, rollback: bool) -> dict[str, str]:
+    """Origin subject -> destination subject from the file's ``migration.topic_renames`` (none without a file),
+    checked by the flow's own model (:class:`~msk_migrate.config.migration.MigrationSpec`) before any request."""
+    if not (env or config):
+        return {}
+    from ..config.environment_files import environment_path
+    from ..config.loader import safe_load, validate_model
+    from ..config.migration import MigrationSpec
+    from ..schemas.renames import subject_map
+
+    option = "--env" if env else "--config"
+    path = environment_path(env) if env else Path(str(config))
+    raw = safe_load(path.read_text()) or {}  # readable YAML: the registry resolver read it first
+    migration = raw.get("migration") if isinstance(raw, dict) else None
+    renames = migration.get("topic_renames") if isinstance(migration, dict) else None
+    if not renames:
+        return {}
+    spec = validate_model(MigrationSpec, {"topic_renames": renames}, prefix=f"{option}: migration.")
+    return subject_map(spec.topic_renames, rollback)
 
 
 def _run(op_name: str, output: str, **kw) -> None:

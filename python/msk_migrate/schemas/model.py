@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .canonical import canonical_text
+from .canonical import Identity, schema_identity
 
 
 @dataclass(frozen=True, order=True)
@@ -38,18 +38,22 @@ class SchemaVersion:
     schema: str
     references: tuple[Reference, ...] = ()
     deleted: bool = False  #: soft-deleted on its registry (listed only with ?deleted=true)
+    origin_subject: str | None = None  #: the subject it has on the registry read, when a topic rename moves it (:mod:`.renames`)
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.subject, self.version)
 
-    def identity(self) -> tuple[str, str, tuple[Reference, ...]]:
-        """What makes two versions the same schema: type, canonical text, references."""
-        return (self.schema_type, canonical_text(self.schema_type, self.schema), tuple(sorted(self.references)))
+    def identity(self) -> Identity:
+        """What makes two versions the same schema: type, canonical text, references (:mod:`.canonical`)."""
+        return schema_identity(self.schema_type, self.schema, ((r.name, r.subject, r.version) for r in self.references))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"subject": self.subject, "version": self.version, "id": self.id, "schema_type": self.schema_type,
-                "references": [r.to_api() for r in self.references], "deleted": self.deleted}
+        out = {"subject": self.subject, "version": self.version, "id": self.id, "schema_type": self.schema_type,
+               "references": [r.to_api() for r in self.references], "deleted": self.deleted}
+        if self.origin_subject is not None:
+            out["origin_subject"] = self.origin_subject
+        return out
 
 
 @dataclass

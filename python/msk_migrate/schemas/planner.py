@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .canonical import Identity, schema_identity
 from .model import Inventory, Reference, SchemaVersion
 
 
@@ -55,11 +56,10 @@ class Plan:
         return rows
 
 
-def identity_of(raw: dict[str, Any]) -> tuple[str, str, tuple[Reference, ...]]:
+def identity_of(raw: dict[str, Any]) -> Identity:
     """The identity of what ``/schemas/ids/{id}`` returned."""
-    probe = SchemaVersion(subject="", version=0, id=0, schema_type=str(raw.get("schemaType") or "AVRO"),
-                          schema=str(raw["schema"]), references=tuple(Reference.from_api(r) for r in raw.get("references") or ()))
-    return probe.identity()
+    return schema_identity(raw.get("schemaType"), str(raw["schema"]),
+                           ((r.name, r.subject, r.version) for r in map(Reference.from_api, raw.get("references") or ())))
 
 
 def references_first(versions: list[SchemaVersion]) -> list[SchemaVersion]:

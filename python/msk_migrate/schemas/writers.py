@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..outcome import quiet
 from .apicurio_import import build_archive
 from .client import NotFound, RegistryClient
+from .export import apicurio_version
 from .model import SchemaVersion
 from .planner import Plan
 from .reader import subject_path
@@ -32,12 +33,17 @@ from .reader import subject_path
 class Writer(Protocol):
     route: str
 
+    def unkeepable(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> list[tuple[SchemaVersion, str]]:
+        """The versions this route cannot write under their own number, each with the reason (checked before any write)."""
+        ...
+
     def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None: ...
 
 
-#: Versions per import archive: an archive is imported in one transaction; batches keep each request well
-#: inside :data:`IMPORT_TIMEOUT_S` and show progress (references-first order holds across batches).
-BATCH = 250
+#: Versions per import archive: an archive is imported in one transaction, and each costs a request and a
+#: commit, so an estate of a few thousand versions goes in one; a larger one in batches that keep each
+#: request well inside :data:`IMPORT_TIMEOUT_S` (references-first order holds across batches).
+BATCH = 5000
 IMPORT_TIMEOUT_S = 300.0
 
 
@@ -53,6 +59,19 @@ class ApicurioImport:
                                 params={"limit": 1, "orderby": "globalId", "order": "desc"})
         versions = (found or {}).get("versions") or []
         return int(versions[0]["globalId"]) + 1 if versions else 1
+
+    def unkeepable(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> list[tuple[SchemaVersion, str]]:
+        """A subject new to the target takes any numbers (the archive sets them: 1, 3 stays 1, 3). Apicurio numbers
+        a version added to a subject it has next after the highest it holds, so those must come in that order."""
+        out = []
+        after = {s: max(vs) for s, vs in existing.items() if vs}
+        for v in versions:
+            if v.subject in after:
+                if v.version != after[v.subject] + 1:
+                    out.append((v, f"Apicurio would number it {after[v.subject] + 1} (it numbers a version added to a subject "
+                                   f"it holds next after the highest, {after[v.subject]})"))
+                after[v.subject] = max(after[v.subject], v.version)
+        return out
 
     def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None:
         if not versions:
@@ -78,7 +97,7 @@ class ApicurioImport:
                                 timeout=IMPORT_TIMEOUT_S)
             done += len(batch)
             self.progress(f"imported {done}/{len(new)} version(s) into the {self.client.role} registry")
-        for v in appended:  # the contents (with their ids) are in place: registering finds them
+        for v in appended:  # the contents (with their ids) are in place: registering finds them (numbers: unkeepable)
             register_keeping_id(self.client, v)
 
 
@@ -86,6 +105,10 @@ class ApicurioImport:
 class ConfluentImportMode:
     client: RegistryClient
     route: str = "confluent-import-mode"
+
+    def unkeepable(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> list[tuple[SchemaVersion, str]]:
+        """IMPORT mode registers each version under the number given: none."""
+        return []
 
     def write(self, versions: list[SchemaVersion], existing: dict[str, list[int]]) -> None:
         by_subject: dict[str, list[SchemaVersion]] = {}
@@ -118,12 +141,9 @@ def register_keeping_id(client: RegistryClient, v: SchemaVersion, extra: dict[st
 
 def choose_writer(client: RegistryClient, progress: Callable[[str], None] = quiet) -> Writer:
     """The route by which ``client``'s registry keeps ids; UsageError when it offers none."""
-    try:
-        info = client.get(client.root + "/apis/registry/v3/system/info", absolute=True)
-    except (NotFound, RuntimeError, UsageError):
-        info = None
-    if isinstance(info, dict) and "apicurio" in str(info.get("name", "")).lower():
-        return ApicurioImport(client, str(info.get("version") or "3"), progress=progress)
+    version = apicurio_version(client)
+    if version is not None:
+        return ApicurioImport(client, version, progress=progress)
     try:
         mode = client.get("/mode")
     except (NotFound, RuntimeError):

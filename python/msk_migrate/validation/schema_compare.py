@@ -1,37 +1,27 @@
-"""Two resolved schemas, compared as a consumer would see them: canonical text, type, references.
+"""Two resolved schemas, compared as a consumer would see them: type, canonical text, references.
 
-Canonical text: Avro and JSON Schema are JSON documents, so they are parsed and dumped with sorted keys
-and no whitespace (a registry that re-serialises a schema — Apicurio does — still compares equal, while
-any change of a name, field, default or order of fields does not: JSON arrays keep their order).
-Protobuf is compared exactly as text (two registries that store the same ``.proto`` return the same
-text; a normaliser of Protobuf syntax is out of scope). A schema whose text does not parse as JSON is
-compared exactly too.
+The comparison is the one of ``msk-migrate schemas plan|copy|verify`` and the gate's "schemas in sync":
+:func:`msk_migrate.schemas.canonical.schema_identity` (whitespace and JSON Schema key order never count,
+Avro field order and any default do; references compared as a set of ``(name, subject, version)``), so
+``validate`` cannot call "differing" what ``schemas verify`` calls "in sync". What a reference points at is
+compared by :mod:`.schema_proof`, which resolves each referenced subject version on both registries.
 
-References: ``(name, subject, version)`` each, compared as a set; what a reference points at is compared
-by :mod:`.schema_proof`, which resolves each referenced subject version on both registries.
+Invariant: stdlib only (the validation job imports it; so is :mod:`msk_migrate.schemas.canonical`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-#: The Confluent API leaves ``schemaType`` out for Avro.
-DEFAULT_TYPE = "AVRO"
-JSON_TYPES = {"AVRO", "JSON"}
+from ..schemas.canonical import DEFAULT_TYPE, canonical_text, schema_identity
+
+__all__ = ["DEFAULT_TYPE", "Reference", "ResolvedSchema", "canonical", "differences"]
 
 Reference = tuple[str, str, int]  #: (name, subject, version)
 
-
-def canonical(schema_type: str, text: str) -> str:
-    """The text two registries must agree on (see the module's docstring)."""
-    if schema_type.upper() in JSON_TYPES:
-        try:
-            return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        except ValueError:
-            return text
-    return text
+#: The one canonical form (the name this module always exported).
+canonical = canonical_text
 
 
 @dataclass(frozen=True)
@@ -45,12 +35,8 @@ class ResolvedSchema:
     @classmethod
     def of(cls, body: dict[str, Any]) -> ResolvedSchema:
         """From the Confluent API's answer (``schema``, optional ``schemaType`` and ``references``)."""
-        schema_type = str(body.get("schemaType") or DEFAULT_TYPE).upper()
-        refs = tuple(sorted(
-            (str(r.get("name")), str(r.get("subject")), int(r.get("version") or 0))
-            for r in body.get("references") or []
-        ))
-        return cls(schema_type, canonical(schema_type, str(body.get("schema", ""))), refs)
+        refs = ((str(r.get("name")), str(r.get("subject")), int(r.get("version") or 0)) for r in body.get("references") or [])
+        return cls(*schema_identity(body.get("schemaType"), str(body.get("schema", "")), refs))
 
 
 def differences(source: ResolvedSchema, target: ResolvedSchema) -> list[str]:
