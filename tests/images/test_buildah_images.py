@@ -373,7 +373,10 @@ def test_unreachable_registry_is_one_line_exit_2(moto_ecr, tmp_path):
 
 # ---- run what was built: the Connect worker from the image, Prometheus from its image -------------
 
-def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_prometheus_image_scrapes_it(local_build, tmp_path):
+def test_the_worker_from_the_image_copies_to_a_proven_match_and_the_prometheus_image_scrapes_it(local_build, tmp_path):
+    """The runbook through `validate` with Connect from the image: the image's part is its worker (plugins, policy JAR,
+    JMX agent), which every later step uses the same way; test_rehearsal.py walks the rest with the local worker, and
+    `make rehearse WORKER=image` walks all of it with this one."""
     require("java", "install a Java 17 JDK")
     from msk_migrate.local.harness import LocalEnvironment
     from msk_migrate.rehearsal import rehearse
@@ -381,10 +384,11 @@ def test_rehearsal_with_the_worker_from_the_image_ends_in_a_match_and_the_promet
     base = tmp_path / "env"
     os.environ.pop("MSK_MIGRATE_WORKER", None)
     try:
-        res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="image")
+        res = rehearse(with_monitoring=False, validate=True, base_dir=base, worker="image", through="validate")
         assert json.loads((base / "connect" / "image.json").read_text())["image"].startswith("localhost/msk-migrate/kafka-connect:")
         failed = [s.to_dict() for s in res.steps if not s.ok]
         assert res.ok and not failed, failed or res.to_dict()
+        assert [s.name for s in res.steps][-1] == "validate", [s.name for s in res.steps]
         assert res.validation.get("verdict") == "match", res.to_dict()
         metrics_port = LocalEnvironment(base).worker_spec().metrics_port
         metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text

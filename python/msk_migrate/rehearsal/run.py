@@ -75,12 +75,20 @@ def run_step(ctx: C, name: str, fn: Callable[[C], str]) -> None:
 
 def rehearse(say: Callable[[str], None] = quiet, with_monitoring: bool = True,
              validate: bool = True, base_dir=DEFAULT_DIR, timeout: float = 300.0, worker: str = "local",
-             shape: EnvironmentShape | None = None) -> RehearsalResult:
+             shape: EnvironmentShape | None = None, through: str | None = None) -> RehearsalResult:
     """The whole runbook on local clusters. ``shape``: the clusters (:func:`msk_migrate.local.shape.make_shape`);
     None = the fast default pair, one 3.9 KRaft broker -> one 4.1 broker. ``worker="image"``: the Connect worker
     runs from the built kafka-connect image. On a secured source (SCRAM/TLS, ACLs) MirrorMaker 2 and the
     operator steps act as the MM2 user, which holds only its read-only ACLs until the rollback step grants the
-    reverse flow's (what an operator does before `rollback apply`); the demo applications are the harness admin."""
+    reverse flow's (what an operator does before `rollback apply`); the demo applications are the harness admin.
+    ``through``: the name of the last step to walk (a test of one part, such as the image's worker, stops once that
+    part is proven); None walks every step."""
+    steps_to_walk = plan(validate)
+    if through is not None:
+        names = [name for name, _ in steps_to_walk]
+        if through not in names:
+            raise ValueError(f"rehearse(through={through!r}): no such step; the steps are {', '.join(names)}")
+        steps_to_walk = steps_to_walk[:names.index(through) + 1]
     t0 = time.time()
     # Always an explicit shape: the environment is brought to it, whatever a previous run left recorded.
     shape = shape or default_shape()
@@ -91,7 +99,7 @@ def rehearse(say: Callable[[str], None] = quiet, with_monitoring: bool = True,
     ctx = RehearsalContext(env=env, migration=migration, say=say, result=RehearsalResult(status={}), timeout=timeout,
                            validate=validate)
     try:
-        for name, fn in plan(validate):
+        for name, fn in steps_to_walk:
             run_step(ctx, name, fn)
     except StepFailed:
         pass
