@@ -83,9 +83,11 @@ def cutover_check(s: MigrationSession, gate: Gate) -> list[Condition]:
                            f"active on target: {', '.join(busy)}" if busy else f"{', '.join(groups)}: no member on the target"))
 
     if gate.registries is not None:
+        from .record_ids import tail_ids
         from .schema_sync import NAME, schemas_in_sync
 
-        sync = schemas_in_sync(*gate.registries, topics)
+        # schema'd topics and their subjects from the ids their newest records carry (any subject strategy)
+        sync = schemas_in_sync(*gate.registries, topics, tail_ids(source, topics).topics, s.migration.topic_renames)
         if sync is not None:
             conds.append(Condition(NAME, sync.ok, sync.evidence))
     if gate.certificate:  # the proof of `offsets sync` (offset_translation.certificate)

@@ -173,9 +173,12 @@ def lag(s: MigrationSession, topics: list[str] | None = None, max_records: int =
     notes = [] if rows else ["no topic of the migration on the source"]
     extra: dict = {"in_sync": ok}
     if registries is not None:
+        from .record_ids import tail_ids
         from .schema_sync import NAME, schemas_in_sync
 
-        sync = schemas_in_sync(*registries, sorted({r.topic for r in rows}))
+        measured = sorted({r.topic for r in rows})
+        # schema'd topics and their subjects from the ids their newest records carry (any subject strategy)
+        sync = schemas_in_sync(*registries, measured, tail_ids(s.source, measured).topics, s.migration.topic_renames)
         if sync is not None:
             ok = ok and sync.ok
             extra["schemas_in_sync"] = sync.ok

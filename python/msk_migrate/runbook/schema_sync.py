@@ -8,19 +8,34 @@ subject of the source registry is on the target with the same id, version and sc
 references). The whole registry, not only the topics' own subjects: a record's schema may refer to others,
 and a schema registered on the source after the copy (a producer's new release) is caught whatever its subject.
 
-Which topics carry schema'd records: those with a subject of the topic-name strategy (``<topic>-value`` or
-``<topic>-key``) on the source registry. Topics written with another subject-name strategy are not detected
-here; the validation report's schema rows (which read the ids of the records themselves) cover them.
+Which topics carry schema'd records: those whose newest records carry schema ids in their keys or values
+(:func:`.record_ids.tail_ids`, the same wire format and share as ``validate``), whatever the subject name
+strategy: the subjects holding those ids on the source registry tell it (:mod:`msk_migrate.validation.subject_strategy`:
+``<topic>-key|value``, ``<record full name>``, ``<topic>-<record full name>``), and the evidence names them.
+Topics with a topic-name subject (``<topic>-value`` or ``<topic>-key``) count as schema'd too, records or not
+(an empty topic whose producers will use it), and that is all that is used when no records are given.
+
+Refused (:class:`UsageError`, exit 2, before any verdict): a part whose ids' subjects fit no strategy for its
+topic, or fit two alike, one line naming the topic, the subject and the fix; a part in Apicurio's 8-byte
+global-id format (not resolved: :func:`msk_migrate.validation.schema_proof.wide_ids_refusal`). A value id the source registry
+does not know fails the condition (the records were written with another registry); a key id does only when
+another of the part's ids resolves (keys none of whose ids resolve are raw keys starting with zero bytes).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from ..errors import UsageError
 from ..outcome import quiet
 from ..schemas.client import RegistryClient
 from ..schemas.operations import Direction, make_plan
-from ..schemas.reader import list_subjects
+from ..schemas.reader import list_subjects, schema_by_id
+from ..schemas.renames import subject_map
+from ..validation.schema_ids import PARTS, TopicIds
+from ..validation.schema_proof import wide_ids_refusal
+from ..validation.subject_strategy import CLASSES, IdSubjects, PartStrategy, classify, record_name
 
 NAME = "schemas in sync"
 #: versions named in the evidence when some are missing
@@ -34,24 +49,88 @@ class SchemaSync:
     ok: bool
     topics: list[str]
     evidence: str
+    #: per schema'd topic found from its records, each part's strategy and subjects
+    strategies: dict[str, dict[str, PartStrategy]] = field(default_factory=dict)
 
 
-def schemad_topics(source: RegistryClient, topics: list[str]) -> list[str]:
-    """The topics among ``topics`` with a topic-name-strategy subject on the ``source`` registry."""
+@dataclass
+class RecordSubjects:
+    """What the records' ids say: per topic and part the strategy, and the ids the source registry lacks."""
+
+    strategies: dict[str, dict[str, PartStrategy]] = field(default_factory=dict)
+    unknown: dict[str, list[int]] = field(default_factory=dict)  #: "topic part" -> ids
+
+
+def record_subjects(source: RegistryClient, record_ids: dict[str, TopicIds], topics: list[str]) -> RecordSubjects:
+    """The strategy of each schema'd part of ``topics`` from the subjects holding its ids on ``source``; raises
+    :class:`UsageError` when a part's strategy cannot be told (:func:`.subject_strategy.classify`)."""
+    out = RecordSubjects()
+    for topic in topics:
+        tally = record_ids.get(topic)
+        if tally is None:
+            continue
+        for part in PARTS:
+            ids = tally.part(part)
+            if not ids.schemad:
+                continue
+            if ids.apicurio_global_ids:
+                raise UsageError(source.option, wide_ids_refusal(topic, [part]))
+            held: dict[int, IdSubjects] = {}
+            missing = []
+            for i in ids.ids:
+                body = schema_by_id(source, i)
+                # soft-deleted subjects too: records written before a subject was deleted still carry its ids
+                versions = source.get_or_none(f"/schemas/ids/{i}/versions", params={"deleted": "true"})
+                if body is None or versions is None:
+                    missing.append(i)
+                    continue
+                subjects = tuple(sorted({str(v["subject"]) for v in versions if isinstance(v, dict) and "subject" in v}))
+                held[i] = IdSubjects(subjects, record_name(str(body.get("schemaType") or "AVRO").upper(), str(body.get("schema", ""))))
+            if missing and (part == "value" or held):
+                out.unknown[f"{topic} {part}"] = missing
+            if not held:
+                continue
+            found = classify(topic, part, held)
+            if found.problem is not None:
+                raise UsageError(source.option, found.problem)
+            out.strategies.setdefault(topic, {})[part] = found
+    return out
+
+
+def schemad_topics(source: RegistryClient, topics: list[str], found: RecordSubjects | None = None) -> list[str]:
+    """The topics among ``topics`` with a topic-name-strategy subject on the ``source`` registry, and (given
+    what the registry says of the ids their records carry, :func:`record_subjects`) those whose records carry ids."""
     subjects = set(list_subjects(source))
-    return [t for t in topics if f"{t}-value" in subjects or f"{t}-key" in subjects]
+    by_records = set(found.strategies) | {k.split(" ")[0] for k in found.unknown} if found is not None else set()
+    return [t for t in topics if f"{t}-value" in subjects or f"{t}-key" in subjects or t in by_records]
 
 
-def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list[str]) -> SchemaSync | None:
-    """The condition for ``topics``, or None when none of them carries schema'd records (nothing to require)."""
-    schemad = schemad_topics(source, topics)
+def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list[str],
+                    record_ids: dict[str, TopicIds] | None = None,
+                    topic_renames: Mapping[str, str] | None = None) -> SchemaSync | None:
+    """The condition for ``topics``, or None when none of them carries schema'd records (nothing to require).
+    ``record_ids``: the ids their newest records carry (:func:`.record_ids.tail_ids`); without them only
+    topic-name subjects say which topics are schema'd. ``topic_renames``: the flow's, so a renamed topic's
+    subjects are looked for under the name `schemas copy` gave them (from the target back, the other way)."""
+    found = record_subjects(source, record_ids, topics) if record_ids is not None else None
+    schemad = schemad_topics(source, topics, found)
     if not schemad:
         return None
-    plan, origin, _ = make_plan(Direction(source, target), (), quiet)
-    where = f"{', '.join(schemad)} carry schema'd records; {source.role} {source.url} -> {target.role} {target.url}: "
+    strategies = found.strategies if found is not None else {}
+    named = "; ".join(f"{t} {p}: {CLASSES[s.strategy]} ({', '.join(s.subjects[:3])})"
+                      for t, parts in strategies.items() for p, s in parts.items() if s.strategy is not None)
+    where = (f"{', '.join(schemad)} carry schema'd records{f' ({named})' if named else ''}; "
+             f"{source.role} {source.url} -> {target.role} {target.url}: ")
+    if found is not None and found.unknown:
+        what, ids = next(iter(found.unknown.items()))
+        return SchemaSync(False, schemad, where + f"{what} schema id(s) {', '.join(map(str, ids[:LISTED]))} not on the "
+                          f"{source.role} registry: the records were written with another registry (check "
+                          f"{source.option})", strategies)
+    renames = subject_map(topic_renames or {}, rollback=source.role == "target")
+    plan, origin, _ = make_plan(Direction(source, target, renames), (), quiet)
     if plan.in_sync:
         return SchemaSync(True, schemad, where + f"all {len(origin.versions)} version(s) on the {target.role} registry "
-                          "under the same id with the same schema")
+                          "under the same id with the same schema", strategies)
     missing = [f"{v.subject} v{v.version} (id {v.id})" for v in plan.to_copy[:LISTED]]
     more = f" and {len(plan.to_copy) - LISTED} more" if len(plan.to_copy) > LISTED else ""
     parts = []
@@ -64,4 +143,4 @@ def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list
     if not parts:
         parts.append(f"{len(plan.compatibility) + bool(plan.global_compatibility)} compatibility setting(s) differ "
                      f"(run `msk-migrate schemas copy --to {target.role}`)")
-    return SchemaSync(False, schemad, where + "; ".join(parts))
+    return SchemaSync(False, schemad, where + "; ".join(parts), strategies)

@@ -154,7 +154,7 @@ def execute(plan: ValidationPlan, spark: Any, say: Progress, explain_limit: int 
     if engine != "native" and req.schema_registry is not None and not req.ignore_schemas:
         from .schema_spark import spark_id_rows
 
-        say("schemas: reading the values' schema ids (Spark)")
+        say("schemas: reading the keys' and values' schema ids (Spark)")
         rows = _spark_step("source/target", lambda: spark_id_rows(lazy(), {"source": plan.source, "target": tgt_plan}))
         schema_ids = tally(rows)
     return Outcome(src_dig, tgt_dig, diffs, schema_ids)

@@ -35,14 +35,17 @@ from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
 from ..outcome import quiet
 from .copy_marks import MarkState, came_from, strip_mark
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
-from .schema_ids import HEADER_BYTES, count_ids, ids_of
+from .schema_ids import HEADER_BYTES, WIDE_BYTES, ZERO_ID, count_ids, ids_of
 
 if TYPE_CHECKING:
     from .reading import ReadPlan
 
 TP = tuple[str, int]
-#: One read range's schema ids (:mod:`.schema_ids`): ``(side, topic, non-null values, {id: records})``.
-IdRow = tuple[str, str, int, dict[int, int]]
+#: One read range's schema ids (:mod:`.schema_ids`): ``(side, topic, non-null values, {id: records})`` for its
+#: values, and the same with a fifth field ``"key"`` for its keys (:func:`.schema_ids.tally`).
+IdRow = tuple[Any, ...]
+#: One task's read: its digest and the schema ids of its values and of its keys (raw id bytes -> records).
+Result = tuple["Task", Digest, dict[bytes, int], dict[bytes, int]]
 #: Below this many records in all ranges the pass runs in this process (a spawned worker costs ≈ 0.3 s).
 IN_PROCESS_BELOW = 200_000
 MAX_WORKERS = 8
@@ -102,7 +105,7 @@ class Task:
 class _Acc:
     """Running aggregates of one task (exact integers; folded into a Digest at the end)."""
 
-    __slots__ = ("done", "fast", "fp", "fps", "ids", "marks", "max_ts", "min_ts", "n", "null_keys", "order", "ranks",
+    __slots__ = ("done", "fast", "fp", "fps", "ids", "key_ids", "marks", "max_ts", "min_ts", "n", "null_keys", "order", "ranks",
                  "sums", "task", "tombstones", "tss", "units")
 
     def __init__(self, task: Task, detail: bool):
@@ -124,8 +127,9 @@ class _Acc:
         self.ranks: list[int] | None = [0, 0] if task.two_origin else None
         self.fps: list[int] = []
         self.tss: list[int] = []
-        #: Schema ids of the compared values (raw id bytes -> records; :func:`.schema_ids.count_ids`).
+        #: Schema ids of the compared values and keys (raw id bytes -> records; :func:`.schema_ids.count_ids`).
         self.ids: dict[bytes, int] = {}
+        self.key_ids: dict[bytes, int] = {}
 
     def fold(self) -> None:
         """Add the pending fast-path records: ``order += Σ fp_i · (n + i)`` in offset order."""
@@ -182,6 +186,7 @@ class _Acc:
         self.null_keys += key_null
         self.tombstones += value_null
         count_ids(self.ids, value)
+        count_ids(self.key_ids, key)
         if self.sums is not None:
             for name, h in field_hashes(key, value, headers, ts_used).items():
                 self.sums[name] += h
@@ -242,9 +247,9 @@ def portable(conf: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_level: str,
-              verbose: bool = False, stall_seconds: float = STALL_SECONDS) -> list[tuple[Task, Digest, dict[bytes, int]]]:
+              verbose: bool = False, stall_seconds: float = STALL_SECONDS) -> list[Result]:
     """Read ``tasks`` (all of one cluster) with one consumer; per task a Digest and the schema ids of the
-    compared values (raw id bytes -> records)."""
+    compared values and keys (raw id bytes -> records)."""
     if not tasks:
         return []
     side = tasks[0].side
@@ -263,6 +268,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
     add_fp: Callable[[int], None]
     add_ts: Callable[[int], None]
     ids: dict[bytes, int]
+    key_ids: dict[bytes, int]
 
     def finish(acc: _Acc) -> None:
         nonlocal live
@@ -311,7 +317,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                         else:
                             t = acc.task
                             end, last_off, lo, hi, no_ts, fast = t.end, t.end - 1, t.lo, t.hi, t.no_ts, acc.fast
-                            add_fp, add_ts, ids = acc.fps.append, acc.tss.append, acc.ids
+                            add_fp, add_ts, ids, key_ids = acc.fps.append, acc.tss.append, acc.ids, acc.key_ids
                 if acc is None:
                     continue
                 off = m.offset()
@@ -325,11 +331,16 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                         key, value = m.key(), m.value()
                         if key is None:
                             acc.null_keys += 1
+                        elif len(key) >= HEADER_BYTES and key[0] == 0:  # count_ids, inlined
+                            k = key[1:HEADER_BYTES]
+                            if k != ZERO_ID or len(key) >= WIDE_BYTES:
+                                key_ids[k] = key_ids.get(k, 0) + 1
                         if value is None:
                             acc.tombstones += 1
                         elif len(value) >= HEADER_BYTES and value[0] == 0:  # count_ids, inlined
                             k = value[1:HEADER_BYTES]
-                            ids[k] = ids.get(k, 0) + 1
+                            if k != ZERO_ID or len(value) >= WIDE_BYTES:
+                                ids[k] = ids.get(k, 0) + 1
                         add_fp(fingerprint(key, value, m.headers(), 0 if no_ts else ts))
                         add_ts(ts)
                     else:
@@ -346,7 +357,7 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                 reported = now
     finally:
         consumer.close()
-    return [(a.task, a.digest(), a.ids) for a in accs.values()]
+    return [(a.task, a.digest(), a.ids, a.key_ids) for a in accs.values()]
 
 
 #: In a worker process: the parent's shared count of offsets read (progress), set by :func:`_init_worker`.
@@ -376,8 +387,8 @@ def _init_worker(counter: Any) -> None:
 
 
 def _run_bin(confs: dict[str, dict[str, Any]], tasks: list[Task], detail: bool, isolation_level: str,
-             verbose: bool) -> list[tuple[Task, Digest, dict[bytes, int]]]:
-    out: list[tuple[Task, Digest, dict[bytes, int]]] = []
+             verbose: bool) -> list[Result]:
+    out: list[Result] = []
     for side in sorted({t.side for t in tasks}):
         out += read_side(confs[side], [t for t in tasks if t.side == side], detail, isolation_level, verbose)
     return out
@@ -480,8 +491,9 @@ def native_checksum(
                     shown = read
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    for task, digest, raw_ids in results:
+    for task, digest, raw_ids, raw_key_ids in results:
         out[task.side][(task.topic, task.partition)] = digest
         if id_rows is not None:
             id_rows.append((task.side, task.topic, digest.count - digest.tombstones, ids_of(raw_ids)))
+            id_rows.append((task.side, task.topic, digest.count - digest.null_keys, ids_of(raw_key_ids), "key"))
     return out

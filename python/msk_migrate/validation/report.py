@@ -254,9 +254,12 @@ class Report:
         if self.verdict == "mismatch":
             why = f"{s['topics_mismatched']} topic(s) differ, {s['partitions_mismatched']} partition(s)"
             bad = [f"{t.topic}: " + ", ".join(str(p.schema_id) for p in t.schemas.failing[:5])
-                   for t in self.topics if t.schemas is not None and t.schemas.status == "mismatch"]
+                   for t in self.topics if t.schemas is not None and t.schemas.status == "mismatch" and t.schemas.failing]
             if bad:
                 why += "; schema id(s) not resolving identically on both registries: " + "; ".join(bad)
+            untold = [p for t in self.topics if t.schemas is not None for p in t.schemas.strategy_problems]
+            if untold:  # a subject name strategy that cannot be told (schema_proof.SchemaRow.strategy_problems)
+                why += f"; {untold[0]}" + (f" (and {len(untold) - 1} more)" if len(untold) > 1 else "")
             return why
         if self.verdict == SCHEMAS_NOT_CHECKED:
             unproven = next(t for t in self.topics if t.status == SCHEMAS_NOT_CHECKED)

@@ -2,19 +2,26 @@
 
 Wire format (Confluent, also written by Apicurio's, Karapace's and Redpanda's Confluent-compatible
 serializers): byte 0 is the magic byte ``0x00``, bytes 1–4 the schema id as a big-endian unsigned
-integer, then the payload (Avro binary; Protobuf message indexes then the message; JSON text). Only a
-record's **value** is read; keys are compared as bytes only.
+integer, then the payload (Avro binary; Protobuf message indexes then the message; JSON text). Both
+parts of a record are read: the **key** and the **value** (a serializer is configured per part, so each
+part is tallied apart: :class:`PartIds`).
 
-Other formats are not decoded, and never failed for being other formats: a value that does not start
-with ``0x00`` or is shorter than five bytes counts as "not schema'd" and is compared as bytes, like
-every record. Apicurio's own default format (magic byte, then an 8-byte global id) starts with the same
-magic byte and cannot be told apart from the Confluent format by its bytes: it is not supported (its
-first four id bytes would read as id 0 for any id below 2^32, which no registry assigns).
+Other formats are not decoded, and never failed for being other formats: bytes that do not start
+with ``0x00`` or are shorter than five bytes count as "not schema'd" and are compared as bytes, like
+every record. Id 0, which no registry assigns, is read only from bytes long enough for Apicurio's own
+format (:data:`WIDE_BYTES`: magic byte, then an 8-byte big-endian global id, then the payload); shorter bytes
+with id 0 (a big-endian long below 2^32, the commonest raw key) are not schema'd. A schema'd part whose ids
+all read as 0 is **Apicurio's 8-byte format** (:attr:`PartIds.apicurio_global_ids`: every global id below
+2^32 has four zero bytes first): recognised and refused by name (:mod:`.schema_proof`), not resolved.
 
-A topic is **schema'd** when at least half of its non-null values in the window are in the wire format.
-Below that, values starting with ``0x00`` are taken to be raw data that happens to start with a zero byte
-(random bytes do so once in 256): their ids are still resolved when registries are given, but an id
+A part of a topic is **schema'd** when at least half of its non-null bytes in the window are in the wire
+format; a topic is schema'd when its keys or its values are. Below that, bytes starting with ``0x00`` are
+taken to be raw data that happens to start with a zero byte (random bytes do so once in 256; a big-endian
+long key below 2^56 always does): their ids are still resolved when registries are given, but an id
 neither registry knows is not held against the topic (see :mod:`.schema_proof`).
+
+Invariant: ``TopicIds.source``/``.target`` are the **value** tallies (the report's existing fields);
+``TopicIds.key`` holds the keys'; ``TopicIds.ids`` is every id of either part.
 """
 
 from __future__ import annotations
@@ -24,25 +31,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAGIC = 0
+#: The two parts of a record a serializer writes, each with its own subject.
+PARTS = ("key", "value")
 #: Magic byte + 4-byte id.
 HEADER_BYTES = 5
+#: Magic byte + Apicurio's 8-byte global id.
+WIDE_BYTES = 9
+#: The first four id bytes of every Apicurio global id below 2^32, and a Confluent id no registry assigns.
+ZERO_ID = b"\x00\x00\x00\x00"
 #: A topic is schema'd when wire-format values are at least this share of its non-null values.
 SCHEMAD_SHARE = 0.5
 
 
 def wire_id(value: bytes | None) -> int | None:
-    """The schema id of a Confluent wire-format value; None for a tombstone or any other format."""
+    """The schema id of a Confluent wire-format key or value; None for a null or any other format."""
     if value is None or len(value) < HEADER_BYTES or value[0] != MAGIC:
+        return None
+    if len(value) < WIDE_BYTES and value[1:HEADER_BYTES] == ZERO_ID:
         return None
     return int.from_bytes(value[1:HEADER_BYTES], "big")
 
 
 def count_ids(counts: dict[bytes, int], value: bytes | None) -> None:
-    """Add one value to ``counts`` (raw id bytes -> records): the per-record step of the read loops,
+    """Add one key or value to ``counts`` (raw id bytes -> records): the per-record step of the read loops,
     kept to a slice and a dict update (ids are converted once, in :func:`ids_of`)."""
     if value is not None and len(value) >= HEADER_BYTES and value[0] == MAGIC:
         k = value[1:HEADER_BYTES]
-        counts[k] = counts.get(k, 0) + 1
+        if k != ZERO_ID or len(value) >= WIDE_BYTES:
+            counts[k] = counts.get(k, 0) + 1
 
 
 def ids_of(counts: Mapping[bytes, int]) -> dict[int, int]:
@@ -80,8 +96,8 @@ class IdTally:
 
 
 @dataclass
-class TopicIds:
-    """Both sides of one topic."""
+class PartIds:
+    """One part (key or value) of one topic, both sides."""
 
     source: IdTally = field(default_factory=IdTally)
     target: IdTally = field(default_factory=IdTally)
@@ -93,14 +109,55 @@ class TopicIds:
 
     @property
     def schemad(self) -> bool:
-        """At least half of the non-null values (of the side with more of them) are in the wire format."""
+        """At least half of the non-null bytes (of the side with more of them) are in the wire format."""
         side = max((self.source, self.target), key=lambda t: t.values)
         return side.wire_format > 0 and side.wire_format >= SCHEMAD_SHARE * side.values
 
+    @property
+    def apicurio_global_ids(self) -> bool:
+        """Schema'd, and every id reads as 0: Apicurio's 8-byte global-id format (see the module's docstring)."""
+        return self.schemad and self.ids == [0]
 
-def tally(rows: Iterable[tuple[str, str, int, Mapping[int, int]]]) -> dict[str, TopicIds]:
-    """``(side, topic, non-null values, {id: records})`` rows (one per partition read) as per-topic tallies."""
+    def records(self, schema_id: int) -> dict[str, int]:
+        return {"source": self.source.ids.get(schema_id, 0), "target": self.target.ids.get(schema_id, 0)}
+
+
+@dataclass
+class TopicIds(PartIds):
+    """Both parts of one topic: the values' tallies are ``source``/``target`` (as before keys were read),
+    the keys' are ``key``."""
+
+    key: PartIds = field(default_factory=PartIds)
+
+    @property
+    def value(self) -> PartIds:
+        """The values' part (the same tallies as ``source``/``target``)."""
+        return PartIds(self.source, self.target)
+
+    def part(self, name: str) -> PartIds:
+        return self.key if name == "key" else self.value
+
+    @property
+    def ids(self) -> list[int]:
+        """Every id seen in either part on either side, ascending."""
+        return sorted(set(self.value.ids) | set(self.key.ids))
+
+    @property
+    def schemad(self) -> bool:
+        """The values or the keys are schema'd."""
+        return self.value.schemad or self.key.schemad
+
+    def parts_of(self, schema_id: int) -> list[str]:
+        """The parts whose bytes carry ``schema_id``."""
+        return [p for p in PARTS if schema_id in self.part(p).source.ids or schema_id in self.part(p).target.ids]
+
+
+def tally(rows: Iterable[tuple[Any, ...]]) -> dict[str, TopicIds]:
+    """``(side, topic, non-null values, {id: records})`` rows (one per partition read), or the same with a
+    fifth field, the part (``"key"``; four fields are values), as per-topic tallies."""
     out: dict[str, TopicIds] = {}
-    for side, topic, values, ids in rows:
-        getattr(out.setdefault(topic, TopicIds()), side).add(values, ids)
+    for row in rows:
+        side, topic, values, ids = row[:4]
+        part = row[4] if len(row) > 4 else "value"
+        getattr(out.setdefault(topic, TopicIds()).part(part), side).add(values, ids)
     return out

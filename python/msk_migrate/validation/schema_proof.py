@@ -18,12 +18,27 @@ An id is ``identical``, ``differing``, ``missing_on_target``, ``missing_on_sourc
   the registries given are not the ones its records were written with); the run's verdict is a mismatch;
 * ``not-checked``: the topic is schema'd but no registries were given — a non-match verdict
   (``schemas-not-checked``, exit 1) unless the run opted out (``ignore_schemas``: ``skipped``);
-* ``not-schemad``: no value in the wire format (or only raw-looking ones and no registries): bytes only.
+* ``not-schemad``: no key or value in the wire format (or only raw-looking ones and no registries): bytes only.
+
+Keys and values are read apart (:class:`.schema_ids.PartIds`): an id is proven once whichever part carries it,
+and each schema'd part's **subject name strategy** is told from the subjects that hold its ids
+(``GET /schemas/ids/{id}/versions`` on the source registry; :mod:`.subject_strategy`). A part whose strategy
+cannot be told is a named problem of the row (status ``mismatch``), never a pass; so is a subject the source
+holds an id under that the target does not hold it under.
+
+A schema'd part whose ids all read as 0 carries **Apicurio's 8-byte global ids** (:mod:`.schema_ids`): they are
+refused by name, not resolved (the Confluent API this module speaks has no global ids): the row is
+``not-checked`` with the line :func:`wide_ids_refusal` (the run's verdict ``schemas-not-checked``, exit 1) unless
+another id of the topic fails (``mismatch``).
+
+In a part that is not schema'd an id neither registry knows is taken for raw bytes; in the **keys** that holds
+too while none of the part's ids resolves on either registry (big-endian long keys start with zero bytes).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import urllib.error
@@ -35,7 +50,8 @@ from typing import Any
 
 from ..errors import UnreachableError
 from .schema_compare import Reference, ResolvedSchema, differences
-from .schema_ids import IdTally, TopicIds
+from .schema_ids import PARTS, IdTally, TopicIds
+from .subject_strategy import IdSubjects, PartStrategy, classify, record_name
 
 IDENTICAL = "identical"
 DIFFERING = "differing"
@@ -59,7 +75,7 @@ class RegistryClient:
 
     def __init__(self, side: str, url: str, timeout: float = TIMEOUT_SECONDS):
         self.side, self.url, self.timeout = side, url.rstrip("/"), timeout
-        self._cache: dict[str, dict[str, Any] | None] = {}
+        self._cache: dict[str, Any] = {}
         self.requests = 0
         self._headers = {"Accept": "application/vnd.schemaregistry.v1+json, application/json"}
         # basic auth from the same variables as `msk-migrate schemas` (never from the URL, never logged)
@@ -73,14 +89,14 @@ class RegistryClient:
 
         self._ssl = env_tls(side).ssl_context() if url.startswith("https:") else None
 
-    def _get(self, path: str) -> dict[str, Any] | None:
+    def _get(self, path: str) -> Any:
         if path in self._cache:
             return self._cache[path]
         req = urllib.request.Request(self.url + path, headers=self._headers)
         self.requests += 1
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as resp:
-                body: dict[str, Any] | None = json.loads(resp.read())
+                body: Any = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
                 raise UnreachableError(f"{self.side} schema registry {self.url}: credentials refused (HTTP {exc.code}); set "
@@ -99,6 +115,14 @@ class RegistryClient:
         """The schema registered under ``schema_id``; None when the registry does not know it."""
         body = self._get(f"/schemas/ids/{schema_id}")
         return None if body is None else ResolvedSchema.of(body)
+
+    def subjects(self, schema_id: int) -> tuple[str, ...] | None:
+        """The subjects holding ``schema_id`` (``GET /schemas/ids/{id}/versions``), soft-deleted ones included (records
+        written before a subject was deleted still carry its ids); None when the id is unknown."""
+        body = self._get(f"/schemas/ids/{schema_id}/versions?deleted=true")
+        if body is None:
+            return None
+        return tuple(sorted({str(v["subject"]) for v in body if isinstance(v, dict) and "subject" in v}))
 
     def version(self, subject: str, version: int) -> ResolvedSchema | None:
         body = self._get(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/{version}")
@@ -122,10 +146,10 @@ class IdProof:
     differences: list[str] = field(default_factory=list)
 
     def to_dict(self, tally: TopicIds) -> dict[str, Any]:
+        by_part = {p: tally.part(p).records(self.schema_id) for p in tally.parts_of(self.schema_id)}
         return {"id": self.schema_id, "status": self.status, "schema_type": self.schema_type,
-                "records": {"source": tally.source.ids.get(self.schema_id, 0),
-                            "target": tally.target.ids.get(self.schema_id, 0)},
-                "differences": self.differences}
+                "records": {side: sum(r[side] for r in by_part.values()) for side in ("source", "target")},
+                "differences": self.differences, "parts": list(by_part), "records_by_part": by_part}
 
 
 class Prover:
@@ -134,6 +158,29 @@ class Prover:
     def __init__(self, source: RegistryClient, target: RegistryClient):
         self.source, self.target = source, target
         self._proofs: dict[int, IdProof] = {}
+
+    def strategy(self, topic: str, part: str, ids: list[int]) -> PartStrategy:
+        """The subject name strategy of ``topic``'s ``part`` from the subjects holding ``ids`` on the source (on
+        the target for an id the source does not know), and that the target holds each id under those subjects."""
+        held: dict[int, IdSubjects] = {}
+        for i in ids:
+            known = self.source.schema(i) or self.target.schema(i)
+            subjects = self.source.subjects(i) if self.source.schema(i) else self.target.subjects(i)
+            if known is not None and subjects is not None:
+                held[i] = IdSubjects(subjects, record_name(known.schema_type, known.text))
+        found = classify(topic, part, held)
+        if found.strategy is None:
+            return found
+        for i in sorted(held):
+            used = [s for s in held[i].subjects if s in found.subjects]
+            on_target = self.target.subjects(i) or ()
+            lost = [s for s in used if s not in on_target]
+            if lost and self.target.schema(i) is not None:
+                return PartStrategy(found.strategy, found.subjects, (
+                    f"topic {topic}: {part} schema id {i} is under subject {lost[0]} on the source but not on the target "
+                    f"(the target holds it under {', '.join(on_target) or 'no subject'}): run `msk-migrate schemas copy "
+                    "--to target`"))
+        return found
 
     def prove(self, schema_id: int) -> IdProof:
         if schema_id not in self._proofs:
@@ -183,24 +230,49 @@ class SchemaRow:
     tally: TopicIds
     proofs: list[IdProof] = field(default_factory=list)
     reason: str | None = None
+    #: The subject name strategy of each part whose ids were resolved (:mod:`.subject_strategy`).
+    strategies: dict[str, PartStrategy] = field(default_factory=dict)
 
     def _ids(self, *statuses: str) -> list[int]:
         return [p.schema_id for p in self.proofs if p.status in statuses]
 
+    def _held_against(self) -> set[int]:
+        """The ids whose being missing on both registries fails the row: those of a schema'd part, except in
+        keys none of whose ids resolves anywhere (raw keys that start with zero bytes, e.g. big-endian longs)."""
+        out: set[int] = set()
+        resolved = {p.schema_id for p in self.proofs if p.status != MISSING_ON_BOTH}
+        for name in PARTS:
+            part = self.tally.part(name)
+            if part.schemad and (name == "value" or resolved & set(part.ids)):
+                out |= set(part.ids)
+        return out
+
     @property
     def failing(self) -> list[IdProof]:
         """The ids that make the row a mismatch."""
-        bad = {DIFFERING, MISSING_ON_TARGET, MISSING_ON_SOURCE} | ({MISSING_ON_BOTH} if self.schemad else set())
-        return [p for p in self.proofs if p.status in bad]
+        held = self._held_against()
+        return [p for p in self.proofs if p.status in (DIFFERING, MISSING_ON_TARGET, MISSING_ON_SOURCE)
+                or (p.status == MISSING_ON_BOTH and p.schema_id in held)]
+
+    @property
+    def strategy_problems(self) -> list[str]:
+        return [s.problem for s in self.strategies.values() if s.problem]
 
     def problems(self) -> list[str]:
-        """One sentence per failing id (the first few), or why the schemas were not checked."""
+        """One sentence per failing id (the first few) and per part whose subject strategy cannot be told, or
+        why the schemas were not checked."""
         if self.status == "not-checked":
             return [self.reason or "schemas not checked"]
         out = [f"schema id {p.schema_id} {p.status.replace('_', ' ')}: {'; '.join(p.differences)}" for p in self.failing[:5]]
         if len(self.failing) > 5:
             out.append(f"... and {len(self.failing) - 5} more schema id(s) that do not resolve identically")
-        return out
+        return out + self.strategy_problems
+
+    def _part(self, name: str) -> dict[str, Any]:
+        part = self.tally.part(name)
+        found = self.strategies.get(name)
+        return {"schemad": part.schemad, "ids_seen": len(part.ids), "source": part.source.to_dict(),
+                "target": part.target.to_dict(), **(found or PartStrategy(None)).to_dict()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -213,18 +285,30 @@ class SchemaRow:
             "missing_on_target": self._ids(MISSING_ON_TARGET),
             "missing_on_source": self._ids(MISSING_ON_SOURCE),
             "missing_on_both": self._ids(MISSING_ON_BOTH),
-            "unresolved_as_raw": 0 if self.schemad else len(self._ids(MISSING_ON_BOTH)),
+            "unresolved_as_raw": len(set(self._ids(MISSING_ON_BOTH)) - self._held_against()),
             "source": self.tally.source.to_dict(),
             "target": self.tally.target.to_dict(),
             "ids": [p.to_dict(self.tally) for p in self.proofs[:LISTED_IDS]],
             "ids_listed": min(len(self.proofs), LISTED_IDS),
+            "parts": {p: self._part(p) for p in PARTS},
         }
 
 
-def schema_row(tally: TopicIds | None, prove: Callable[[int], IdProof] | None, ignore: bool) -> SchemaRow:
+def wide_ids_refusal(topic: str, parts: list[str]) -> str:
+    """The line naming a topic whose ``parts`` carry Apicurio's 8-byte global ids, with the fix."""
+    what = " and ".join(f"{p}s" for p in parts)
+    return (f"topic {topic}: {what} carry Apicurio 8-byte global ids (magic byte, then an 8-byte id), which are not "
+            "resolved: have the producers' Apicurio serdes write the Confluent format (a 4-byte id handler, e.g. "
+            "apicurio.registry.as-confluent=true), or opt out with --ignore-schemas (the bytes are still compared)")
+
+
+def schema_row(tally: TopicIds | None, prove: Callable[[int], IdProof] | None, ignore: bool,
+               strategy: Callable[[str, list[int]], PartStrategy] | None = None, topic: str = "") -> SchemaRow:
     """The row of one topic from its tally. ``prove``: an id's proof (:meth:`Prover.prove`), None when no
     registries were given; ``ignore``: the run opted out of the schema check (a schema'd topic is then
-    ``skipped``, not ``not-checked``)."""
+    ``skipped``, not ``not-checked``); ``strategy``: a part's subject name strategy from its ids (part, ids;
+    :meth:`Prover.strategy` for the topic), asked for each schema'd part with an id a registry knows (a part that
+    is not schema'd is raw bytes whose first bytes may read as any id); ``topic`` names it in a refusal."""
     tally = tally or TopicIds(IdTally(), IdTally())
     schemad = tally.schemad
     if not tally.ids:
@@ -232,16 +316,30 @@ def schema_row(tally: TopicIds | None, prove: Callable[[int], IdProof] | None, i
     if prove is None:
         if not schemad:
             return SchemaRow("not-schemad", False, tally,
-                             reason="fewer than half of the values start with the wire format's magic byte: bytes only")
+                             reason="fewer than half of the keys and of the values start with the wire format's magic "
+                                    "byte: bytes only")
         if ignore:
             return SchemaRow("skipped", True, tally, reason="schema check skipped (--ignore-schemas)")
         n = tally.source.wire_format or tally.target.wire_format
+        n_keys = tally.key.source.wire_format or tally.key.target.wire_format
+        carry = f"{n:,} value(s)" + (f" and {n_keys:,} key(s)" if n_keys else "") if n else f"{n_keys:,} key(s)"
         return SchemaRow("not-checked", True, tally, reason=(
-            f"schemas not checked: {n:,} record(s) carry {len(tally.ids)} schema id(s) but no schema registries "
+            f"schemas not checked: {carry} carry {len(tally.ids)} schema id(s) but no schema registries "
             "were given (set schema_registry: {source: URL, target: URL}, or opt out with --ignore-schemas)"))
-    row = SchemaRow("match", schemad, tally, [prove(i) for i in tally.ids])
-    if row.failing:
+    wide = [p for p in PARTS if tally.part(p).apicurio_global_ids]
+    narrow = {i for p in PARTS if p not in wide for i in tally.part(p).ids}
+    row = SchemaRow("match", schemad, tally, [prove(i) for i in tally.ids if i in narrow])
+    known = {p.schema_id for p in row.proofs if p.status != MISSING_ON_BOTH}
+    if strategy is not None:
+        for name in PARTS:
+            ids = [i for i in tally.part(name).ids if i in known]
+            if ids and tally.part(name).schemad and name not in wide:
+                row.strategies[name] = strategy(name, ids)
+    if row.failing or row.strategy_problems:
         row.status = "mismatch"
+    elif wide:
+        row.status = "not-checked"
+        row.reason = wide_ids_refusal(topic, wide)
     elif not schemad and not row._ids(IDENTICAL, DIFFERING):
         row.status = "not-schemad"
         row.reason = "values starting with a zero byte carry ids neither registry knows: taken for raw bytes"
@@ -251,7 +349,7 @@ def schema_row(tally: TopicIds | None, prove: Callable[[int], IdProof] | None, i
 def schema_rows(tallies: dict[str, TopicIds], topics: list[str], registries: dict[str, str] | None,
                 ignore: bool) -> dict[str, SchemaRow]:
     """A row per topic. ``registries``: Confluent-API base URLs per side (source, target), or None."""
-    prover = None
-    if registries and not ignore:
-        prover = Prover(RegistryClient("source", registries["source"]), RegistryClient("target", registries["target"]))
-    return {t: schema_row(tallies.get(t), prover.prove if prover else None, ignore) for t in topics}
+    if not registries or ignore:
+        return {t: schema_row(tallies.get(t), None, ignore) for t in topics}
+    prover = Prover(RegistryClient("source", registries["source"]), RegistryClient("target", registries["target"]))
+    return {t: schema_row(tallies.get(t), prover.prove, ignore, functools.partial(prover.strategy, t), t) for t in topics}
