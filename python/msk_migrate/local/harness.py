@@ -33,9 +33,10 @@ from .classpath import classpath
 from .cluster import ClusterOps
 from .endpoints import cluster_endpoint, read_secrets, worker_secret_env, write_secrets
 from .layout import RegistryPorts, broker_name, plan_layout, registry_name
-from .procs import ProcRecord, stop
+from .procs import ProcRecord, kill, stop
 from .reshape import apply_shape
 from .scram import ADMIN_USER
+from .settings import LocalSettings
 from .shape import PEER, EnvironmentShape, default_shape
 from .state import FlowWorker, LocalState, StateFile, flow_worker_name
 from .status import describe_status
@@ -87,7 +88,7 @@ class LocalEnvironment:
         self.exactly_once = exactly_once
         self.worker_settings = dict(worker_settings or {})
         self.flow_partitions = flow_partitions
-        self.broker_heap = broker_heap or os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or None
+        self.broker_heap = broker_heap or LocalSettings.from_env().broker_heap
         self.with_monitoring = with_monitoring
         self.with_connect = with_connect
         self.with_schema_registry = with_schema_registry
@@ -406,18 +407,25 @@ class LocalEnvironment:
 
     def down(self, wipe: bool = False) -> list[str]:
         """Stop what ``up`` started: workers, then brokers, Prometheus, ZooKeepers. ``wipe`` also deletes
-        the data directory."""
+        the data directory, so the brokers and ZooKeepers, whose data goes with it, are killed at once rather
+        than shut down in turn (the workers, registries and Prometheus still get SIGTERM: a worker from the
+        image stops its container on it)."""
         state = self.state()
         workers = sorted((n for n in state.procs if n == "connect" or n.startswith("connect-")), reverse=True)
         brokers = sorted((n for n in state.procs if "-broker" in n), reverse=True)
         rest = [n for n in state.procs if n not in workers and n not in brokers and not n.endswith("-zookeeper")]
         zks = [n for n in state.procs if n.endswith("-zookeeper")]
         stopped = []
+        killed: list[ProcRecord] = []
         for name in workers + brokers + rest + zks:
             rec = state.procs.pop(name)
             if rec.alive():
-                stop(rec)
+                if wipe and (name in brokers or name in zks):
+                    killed.append(rec)
+                else:
+                    stop(rec)
                 stopped.append(name)
+        kill(killed)
         state.registries = {}  # in-memory registries: nothing of them outlives their process
         if self.store.exists():
             self.store.save(state)

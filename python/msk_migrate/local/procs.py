@@ -97,6 +97,23 @@ def stop(rec: ProcRecord, timeout: float = 20.0) -> None:
         time.sleep(0.1)
 
 
+def kill(recs: list[ProcRecord]) -> None:
+    """SIGKILL each process group of ``recs`` at once and reap them: for processes whose data is discarded
+    right after (``local down --wipe``), where a graceful shutdown only waits (a broker's controlled shutdown
+    while its peers go down too retries until its timeout)."""
+    live = [r for r in recs if r.alive()]
+    for rec in live:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(rec.pid, signal.SIGKILL)
+    for _ in range(50):
+        for rec in live:
+            _reap(rec.pid)
+        live = [r for r in live if r.alive()]
+        if not live:
+            return
+        time.sleep(0.1)
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
