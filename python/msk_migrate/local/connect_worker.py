@@ -16,6 +16,7 @@ from ..kafka.names import CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS,
 from ..paths import CONNECT_ENTRYPOINT, JMX_EXPORTER_RULES
 from .classpath import classpath, jar_in
 from .procs import ProcRecord, free_port, launch, wait_ready
+from .settings import LocalSettings
 
 MIRROR_CLASSES = {SOURCE_CONNECTOR_CLASS, CHECKPOINT_CONNECTOR_CLASS, HEARTBEAT_CONNECTOR_CLASS}
 
@@ -90,8 +91,9 @@ def start_connect_worker(
     None = as the operator's shell says (MSK_MIGRATE_WORKER=image, for `msk-migrate local up`).
     ``others``: more clusters the worker pins beside ``source`` and ``target`` (the harness's peer).
     """
+    switches = LocalSettings.from_env()
     if from_image is None:
-        from_image = os.environ.get("MSK_MIGRATE_WORKER") == "image"
+        from_image = switches.worker_from_image
     # In the image the worker writes its config under the image's own writable dir (IMAGE_CONFIG_DIR).
     env = (worker_environment(target, worker, source, rest=rest, migration=migration, others=others) if from_image
            else worker_environment(target, worker, source, rest=rest, config_dir=str(data_dir / "config"),
@@ -112,7 +114,7 @@ def start_connect_worker(
             "CONNECT_CLASSPATH": cp,
             "CONNECT_METRICS_BIND_HOST": "127.0.0.1",
             "JMX_AGENT_JAR": jar_in(cp, "jmx_prometheus_javaagent"),
-            "JMX_EXPORTER_CONFIG": os.environ.get("MSK_MIGRATE_JMX_RULES", str(JMX_EXPORTER_RULES)),
+            "JMX_EXPORTER_CONFIG": switches.jmx_rules if switches.jmx_rules is not None else str(JMX_EXPORTER_RULES),
             **(secret_env or {}),
             **(extra_env or {}),
         }

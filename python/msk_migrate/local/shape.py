@@ -9,13 +9,13 @@ third hop of a forwarding chain. Its role name is ``peer``; its MM2 alias is ``p
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from .. import versions
 from ..errors import UsageError
+from .settings import LocalSettings
 
 Security = Literal["plaintext", "scram-tls"]
 #: What a broker JVM costs beyond its heap (metaspace, threads, direct buffers, page tables), measured on the
@@ -29,7 +29,7 @@ DEFAULT_HEAP = "384m"
 def default_heap() -> str:
     """Broker heap of the harness unless --broker-heap says otherwise: MSK_MIGRATE_LOCAL_BROKER_HEAP sizes
     it for scale runs (e.g. 2g at 10,000 partitions) without editing code, else :data:`DEFAULT_HEAP`."""
-    return os.environ.get("MSK_MIGRATE_LOCAL_BROKER_HEAP") or DEFAULT_HEAP
+    return LocalSettings.from_env().broker_heap or DEFAULT_HEAP
 
 
 def source_versions() -> dict[str, str]:

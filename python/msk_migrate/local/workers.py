@@ -8,7 +8,6 @@ variables of its own process, as an ECS task gets them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,13 +17,10 @@ from ..config.migration import MigrationSpec, WorkerSpec
 from .connect_worker import LOCAL_WORKER_HEAP, local_worker_spec, start_connect_worker, wait_connect_ready
 from .endpoints import cluster_endpoint, read_secrets, worker_secret_env
 from .procs import ProcRecord
+from .settings import LocalSettings
 from .shape import PEER
 from .state import LocalState
 from .status import worker_name
-
-#: The flow's partitions, when known before ``local up`` (e.g. ``MSK_MIGRATE_LOCAL_FLOW_PARTITIONS=3000``): the
-#: workers planned anew get the heap the memory model gives them (:func:`sized_heap`).
-FLOW_PARTITIONS_ENV = "MSK_MIGRATE_LOCAL_FLOW_PARTITIONS"
 
 
 def sized_heap(partitions: int, workers: int, source_brokers: int, exactly_once: bool = False,
@@ -45,10 +41,11 @@ def plan_workers(state: LocalState, count: int, settings: dict[str, Any], exactl
     when known, else the local worker's default."""
     update = {"replication_factor": state.side("target").replication_factor,
               **{k: v for k, v in settings.items() if k != "group_id"}}
-    if partitions is None and os.environ.get(FLOW_PARTITIONS_ENV, "").strip().isdigit():
-        partitions = int(os.environ[FLOW_PARTITIONS_ENV])
-    if "heap" not in update and os.environ.get("MSK_MIGRATE_LOCAL_WORKER_HEAP"):
-        update["heap"] = os.environ["MSK_MIGRATE_LOCAL_WORKER_HEAP"]
+    switches = LocalSettings.from_env()
+    if partitions is None and switches.flow_partitions is not None:
+        partitions = switches.flow_partitions
+    if "heap" not in update and switches.worker_heap:
+        update["heap"] = switches.worker_heap
     elif "heap" not in update and partitions:
         update["heap"] = sized_heap(partitions, count, state.side("source").brokers, exactly_once or state.exactly_once)
     group = state.workers[0].group_id if state.workers else settings.get("group_id", WorkerSpec.model_fields["group_id"].default)
