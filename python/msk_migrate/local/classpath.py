@@ -53,6 +53,12 @@ def require_tool(name: str, hint: str) -> str:
     return path
 
 
+def _names_missing(out: Path) -> bool:
+    """The resolved classpath names a jar or directory that is gone (a ``mvn clean``, or a file another checkout
+    sharing this ``.local`` wrote with its own paths): resolved again rather than handed to a JVM that fails on it."""
+    return any(entry and not Path(entry).exists() for entry in out.read_text().strip().split(":"))
+
+
 def classpath(name: str, kafka_version: str | None = None) -> str:
     """Colon-separated classpath for ``name`` (see MODULES); builds it with Maven when stale.
 
@@ -62,7 +68,7 @@ def classpath(name: str, kafka_version: str | None = None) -> str:
     module = MODULES[name]
     tag = name if not kafka_version else f"{name}-{kafka_version}"
     out = LOCAL_DIR / "classpath" / f"{tag}.txt"
-    stale = not out.exists() or any(f.stat().st_mtime > out.stat().st_mtime for f in _inputs(module))
+    stale = not out.exists() or any(f.stat().st_mtime > out.stat().st_mtime for f in _inputs(module)) or _names_missing(out)
     if stale:
         mvn = require_tool("mvn", "install Maven 3.8+ (apt-get install maven)")
         out.parent.mkdir(parents=True, exist_ok=True)
