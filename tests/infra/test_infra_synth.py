@@ -11,7 +11,7 @@ from infra_helpers import ALL_ENVS, AWS_PROVIDER_VERSION, DEV_DIGESTS, SHIPPED, 
 from msk_migrate.config.environment import ECR_COMPONENTS, GRAFANA_PORT, PROMETHEUS_PORT, PROOF_METRICS_PORT, SAFE_BROKER_DEFAULTS
 from msk_migrate.connectors import render_connectors, worker_environment
 from msk_migrate.connectors.worker_env import CA_SEED_KEY, ECS_REST, ENV_REST_TLS_CA_SEED, worker_secret_env
-from mskinfra import iam as iam_mod
+from mskinfra import iam_policy as iam_mod
 from mskinfra.ecs import SERVING_CERT
 from mskinfra.glue_validation import EC2_DESCRIBE as GLUE_EC2_DESCRIBE
 from mskinfra.msk import BOOTSTRAP_ATTRIBUTE

@@ -328,7 +328,10 @@ def check_consolidation(plan: TopologyPlan, a: FlowRef, b: FlowRef, inv: Mapping
         plan.add(Problem("shared Connect topic", pair, fld, t,
                          f"flows {a.label} and {b.label} into one target both use Connect topic {t}: {shared}",
                          "give each migration's worker its own config/offset/status storage topics", "config"))
+    parallel = a.source.same(b.source)
     for t in sorted(_mm2_topics(a) & _mm2_topics(b)):
+        if parallel and t.endswith(f"{names.SEPARATOR}{names.HEARTBEATS_TOPIC}"):
+            continue  # two migrations of one source copy the same heartbeats: a heartbeat twice, nobody's data
         both_default = a.migration.internal_topic_names == b.migration.internal_topic_names == "kafka-default"
         fld, fix = (("migration.internal_topic_names", "set internal_topic_names: per-migration on one of them (and distinct "
                      "migration.name)") if both_default and not t.endswith(f"{names.SEPARATOR}{names.HEARTBEATS_TOPIC}")
