@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from msk_migrate.access.admin import quiet
@@ -150,11 +150,28 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0
         c.close()
 
 
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+# What a partition answers between its topic's creation and its leader's election.
+_SETTLING = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+                       KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION})
+
+
+def end_offsets(bootstrap: str, topic: str, settle: float = 30.0) -> dict[int, int]:
+    """Each partition's end offset; retried while a topic just created (by MM2, say) has no leader yet.
+
+    A fresh topic is in the metadata before its leaders answer ListOffsets, so a retriable
+    error within ``settle`` seconds is the topic settling, not a failure of the test.
+    """
     c = Consumer(quiet({"bootstrap.servers": bootstrap, "group.id": "end-offsets"}))
+    deadline = time.time() + settle
     try:
-        md = c.list_topics(topic, timeout=10).topics[topic]
-        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
+        while True:
+            try:
+                md = c.list_topics(topic, timeout=10).topics[topic]
+                return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions}
+            except KafkaException as exc:
+                if exc.args[0].code() not in _SETTLING or time.time() > deadline:
+                    raise
+                time.sleep(0.5)
     finally:
         c.close()
 
