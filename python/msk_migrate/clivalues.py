@@ -28,14 +28,22 @@ from .errors import UsageError
 from .s3uri import SCHEME, split_s3_uri
 
 
-def option_name(param: click.Parameter | None) -> str:
-    """How an error names ``param``: its first long option (``--region``), or an argument's metavar (``REGION``)."""
+def option_name(param: click.Parameter | None, ctx: click.Context | None = None) -> str:
+    """How an error names ``param``: the spelling the user typed when that was a hidden alias
+    (:class:`Aliased`), else its first long option (``--region``), or an argument's metavar (``REGION``)."""
     if param is None:
         return "value"
     if isinstance(param, click.Argument):
         return param.human_readable_name
+    typed = ctx.meta.get(_TYPED, {}).get(param.name) if ctx is not None else None
+    if typed:
+        return str(typed)
     longs = [o for o in param.opts if o.startswith("--")]
     return (longs or list(param.opts) or [str(param.name)])[0]
+
+
+#: ``ctx.meta`` key: parameter name -> the hidden alias the user typed for it.
+_TYPED = "msk_migrate.clivalues.typed_alias"
 
 
 class Checked(click.ParamType):
@@ -56,13 +64,15 @@ class Checked(click.ParamType):
         try:
             return self.check(value)
         except UsageError as exc:
-            raise UsageError(option_name(param), exc.message, exc.fix or self.fix) from None
+            raise UsageError(option_name(param, ctx), exc.message, exc.fix or self.fix) from None
         except ValueError as exc:
-            raise UsageError(option_name(param), str(exc), self.fix) from None
+            raise UsageError(option_name(param, ctx), str(exc), self.fix) from None
 
 
 class Aliased(click.Option):
-    """An option whose ``hidden_aliases`` (old spellings) are accepted but not shown in ``--help``."""
+    """An option whose ``hidden_aliases`` (old spellings, kept for one release) are accepted but not shown in
+    ``--help``. The old and the new spelling given together are refused (one line naming both, exit 2); a
+    refused value is named by the spelling the user typed."""
 
     def __init__(self, *args: Any, hidden_aliases: Sequence[str] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -74,6 +84,37 @@ class Aliased(click.Option):
             return super().get_help_record(ctx)
         finally:
             self.opts = shown
+
+    def _alias_dest(self, alias: str) -> str:
+        return f"{self.name}\0{alias}"
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        if not self.hidden_aliases or self.is_flag or self.count:
+            return super().add_to_parser(parser, ctx)
+        action = "append" if self.multiple else "store"
+        parser.add_option(obj=self, opts=[o for o in self.opts if o not in self.hidden_aliases], dest=self.name,
+                          action=action, nargs=self.nargs)
+        for alias in self.hidden_aliases:
+            parser.add_option(obj=self, opts=[alias], dest=self._alias_dest(alias), action=action, nargs=self.nargs)
+
+    def parsed_value(self, opts: Any) -> Any:
+        """This option's raw value in a parser's ``opts``, whichever spelling gave it (for readers of the raw
+        parse, such as the operator task's grammar)."""
+        values = [opts.get(d) for d in (self.name, *map(self._alias_dest, self.hidden_aliases))]
+        return next((v for v in values if v is not None), None)
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> tuple[Any, list[str]]:
+        given = [a for a in self.hidden_aliases if self._alias_dest(a) in opts]
+        if given:
+            opts = dict(opts)
+            canonical = option_name(self)
+            if (self.name in opts or len(given) > 1) and not ctx.resilient_parsing:
+                spelled = ([canonical] if self.name in opts else []) + given
+                raise UsageError(" and ".join(spelled), "two spellings of the same option",
+                                 f"give {canonical} only; {', '.join(given)} is its old spelling")
+            opts[self.name] = opts.pop(self._alias_dest(given[0]))
+            ctx.meta.setdefault(_TYPED, {})[self.name] = given[0]
+        return super().handle_parse_result(ctx, opts, args)
 
 
 # ---- checks that know nothing of Kafka or AWS ------------------------------------------------------

@@ -1,6 +1,6 @@
 """Where reports and certificates live: one local file or one S3 object, read and written the same way.
 
-A location is what an operator types after ``--report-dir``, ``--validation-report`` or ``--certificate``:
+A location is what an operator types after ``--validation-report`` or ``--certificate``:
 
 - a ``.json`` path or an existing file: that document;
 - a directory (existing or not): the document's default name inside it;
@@ -129,7 +129,7 @@ def document(location: str, field: str, default_name: str) -> Place:
 
 
 def in_directory(location: str, field: str, name: str) -> Place:
-    """``name`` inside a location that is always a directory or prefix (``--report-dir``)."""
+    """``name`` inside a location that is always a directory or prefix (``--validation-report``)."""
     if is_s3_uri(location):
         bucket, key = split_s3_uri(location, field)
         prefix = key.strip("/")

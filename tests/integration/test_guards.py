@@ -46,8 +46,8 @@ def run(capfd):
 
 def _validate(run, local_env, tmp_path, name: str, *args: str, source: str | None = None):
     out = tmp_path / name
-    r = run("validate", "--engine", "native", "--source-bootstrap-servers", source or local_env.source().bootstrap_servers,
-            "--target-bootstrap-servers", local_env.target().bootstrap_servers, "--report-dir", str(out), *args)
+    r = run("validate", "--engine", "native", "--source-bootstrap", source or local_env.source().bootstrap_servers,
+            "--target-bootstrap", local_env.target().bootstrap_servers, "--validation-report", str(out), *args)
     return r, (json.loads((out / "report.json").read_text()) if (out / "report.json").is_file() else None)
 
 
@@ -69,26 +69,26 @@ def test_validation_that_compares_nothing_is_no_evidence_and_the_gate_checks_its
     _replicated(local_env, other, 5)
 
     # 1. the default window ends now minus --grace-seconds (300 s): the records are newer, nothing compared
-    r, rep = _validate(run, local_env, tmp_path, "recent", "--topics", topic)
+    r, rep = _validate(run, local_env, tmp_path, "recent", "--topic", topic)
     assert r.returncode == 1, r.stdout + r.stderr
     assert rep["verdict"] == "no-evidence" and rep["summary"]["source_records"] == 0
     assert "--grace-seconds 300" in rep["verdict_reason"] and "NO EVIDENCE" in r.stdout
     assert rep["summary"]["partitions_without_evidence"] == 2
     # 2. an explicit window that holds none of the records
-    r, empty = _validate(run, local_env, tmp_path, "empty", "--topics", topic,
+    r, empty = _validate(run, local_env, tmp_path, "empty", "--topic", topic,
                          "--from-timestamp", "2020-01-01T00:00:00Z", "--until-timestamp", "2020-01-02T00:00:00Z")
     assert r.returncode == 1 and empty["verdict"] == "no-evidence", r.stdout + r.stderr
     assert "window ends at 2020-01-02" in empty["verdict_reason"]
     # 3. a window that holds them: match, with the clusters it read (ids) and the topics it covered
-    r, good = _validate(run, local_env, tmp_path, "good", "--topics", topic, "--grace-seconds", "0", "--output", "json")
+    r, good = _validate(run, local_env, tmp_path, "good", "--topic", topic, "--grace-seconds", "0", "--output", "json")
     assert r.returncode == 0 and good["verdict"] == "match", r.stdout + r.stderr
     ids = {role: AdminSession.for_endpoint(role, getattr(local_env, role)()).cluster_id() for role in ("source", "target")}
     assert json.loads(r.stdout)["talked_to"]["target_cluster_id"] == ids["target"]
     assert good["source"]["cluster_id"] == ids["source"] and good["target"]["cluster_id"] == ids["target"]
     assert good["topics_covered"] == [topic] and good["run"]["engine"] == "native"
     # 4. a report of other topics, and one read from other clusters (the target compared with itself)
-    _, others = _validate(run, local_env, tmp_path, "others", "--topics", other, "--grace-seconds", "0")
-    _, elsewhere = _validate(run, local_env, tmp_path, "elsewhere", "--topics", topic, "--grace-seconds", "0",
+    _, others = _validate(run, local_env, tmp_path, "others", "--topic", other, "--grace-seconds", "0")
+    _, elsewhere = _validate(run, local_env, tmp_path, "elsewhere", "--topic", topic, "--grace-seconds", "0",
                              source=local_env.target().bootstrap_servers)
     assert others["verdict"] == "match" and elsewhere["verdict"] == "match"
 

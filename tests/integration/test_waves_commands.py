@@ -62,7 +62,7 @@ def test_a_topic_or_group_outside_the_wave_and_an_unknown_wave_are_refused_with_
          f"{billing} does not move with wave first"),
         (("offsets", "snapshot", "--config", str(mf), "--wave", "third", "--out", str(tmp_path / "s.json")), "--wave", "no wave 'third'"),
         (("validate", "--config", str(mf), "--wave", "third"), "--wave", "no wave 'third'"),
-        (("validate", "--config", str(mf), "--wave", "first", "--topics", orders), "--wave/--topics", "give one topic selection"),
+        (("validate", "--config", str(mf), "--wave", "first", "--topic", orders), "--wave/--topic", "give one topic selection"),
     ]
     for args, option, says in cases:
         r = run(*args)

@@ -20,7 +20,7 @@ def test_a_directory_names_the_default_document_and_a_json_path_names_itself(tmp
 
 
 def test_written_documents_read_back_with_their_companion_beside_them(tmp_path):
-    place = store.in_directory(str(tmp_path / "a" / "b"), "--report-dir", "report.json")
+    place = store.in_directory(str(tmp_path / "a" / "b"), "--validation-report", "report.json")
     assert place.write('{"verdict": "match"}\n', "application/json") == str(tmp_path / "a" / "b" / "report.json")
     page = place.with_suffix(".html")
     assert page.write("<html/>", "text/html") == str(tmp_path / "a" / "b" / "report.html")
@@ -41,7 +41,7 @@ def test_other_schemes_and_files_in_place_of_directories_are_refused(tmp_path):
     a_file = tmp_path / "f"
     a_file.write_text("x")
     with pytest.raises(UsageError, match="not a directory"):
-        store.in_directory(str(a_file), "--report-dir", "report.json")
+        store.in_directory(str(a_file), "--validation-report", "report.json")
     with pytest.raises(UsageError, match="not a directory") as err:
         store.document(str(a_file / "sub"), "--certificate", "c.json").check_writable()
     assert err.value.field == "--certificate"
@@ -52,14 +52,14 @@ def test_an_unwritable_directory_is_refused_before_writing(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     with pytest.raises(UsageError, match="not a writable directory"):
-        store.in_directory(str(locked / "out"), "--report-dir", "report.json").check_writable()
+        store.in_directory(str(locked / "out"), "--validation-report", "report.json").check_writable()
 
 
 def test_s3_locations_resolve_to_keys_without_touching_the_network():
     assert str(store.document("s3://b/p/", "--certificate", "c.json")) == "s3://b/p/c.json"
     assert str(store.document("s3://b", "--certificate", "c.json")) == "s3://b/c.json"
     assert str(store.document("s3://b/p/x.json", "--certificate", "c.json").with_suffix(".html")) == "s3://b/p/x.html"
-    assert str(store.in_directory("s3://b/runs/1", "--report-dir", "report.json")) == "s3://b/runs/1/report.json"
+    assert str(store.in_directory("s3://b/runs/1", "--validation-report", "report.json")) == "s3://b/runs/1/report.json"
     with pytest.raises(UsageError, match="has no bucket") as err:
         store.document("s3:///k.json", "--validation-report", "report.json")
     assert err.value.field == "--validation-report"
@@ -88,5 +88,5 @@ def test_s3_documents_are_written_read_back_and_refused_like_local_ones(bucket):
         store.document(f"s3://{bucket}/runs/2", "--certificate", "c.json").read_bytes("pass the certificate")
     assert err.value.field == "--certificate" and err.value.fix == "pass the certificate"
     with pytest.raises(UsageError, match="cannot write to bucket") as err:
-        store.document(f"s3://{bucket}-absent/x", "--report-dir", "report.json").check_writable()
-    assert err.value.field == "--report-dir"
+        store.document(f"s3://{bucket}-absent/x", "--validation-report", "report.json").check_writable()
+    assert err.value.field == "--validation-report"

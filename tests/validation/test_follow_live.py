@@ -38,7 +38,7 @@ def _free_port() -> int:
 
 
 def _args(src: str, tgt: str, topic: str, mark: Path, *extra: str) -> list[str]:
-    return ["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    return ["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
             "--mark", str(mark), *extra]
 
 

@@ -26,7 +26,7 @@ def _recs(prefix: str, partition: int, n: int, start: int = 0) -> list[Rec]:
 
 def _once(capfd, src: str, tgt: str, topic: str, mark) -> tuple[int, dict]:
     capfd.readouterr()
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(mark), "--once", "--output", "json"])
     out, err = capfd.readouterr()
     return code, (json.loads(out) if out.strip() else {"stderr": err})
@@ -82,7 +82,7 @@ def test_validate_follow_once_engine_spark_is_one_chained_run_and_the_follower_r
         create_topic(b, topic, partitions=2)
         produce(b, topic, _recs("a", 0, 120) + _recs("a", 1, 80))
     mark = tmp_path / "mark.json"
-    args = ["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    args = ["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
             "--mark", str(mark), "--once", "--output", "json"]
     capfd.readouterr()
     code = run_cli([*args, "--engine", "spark"])
@@ -98,8 +98,8 @@ def test_validate_follow_once_engine_spark_is_one_chained_run_and_the_follower_r
 
 
 def test_a_chained_spark_follower_is_one_run_per_start(capfd):
-    args = ["--follow", "--source-bootstrap-servers", "127.0.0.1:9", "--target-bootstrap-servers", "127.0.0.1:9",
-            "--topics", "t", "--engine", "spark"]
+    args = ["--follow", "--source-bootstrap", "127.0.0.1:9", "--target-bootstrap", "127.0.0.1:9",
+            "--topic", "t", "--engine", "spark"]
     assert run_cli(args) == 2
     err = capfd.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--engine spark" in err[0] and "--once" in err[0]

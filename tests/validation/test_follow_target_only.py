@@ -48,7 +48,7 @@ def _free_port() -> int:
 
 
 def _flow_args(src: str, tgt: str, topic: str) -> list[str]:
-    return ["--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic]
+    return ["--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic]
 
 
 def _once(capfd, src: str, tgt: str, topic: str, mark: Path) -> tuple[int, dict]:
@@ -61,7 +61,7 @@ def _once(capfd, src: str, tgt: str, topic: str, mark: Path) -> tuple[int, dict]
 def _batch(capfd, src: str, tgt: str, topic: str, report_dir: Path) -> tuple[int, dict]:
     """``msk-migrate validate`` as a user runs it here (the native checksum, the diff on the session's Spark)."""
     capfd.readouterr()
-    code = run_cli([*_flow_args(src, tgt, topic), "--report-dir", str(report_dir), "--output", "json"])
+    code = run_cli([*_flow_args(src, tgt, topic), "--validation-report", str(report_dir), "--output", "json"])
     out, err = capfd.readouterr()
     return code, (json.loads(out) if out.strip() else {"stderr": err})
 

@@ -41,7 +41,7 @@ def test_the_mark_reaches_the_end_past_a_tail_of_markers_and_aborted_records_and
     mark = tmp_path / "mark.json"
     capfd.readouterr()
     t0 = time.monotonic()
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(mark), "--once", "--output", "json"])
     took = time.monotonic() - t0
     out, err = capfd.readouterr()
@@ -57,14 +57,14 @@ def test_the_mark_reaches_the_end_past_a_tail_of_markers_and_aborted_records_and
     _txn(src, topic, [b"d%d" % i for i in range(4)], abort=False, tid=f"d-{uniq}")  # offsets 10-13, marker 14
     produce(tgt, topic, [Rec(0, b"d0", b"d0", (), BASE_TS)])
     capfd.readouterr()
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(mark), "--once", "--output", "json"])
     out, err = capfd.readouterr()
     (row,) = json.loads(out)["rows"]
     assert code == 0 and (row["compared"], row["source_verified_up_to"]) == (6, 11), (row, err)
     produce(tgt, topic, [Rec(0, v, v, (), BASE_TS) for v in (b"d1", b"d2", b"d3")])
     capfd.readouterr()
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(mark), "--once", "--output", "json"])
     out, err = capfd.readouterr()
     (row,) = json.loads(out)["rows"]
@@ -75,7 +75,7 @@ def test_the_mark_reaches_the_end_past_a_tail_of_markers_and_aborted_records_and
     _txn(src, topic, [b"late"], abort=False, tid=f"c-{uniq}")               # offset 15, commit marker 16
     produce(tgt, topic, [Rec(0, b"late", b"late", (), BASE_TS)])
     capfd.readouterr()
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(mark), "--once", "--output", "json"])
     out, err = capfd.readouterr()
     (row,) = json.loads(out)["rows"]
@@ -139,7 +139,7 @@ def test_a_follower_run_inside_a_longer_process_gives_back_its_signal_handlers(c
 
     monkeypatch.setattr(follower_module.Follower, "assign", refuse)
     term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    code = run_cli(["--follow", "--source-bootstrap-servers", src, "--target-bootstrap-servers", tgt, "--topics", topic,
+    code = run_cli(["--follow", "--source-bootstrap", src, "--target-bootstrap", tgt, "--topic", topic,
                     "--mark", str(tmp_path / "mark.json")])
     assert code != 0  # the refusal ended it
     assert signal.getsignal(signal.SIGTERM) is term and signal.getsignal(signal.SIGINT) is intr

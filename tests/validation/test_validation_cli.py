@@ -75,7 +75,7 @@ def parse_html(text: str) -> SummaryParser:
 def test_identical_topic_exits_0_and_writes_json_and_html(clusters, spark, cli_topics, tmp_path, capsys):
     out_dir = tmp_path / "report"
     rc = run_cli(
-        cli_args(clusters, "--topics", cli_topics["same"], "--report-dir", str(out_dir), "--output", "json"), spark=spark
+        cli_args(clusters, "--topic", cli_topics["same"], "--validation-report", str(out_dir), "--output", "json"), spark=spark
     )
     captured = capsys.readouterr()
     assert rc == 0, captured.err
@@ -92,7 +92,7 @@ def test_identical_topic_exits_0_and_writes_json_and_html(clusters, spark, cli_t
 
 def test_mismatch_exits_1_and_prints_the_table(clusters, spark, cli_topics, tmp_path, capsys):
     rc = run_cli(
-        cli_args(clusters, "--topics", f"{cli_topics['same']},{cli_topics['diff']}", "--report-dir", str(tmp_path / "r")),
+        cli_args(clusters, "--topic", f"{cli_topics['same']},{cli_topics['diff']}", "--validation-report", str(tmp_path / "r")),
         spark=spark,
     )
     out = capsys.readouterr().out
@@ -108,26 +108,26 @@ def test_mismatch_exits_1_and_prints_the_table(clusters, spark, cli_topics, tmp_
 @pytest.mark.parametrize(
     "case,args,expect",
     [
-        ("no source", ["--target-bootstrap-servers", "127.0.0.1:9", "--topics", "t"], "--source-bootstrap-servers: required"),
+        ("no source", ["--target-bootstrap", "127.0.0.1:9", "--topic", "t"], "--source-bootstrap: required"),
         ("bad regex", ["--topic-regex", "("], "--topic-regex: '(' is not a regular expression"),
-        ("unknown topic", ["--topics", "no-such-topic-anywhere"], "--topics: topic 'no-such-topic-anywhere' does not exist"),
-        ("window", ["--topics", "x", "--from-timestamp", "2025-01-02T00:00:00Z", "--until-timestamp", "2025-01-01T00:00:00Z"],
+        ("unknown topic", ["--topic", "no-such-topic-anywhere"], "--topic: topic 'no-such-topic-anywhere' does not exist"),
+        ("window", ["--topic", "x", "--from-timestamp", "2025-01-02T00:00:00Z", "--until-timestamp", "2025-01-01T00:00:00Z"],
          "--from-timestamp/--until-timestamp: the window [1735776000000, 1735689600000) is empty"),
-        ("window after default until", ["--topics", "x", "--from-timestamp", "2999-01-01T00:00:00Z"],
+        ("window after default until", ["--topic", "x", "--from-timestamp", "2999-01-01T00:00:00Z"],
          "--from-timestamp: 2999-01-01T00:00:00"),
-        ("seconds", ["--topics", "x", "--from-timestamp", "1700000000"], "--from-timestamp: 1700000000 looks like epoch seconds"),
+        ("seconds", ["--topic", "x", "--from-timestamp", "1700000000"], "--from-timestamp: 1700000000 looks like epoch seconds"),
         ("snapshot", ["--offsets-snapshot", "/nonexistent/snap.json"], "--offsets-snapshot: /nonexistent/snap.json is not a file"),
-        ("security option", ["--topics", "x", "--kafka-option", "security.protocol=SSL"], "--kafka-option: security.protocol is a security setting"),
-        ("scram secret", ["--topics", "x", "--source-auth", "scram"], "MM2_SOURCE_SASL_USERNAME is not set"),
-        ("bad arn", ["--topics", "x", "--source-auth", "scram", "--source-secret-arn", "nope"], "--source-secret-arn: secret 'nope' is not a Secrets"),
-        ("no bucket", ["--topics", "x", "--report-dir", "s3://"], "--validation-report: 's3://' has no bucket"),
+        ("security option", ["--topic", "x", "--kafka-option", "security.protocol=SSL"], "--kafka-option: security.protocol is a security setting"),
+        ("scram secret", ["--topic", "x", "--source-auth", "scram"], "MM2_SOURCE_SASL_USERNAME is not set"),
+        ("bad arn", ["--topic", "x", "--source-auth", "scram", "--source-secret-arn", "nope"], "--source-secret-arn: secret 'nope' is not a Secrets"),
+        ("no bucket", ["--topic", "x", "--validation-report", "s3://"], "--validation-report: 's3://' has no bucket"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(clusters, tmp_path, capsys, monkeypatch, case, args, expect):
     monkeypatch.delenv("MM2_SOURCE_SASL_USERNAME", raising=False)
-    base = [] if case == "no source" else ["--source-bootstrap-servers", clusters["source"], "--target-bootstrap-servers", clusters["target"]]
+    base = [] if case == "no source" else ["--source-bootstrap", clusters["source"], "--target-bootstrap", clusters["target"]]
     report_dir = tmp_path / "report"
-    extra = [] if "--report-dir" in args else ["--report-dir", str(report_dir)]
+    extra = [] if "--validation-report" in args else ["--validation-report", str(report_dir)]
     rc = run_cli([*base, *args, *extra])
     err = capsys.readouterr().err.strip()
     assert rc == 2
@@ -137,8 +137,8 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(clusters, tmp_path, 
 
 
 def test_window_error_names_both_flags_and_the_fix(clusters, tmp_path, capsys):
-    rc = run_cli(cli_args(clusters, "--topics", "x", "--from-timestamp", "1700000000000", "--until-timestamp",
-                          "1700000000000", "--report-dir", str(tmp_path / "r")))
+    rc = run_cli(cli_args(clusters, "--topic", "x", "--from-timestamp", "1700000000000", "--until-timestamp",
+                          "1700000000000", "--validation-report", str(tmp_path / "r")))
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err
     assert err.startswith("error: --from-timestamp/--until-timestamp: ")
@@ -151,8 +151,8 @@ def test_wrong_bootstrap_port_prints_only_the_one_line_error(clusters, tmp_path)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     exe = Path(sys.executable).with_name("msk-migrate")
-    args = [str(exe), "validate", "--source-bootstrap-servers", f"127.0.0.1:{port}", "--target-bootstrap-servers",
-            clusters["target"], "--topics", "t", "--metadata-timeout", "3", "--report-dir", str(tmp_path / "r")]
+    args = [str(exe), "validate", "--source-bootstrap", f"127.0.0.1:{port}", "--target-bootstrap",
+            clusters["target"], "--topic", "t", "--metadata-timeout", "3", "--validation-report", str(tmp_path / "r")]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -167,7 +167,7 @@ def test_a_real_run_keeps_spark_log_lines_off_stderr_unless_verbose(clusters, cl
     """A process of its own (its own local Spark): Spark's start-up WARN lines and PySpark's "Setting
     default log level" notice are not printed; the verdict is on stdout."""
     exe = Path(sys.executable).with_name("msk-migrate")
-    args = [str(exe), "validate", *cli_args(clusters, "--topics", cli_topics["same"], "--mode", "checksum",
+    args = [str(exe), "validate", *cli_args(clusters, "--topic", cli_topics["same"], "--mode", "checksum",
                                             "--no-report")]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -180,8 +180,8 @@ def test_unreachable_cluster_exits_2_naming_the_field(clusters, tmp_path, capsys
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     rc = run_cli([
-        "--source-bootstrap-servers", f"127.0.0.1:{port}", "--target-bootstrap-servers", clusters["target"],
-        "--topics", "t", "--metadata-timeout", "3", "--report-dir", str(tmp_path / "r"),
+        "--source-bootstrap", f"127.0.0.1:{port}", "--target-bootstrap", clusters["target"],
+        "--topic", "t", "--metadata-timeout", "3", "--validation-report", str(tmp_path / "r"),
     ])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err
@@ -217,8 +217,8 @@ def moto_s3(monkeypatch):
 
 def test_report_is_written_to_s3(clusters, spark, cli_topics, moto_s3, capsys):
     rc = run_cli(
-        cli_args(clusters, "--topics", cli_topics["diff"], "--mode", "checksum",
-                 "--report-dir", f"s3://{moto_s3.bucket}/runs/42", "--output", "json"),
+        cli_args(clusters, "--topic", cli_topics["diff"], "--mode", "checksum",
+                 "--validation-report", f"s3://{moto_s3.bucket}/runs/42", "--output", "json"),
         spark=spark,
     )
     doc = json.loads(capsys.readouterr().out)
@@ -234,17 +234,17 @@ def test_report_is_written_to_s3(clusters, spark, cli_topics, moto_s3, capsys):
 
 
 def test_missing_bucket_exits_2_before_any_work(clusters, cli_topics, moto_s3, capsys):
-    rc = run_cli(cli_args(clusters, "--topics", cli_topics["same"], "--report-dir", "s3://no-such-bucket/x"))
+    rc = run_cli(cli_args(clusters, "--topic", cli_topics["same"], "--validation-report", "s3://no-such-bucket/x"))
     err = capsys.readouterr().err.strip()
-    assert rc == 2 and err.startswith("error: --report-dir: cannot write to bucket 'no-such-bucket'")
+    assert rc == 2 and err.startswith("error: --validation-report: cannot write to bucket 'no-such-bucket'")
     assert "Contents" not in moto_s3.list_objects_v2(Bucket=moto_s3.bucket)
 
 
 def test_msk_migrate_validate_command_exits_2_on_bad_input(tmp_path, msk_migrate_cli):
-    code, _, err = msk_migrate_cli("validate", "--source-bootstrap-servers", "not a host", "--target-bootstrap-servers", "h:1",
-                                   "--topics", "t", "--report-dir", str(tmp_path / "r"))
+    code, _, err = msk_migrate_cli("validate", "--source-bootstrap", "not a host", "--target-bootstrap", "h:1",
+                                   "--topic", "t", "--validation-report", str(tmp_path / "r"))
     assert code == 2, err
-    assert err.strip().startswith("error: --source-bootstrap-servers: 'not a host' is not host:port")
+    assert err.strip().startswith("error: --source-bootstrap: 'not a host' is not host:port")
     assert not (tmp_path / "r").exists()
 
 
@@ -254,7 +254,7 @@ def test_spark_submit_runs_the_request_validate_wrote_with_the_packaged_entry_fi
     from msk_migrate.validation.spark_local import job_jars
 
     request_file = tmp_path / "request.json"
-    assert run_cli(cli_args(clusters, "--topics", cli_topics["same"], "--mode", "full", "--report-dir", str(tmp_path / "r"),
+    assert run_cli(cli_args(clusters, "--topic", cli_topics["same"], "--mode", "full", "--validation-report", str(tmp_path / "r"),
                             "--job-request", str(request_file))) == 0
     assert not (tmp_path / "r").exists()  # written, nothing run
     pkg = tmp_path / "msk_migrate.zip"

@@ -110,7 +110,7 @@ def test_submits_follows_and_fetches_the_report_where_the_gate_reads_it(aws, msk
     app_id = _deployed(s3, emr, cfg)
     shim.report = _report("match", 0)
     dest = tmp_path / "validation-1"
-    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(dest), "--output", "json")
     assert code == 0, err
     doc = json.loads(out)
@@ -153,7 +153,7 @@ def test_no_shipped_package_is_one_line_naming_the_build_module_and_nothing_is_u
     _shim, s3, emr, cfg = aws
     _bucket(s3, cfg)
     app_id = _application(emr, cfg)
-    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(tmp_path / "r"))
     assert code == 2
     last = err.strip().splitlines()[-1]
@@ -170,7 +170,7 @@ def test_a_package_built_from_other_code_is_refused_before_submitting(aws, msk_m
     shipped = job_package.Manifest(doc["tool_version"], doc["release_label"], doc["spark_version"], doc["connector_spark"],
                                    {**doc["files"], "msk_migrate.zip": "0" * 64})  # the same version, other code
     s3.put_object(Bucket=cfg.config_bucket_name, Key=key, Body=shipped.to_json().encode())
-    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(tmp_path / "r"))
     assert code == 2
     assert "was built from other code than this msk-migrate" in err.strip().splitlines()[-1], err
@@ -181,7 +181,7 @@ def test_a_package_for_another_release_than_the_applications_is_refused(aws, msk
     _shim, s3, emr, cfg = aws
     job_package.ship(s3, _bucket(s3, cfg), quiet)
     app_id = _application(emr, cfg, release="emr-7.8.0")
-    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(tmp_path / "r"))
     assert code == 2
     last = err.strip().splitlines()[-1]
@@ -206,7 +206,7 @@ def test_a_mismatch_in_the_jobs_report_is_exit_1(aws, msk_migrate_cli, tmp_path:
     shim, s3, emr, cfg = aws
     _deployed(s3, emr, cfg)
     shim.report = _report("mismatch", 1)
-    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(tmp_path / "r"))
     assert code == 1, err
     assert "verdict: mismatch" in out and json.loads((tmp_path / "r" / "report.json").read_text())["verdict"] == "mismatch"
@@ -219,7 +219,7 @@ def test_an_environment_whose_stack_has_no_application_is_one_line_and_nothing_s
     env_file = tmp_path / "stage.yaml"
     env_file.write_text(yaml.safe_dump(doc))
     before = {a["id"]: len(emr.list_job_runs(applicationId=a["id"])["jobRuns"]) for a in emr.list_applications()["applications"]}
-    code, _out, err = msk_migrate_cli("validate", "--env", str(env_file), "--on", "emr-serverless", "--target-bootstrap-servers", TARGET,
+    code, _out, err = msk_migrate_cli("validate", "--env", str(env_file), "--on", "emr-serverless", "--target-bootstrap", TARGET,
                                      "--validation-report", str(tmp_path / "r"))
     assert code == 2
     lines = err.strip().splitlines()
@@ -231,8 +231,8 @@ def test_an_environment_whose_stack_has_no_application_is_one_line_and_nothing_s
 
 def test_on_emr_serverless_needs_an_environment_before_any_call(monkeypatch, msk_migrate_cli, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: a call would fail differently
-    code, _out, err = msk_migrate_cli("validate", "--on", "emr-serverless", "--source-bootstrap-servers", "a:9092",
-                                     "--target-bootstrap-servers", "b:9092", "--validation-report", str(tmp_path / "r"))
+    code, _out, err = msk_migrate_cli("validate", "--on", "emr-serverless", "--source-bootstrap", "a:9092",
+                                     "--target-bootstrap", "b:9092", "--validation-report", str(tmp_path / "r"))
     assert code == 2
     assert err.strip().splitlines() == ["error: --on emr-serverless: needs --env NAME (the environment whose stack provisions "
                                         "the application) (fix: add --env NAME)"]
@@ -254,7 +254,7 @@ def test_follow_once_on_emr_serverless_is_one_chained_run_on_the_stacks_mark(aws
     app_id = _deployed(s3, emr, cfg)
     shim.follow_result = _follow_result(cfg)
     code, out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
-                                     "--target-bootstrap-servers", TARGET, "--output", "json")
+                                     "--target-bootstrap", TARGET, "--output", "json")
     assert code == 0, err
     doc = json.loads(out)
     mark = f"s3://{cfg.config_bucket_name}/proof/{cfg.migration.name}/proof-mark.json"
@@ -309,7 +309,7 @@ def test_a_follow_run_on_emr_serverless_the_role_cannot_serve_is_refused_before_
     app_id = _deployed(s3, emr, cfg)
     argv = [a.replace("{bucket}", cfg.config_bucket_name) for a in argv]
     code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
-                                      "--target-bootstrap-servers", TARGET, *argv)
+                                      "--target-bootstrap", TARGET, *argv)
     assert code == 2 and err.strip().splitlines()[-1].startswith(f"error: {field}: "), err
     assert _runs(emr, app_id) == [] and shim.documents == []
 
@@ -318,7 +318,7 @@ def test_the_native_follower_is_not_a_job_run(aws, msk_migrate_cli) -> None:
     _shim, s3, emr, cfg = aws
     app_id = _deployed(s3, emr, cfg)
     code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--on", "emr-serverless",
-                                      "--target-bootstrap-servers", TARGET)
+                                      "--target-bootstrap", TARGET)
     assert code == 2 and "error: --on: a job run on emr-serverless is the follower's chained Spark run" in err
     assert "add --engine spark" in err and _runs(emr, app_id) == []
 
@@ -328,7 +328,7 @@ def test_a_follow_run_that_wrote_no_result_is_one_line_naming_the_run_and_its_dr
     app_id = _deployed(s3, emr, cfg)
     shim.follow_result = None  # the job refused its request or failed before a result
     code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "emr-serverless",
-                                      "--target-bootstrap-servers", TARGET)
+                                      "--target-bootstrap", TARGET)
     (run,) = _runs(emr, app_id)
     last = err.strip().splitlines()[-1]
     assert code == 2 and f"job run {run['id']} ended SUCCESS" in last and "follow.json" in last, err

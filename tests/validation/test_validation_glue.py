@@ -104,7 +104,7 @@ def _report(verdict: str, exit_code: int) -> dict:
 
 
 def _validate(cli, *extra: str, env: str = "dev") -> tuple[int, str, str]:
-    return cli("validate", "--env", env, "--on", "glue", "--target-bootstrap-servers", TARGET, *extra)
+    return cli("validate", "--env", env, "--on", "glue", "--target-bootstrap", TARGET, *extra)
 
 
 def test_starts_follows_and_fetches_the_report_where_the_gate_reads_it(aws, msk_migrate_cli, tmp_path: Path) -> None:
@@ -229,8 +229,8 @@ def test_a_glue_job_of_another_release_is_refused(aws, msk_migrate_cli, tmp_path
 
 def test_on_glue_needs_an_environment_before_any_call(monkeypatch, msk_migrate_cli, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: a call would fail differently
-    code, _out, err = msk_migrate_cli("validate", "--on", "glue", "--source-bootstrap-servers", "a:9092",
-                                     "--target-bootstrap-servers", "b:9092", "--validation-report", str(tmp_path / "r"))
+    code, _out, err = msk_migrate_cli("validate", "--on", "glue", "--source-bootstrap", "a:9092",
+                                     "--target-bootstrap", "b:9092", "--validation-report", str(tmp_path / "r"))
     assert code == 2
     assert err.strip().splitlines() == ["error: --on glue: needs --env NAME (the environment whose stack provisions the Glue job) "
                                         "(fix: add --env NAME)"]
@@ -240,7 +240,7 @@ def test_on_glue_refuses_a_local_offsets_snapshot_before_any_call(monkeypatch, m
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     snap = tmp_path / "snap.json"
     snap.write_text("{}")
-    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "glue", "--target-bootstrap-servers", TARGET,
+    code, _out, err = msk_migrate_cli("validate", "--env", "dev", "--on", "glue", "--target-bootstrap", TARGET,
                                      "--offsets-snapshot", str(snap), "--validation-report", str(tmp_path / "r"))
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("error: --offsets-snapshot: not with --on glue"), err
@@ -270,7 +270,7 @@ def test_follow_once_on_glue_is_one_chained_run_on_the_stacks_mark(aws, msk_migr
     shim.follow_result = ChainedResult("mismatch", 1, cfg.migration.name, mark, rows,
                                        {"source": cfg.source.bootstrap_servers, "target": TARGET, "mark": mark}).to_dict()
     code, out, err = msk_migrate_cli("validate", "--env", "dev", "--follow", "--once", "--engine", "spark", "--on", "glue",
-                                     "--target-bootstrap-servers", TARGET, "--output", "json")
+                                     "--target-bootstrap", TARGET, "--output", "json")
     assert code == 1, err  # the run's verdict: a record only on the target
     doc = json.loads(out)
     assert doc["verdict"] == "mismatch" and doc["mark"] == mark and doc["rows"][0]["mismatch"]["category"] == "unexpected"

@@ -73,7 +73,7 @@ def test_the_report_is_written_to_s3_through_the_jvm_and_a_missing_bucket_is_ref
 
     with pytest.raises(UsageError) as exc:
         check_destination("s3://no-such-bucket-here/validation/reports/r1/", s3)
-    assert exc.value.field == "--report-dir" and "no-such-bucket-here" in str(exc.value)
+    assert exc.value.field == "--validation-report" and "no-such-bucket-here" in str(exc.value)
     with pytest.raises(JvmAwsError):
         s3.put_object(Bucket="no-such-bucket-here", Key="k", Body=b"x")
 

@@ -53,7 +53,7 @@ def _ep(mode="plaintext", **auth):
 
 
 def test_request_needs_topics_and_a_consistent_window():
-    with pytest.raises(ValueError, match="give --topics, --topic-regex or --offsets-snapshot"):
+    with pytest.raises(ValueError, match="give --topic, --topic-regex or --offsets-snapshot"):
         ValidationRequest(source=_ep(), target=_ep())
     req = ValidationRequest(source=_ep(), target=_ep(), topics=["a"], grace_seconds=60)
     assert req.effective_until_ms(now_ms=1_000_000) == 940_000

@@ -26,4 +26,4 @@ def make_request(clusters: dict[str, str], **kw: Any):
 
 
 def cli_args(clusters: dict[str, str], *extra: str) -> list[str]:
-    return ["--source-bootstrap-servers", clusters["source"], "--target-bootstrap-servers", clusters["target"], *extra]
+    return ["--source-bootstrap", clusters["source"], "--target-bootstrap", clusters["target"], *extra]

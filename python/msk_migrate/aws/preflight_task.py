@@ -14,7 +14,7 @@ import json
 
 import click
 
-from ..clivalues import Checked
+from ..clivalues import Aliased, Checked
 from ..config.identifiers import check_region
 from ..errors import UsageError
 from .task_view import ARGV_ENV
@@ -39,9 +39,12 @@ def in_vpc_options(f):
         click.option("--ecs-cluster", help="ECS cluster of the stack (output ecs_cluster_name); required with --in-vpc."),
         click.option("--ecs-service", help="Connect service whose network the task uses. Default: <cluster>-kafka-connect."),
         click.option("--task-definition", help="Task definition with msk-migrate in its image. Default: <cluster>-operator (the stack's operator task)."),
-        click.option("--container", "--task-container", default="operator", show_default=True, help="Container of the task definition that runs the command."),
-        click.option("--region", "--aws-region", type=_ECS_REGION, help="AWS region (default: the AWS profile's)."),
-        click.option("--timeout", "--task-timeout", type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
+        click.option("--task-container", "--container", "container", cls=Aliased, hidden_aliases=["--container"],
+                     default="operator", show_default=True, help="Container of the task definition that runs the command."),
+        click.option("--aws-region", "--region", "region", cls=Aliased, hidden_aliases=["--region"],
+                     type=_ECS_REGION, help="AWS region (default: the AWS profile's)."),
+        click.option("--task-timeout", "--timeout", "timeout", cls=Aliased, hidden_aliases=["--timeout"],
+                     type=click.FloatRange(30, 3600), default=600, show_default=True, help="Seconds to wait for the task."),
     ]
 
     @functools.wraps(f)

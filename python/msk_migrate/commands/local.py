@@ -8,13 +8,15 @@ import click
 from rich.table import Table
 
 from ..cliutil import emit_json, human, output_option
+from ..clivalues import Aliased
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import default_heap, make_shape
 from ..outcome import json_document
 from .options import WRITE_DIR
 
 dir_option = click.option(
-    "--dir", "base_dir", type=click.Path(path_type=Path), default=DEFAULT_DIR, show_default=True,
+    "--local-dir", "--dir", "base_dir", cls=Aliased, hidden_aliases=["--dir"], type=click.Path(path_type=Path),
+    default=DEFAULT_DIR, show_default=True,
     help="Where cluster data, logs and the process records live.",
 )
 
@@ -86,7 +88,8 @@ def local() -> None:
 
 
 @local.command("up")
-@click.option("--dir", "base_dir", type=WRITE_DIR, default=DEFAULT_DIR, show_default=True,
+@click.option("--local-dir", "--dir", "base_dir", cls=Aliased, hidden_aliases=["--dir"], type=WRITE_DIR, default=DEFAULT_DIR,
+              show_default=True,
               help="Where cluster data, logs and the process records live (created when missing).")
 @click.option("--with-monitoring", is_flag=True, help="Also start Prometheus scraping the Connect worker.")
 @click.option("--schema-registry", "schema_registry", is_flag=True,

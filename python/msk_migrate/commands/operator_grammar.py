@@ -45,11 +45,11 @@ CALLER_OPTIONS: dict[str, Kind] = {
                      "--force", "--watch", "--ledger-only", "--allow-duplicates", "--no-report", "--verbose", "--show-keys",
                      "--ignore-schemas", "--once", "--follow"), Kind.FLAG),
     **dict.fromkeys(("--output", "--timeout", "--quiet-seconds", "--max-records", "--max-age", "--max-redelivery",
-                     "--max-report-age", "--interval", "--to", "--mode", "--compacted", "--isolation-level", "--sample-size",
+                     "--max-report-age", "--max-report-age-seconds", "--interval", "--to", "--mode", "--compacted", "--isolation-level", "--sample-size",
                      "--min-partitions", "--engine", "--metadata-timeout", "--on", "--compare", "--grace-seconds",
                      "--timestamp-slack-seconds", "--from-timestamp", "--until-timestamp", "--task-timeout", "--fence"), Kind.CHOSEN),
     **dict.fromkeys(("--topic", "--group", "--wave", "--subject", "--topics"), Kind.NAME),
-    **dict.fromkeys(("--reason", "--topic-regex", "--exclude-regex", "--topic-map", "--ignore-config", "--marks"), Kind.TEXT),
+    **dict.fromkeys(("--reason", "--topic-regex", "--exclude-regex", "--topic-map", "--ignore-config", "--copy-marks", "--marks"), Kind.TEXT),
     **dict.fromkeys(("--from-s3", "--validation-report", "--report-dir", "--certificate", "--mark"), Kind.S3),
 }
 
@@ -61,7 +61,7 @@ STACK_OPTIONS: dict[str, str] = {
     **dict.fromkeys(("--local", "--local-dir"), "the local rehearsal environment is not in the VPC"),
     **dict.fromkeys(("--connect-url", "--connect-ca", "--connect-secret-arn", "--target-bootstrap", "--source-registry",
                      "--target-registry", "--source-registry-secret-arn", "--target-registry-secret-arn", "--s3-endpoint-url",
-                     "--cluster-arn", "--source-bootstrap-servers", "--source-auth", "--source-secret-arn",
+                     "--cluster-arn", "--source-bootstrap", "--source-bootstrap-servers", "--source-auth", "--source-secret-arn",
                      "--source-ca-secret-arn", "--source-scram-mechanism", "--source-scram-tls", "--target-bootstrap-servers",
                      "--target-auth", "--target-secret-arn", "--target-ca-secret-arn", "--target-scram-mechanism",
                      "--target-scram-tls", "--kafka-option"), _ENDPOINT),
@@ -75,7 +75,7 @@ STACK_OPTIONS: dict[str, str] = {
 #: A name the tool passes on (topic, group, wave, subject, connector): Kafka's legal topic characters plus the
 #: few a consumer group or subject name commonly holds; never ``$``/``{`` (a config provider's variable syntax).
 _NAME = re.compile(r"[A-Za-z0-9._:@+=-]{1,249}")
-#: Names in a comma-separated list (``--topics a,b``).
+#: Names in a comma-separated list (``validate --topic a,b``; ``--topics``, its old spelling).
 _NAMES = re.compile(r"[A-Za-z0-9._:@+=-]{1,249}(,[A-Za-z0-9._:@+=-]{1,249})*")
 _TEXT_MAX = 1024
 
@@ -97,6 +97,8 @@ def check_request(words: list[str], prefixes: Prefixes | None, tree: Any) -> Req
     the stack's bucket, leaves that check to the task). ``tree``: the command line (``commands.root.cli``),
     passed in by its callers: the root imports this module, never the other way round."""
     import click
+
+    from ..clivalues import Aliased
 
     if not words:
         raise Refused("command", "no command", "send a runbook command, e.g. [\"lag\", \"--output\", \"json\"]")
@@ -121,7 +123,7 @@ def check_request(words: list[str], prefixes: Prefixes | None, tree: Any) -> Req
         if not isinstance(param, click.Option) or param.name in seen:
             continue
         seen.add(param.name or "")
-        _check_option(param, values.get(param.name), prefixes, path)
+        _check_option(param, param.parsed_value(values) if isinstance(param, Aliased) else values.get(param.name), prefixes, path)
     for param in cmd.params:
         if isinstance(param, click.Argument) and values.get(param.name) is not None:
             for value in _as_list(values.get(param.name)):
@@ -172,7 +174,7 @@ def _check_value(name: str, kind: Kind, value, prefixes: Prefixes | None) -> Non
     text = str(value)
     if any(ord(c) < 32 or ord(c) == 127 for c in text) or "${" in text or len(text) > _TEXT_MAX:
         raise Refused(name, "a control character, a ${...} variable or more than 1024 characters", "give a plain value")
-    if kind is Kind.NAME and not (_NAMES if name == "--topics" else _NAME).fullmatch(text):
+    if kind is Kind.NAME and not (_NAMES if name in ("--topic", "--topics") else _NAME).fullmatch(text):
         raise Refused(name, f"{text[:60]!r} is not a topic, group, wave, subject or connector name",
                       "use letters, digits and . _ - : @ + =")
     if kind is Kind.S3:

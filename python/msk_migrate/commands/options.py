@@ -29,6 +29,7 @@ from ..clivalues import (
 )
 from ..config.flow import check_connect_url
 from ..config.identifiers import check_env_name, check_secret_arn, parse_msk_arn
+from ..errors import UsageError
 from ..kafka.legal import check_group_id, check_topic_list, check_topic_name
 
 
@@ -92,3 +93,16 @@ MSK_CLUSTER_ARN = Checked("cluster-arn", lambda v: parse_msk_arn(v) and v,
 def seconds(minimum: float = 0, maximum: float | None = None) -> click.FloatRange:
     """A number of seconds (a duration or a timeout) within bounds: ``-5`` or ``abc`` is refused while parsing."""
     return click.FloatRange(min=minimum, max=maximum)
+
+
+def in_seconds(canonical: tuple[str, float | None], old: tuple[str, float | None, float], default: float) -> float:
+    """A duration given under its canonical spelling (seconds) or its old, hidden one in the old unit
+    (``(name, value, seconds per unit)``): the value in seconds, ``default`` when neither is given.
+    Both given: one line naming both, exit 2 (as :class:`~msk_migrate.clivalues.Aliased` refuses two spellings)."""
+    (name, value), (old_name, old_value, unit) = canonical, old
+    if value is not None and old_value is not None:
+        raise UsageError(f"{name} and {old_name}", "two spellings of the same option",
+                         f"give {name} only; {old_name} is its old spelling (in {'minutes' if unit == 60 else f'{unit:g} s'})")
+    if value is not None:
+        return float(value)
+    return float(old_value) * unit if old_value is not None else default

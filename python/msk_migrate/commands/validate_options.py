@@ -80,14 +80,15 @@ _TOPIC_MAP = Checked("topic-map", _topic_map, "write --topic-map SOURCE_TOPIC=TA
 _TIMESTAMP = Checked("timestamp", lambda v: parse_timestamp(v, "timestamp"), "use ISO-8601 (2025-01-31T12:00:00Z) or epoch ms")
 _KAFKA_OPTION = Checked("kafka-option", _kafka_option, "write KEY=VALUE of consumer tuning; security comes from the cluster options")
 _CONFIG_NAME = Checked("config", _config_name, "name a topic config such as retention.ms")
-_MARKS = Checked("marks", _marks_value, "write --marks SOURCE_ALIAS[,TARGET_ALIAS]: the MM2 aliases of the flow's clusters",
+_MARKS = Checked("copy-marks", _marks_value, "write --copy-marks SOURCE_ALIAS[,TARGET_ALIAS]: the MM2 aliases of the flow's clusters",
                  "SRC[,TGT]")
 _MARK_LOCATION = Checked("mark", check_write_location, "give a writable path (.json or a directory) or s3://BUCKET/PREFIX")
 
 
 def _side_options(role: str) -> list[Callable[[Any], Any]]:
     return [
-        click.option(f"--{role}-bootstrap-servers", f"{role}_bootstrap", metavar="HOST:PORT[,...]", type=BOOTSTRAP,
+        click.option(f"--{role}-bootstrap", f"--{role}-bootstrap-servers", f"{role}_bootstrap", cls=Aliased,
+                     hidden_aliases=[f"--{role}-bootstrap-servers"], metavar="HOST:PORT[,...]", type=BOOTSTRAP,
                      help=f"{role.capitalize()} cluster bootstrap servers."),
         click.option(f"--{role}-auth", f"{role}_auth", type=click.Choice(AUTH_MODES), default="plaintext",
                      show_default=True, help=f"How to authenticate to the {role} cluster."),
@@ -107,7 +108,7 @@ def _side_options(role: str) -> list[Callable[[Any], Any]]:
 #: Where the clusters come from: a flow (``--env``/``--config``/``--local``), ``--clusters FILE`` or each side's options.
 _CLUSTER_OPTIONS = [
     click.option("--env", "env", type=_ENV, help="Environment name (infra/environments/NAME.yaml) or its path: clusters, auth and "
-                  "secrets from it (target bootstrap: --target-bootstrap-servers, the stack output)."),
+                  "secrets from it (target bootstrap: --target-bootstrap, the stack output)."),
     click.option("--config", "config", type=READ_FILE,
                  help="Flow file (source, target, migration sections) instead of the --source-*/--target-* options."),
     click.option("--local", "local", is_flag=True,
@@ -120,7 +121,8 @@ _CLUSTER_OPTIONS = [
 
 #: What is compared, and how.
 _SELECTION_OPTIONS = [
-    click.option("--topics", multiple=True, metavar="T1,T2", type=TOPICS, help="Source topics to validate (repeatable, comma-separated)."),
+    click.option("--topic", "--topics", "topics", cls=Aliased, hidden_aliases=["--topics"], multiple=True, metavar="T1[,T2...]",
+                 type=TOPICS, help="Source topics to validate (repeatable, comma-separated)."),
     click.option("--wave", "wave", metavar="NAME", type=_WAVE,
                  help="Only this wave's topics (migration.waves of --env/--config/--local; also with --follow)."),
     click.option("--topic-regex", metavar="REGEX", type=_TOPIC_REGEX, help="Validate every source topic matching REGEX (full match)."),
@@ -179,7 +181,7 @@ _RUN_OPTIONS = [
                       "data and the report lands in logs and buckets)."),
     click.option("--ignore-schemas", "ignore_schemas", is_flag=True,
                  help="Do not prove schema ids: topics of schema'd records are 'skipped' instead of 'schemas-not-checked'."),
-    click.option("--marks", "marks", type=_MARKS, default=None,
+    click.option("--copy-marks", "--marks", "marks", cls=Aliased, hidden_aliases=["--marks"], type=_MARKS, default=None,
                  help="The flow marks its copies (migration.mark_copies; default: on when the flow says so): remove the "
                       "trailing msk-migrate.copied-from.SRC header of each target record before comparing (a record "
                       "without it fails as 'mark missing/wrong'), and leave out source records copied from TGT "
@@ -187,7 +189,7 @@ _RUN_OPTIONS = [
     click.option("--compare", "compare", type=click.Choice(["records", "multiset"]), default=None,
                  help="records: the target holds the source's records in its order (the default where copies are not "
                       "marked). multiset: per partition the same records, each origin's in the same order; the comparison "
-                      "wherever copies are marked (--marks SRC,TGT or a flow with mark_copies), chosen without asking, "
+                      "wherever copies are marked (--copy-marks SRC,TGT or a flow with mark_copies), chosen without asking, "
                       "and records is refused there (docs/active-active-proof.md)."),
 ]
 

@@ -29,7 +29,7 @@ from .flow import resolve_flow
 def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
     bootstrap = kw[f"{role}_bootstrap"]
     if not bootstrap:
-        raise UsageError(f"--{role}-bootstrap-servers", "required", "pass host:port[,host:port] or --clusters FILE")
+        raise UsageError(f"--{role}-bootstrap", "required", "pass host:port[,host:port] or --clusters FILE")
     data = {
         "mode": kw[f"{role}_auth"],
         "scram_mechanism": kw[f"{role}_scram_mechanism"],
@@ -43,10 +43,9 @@ def _endpoint(role: str, kw: dict[str, Any]) -> ClusterEndpoint:
         auth = validate_model(AuthConfig, data)
         return validate_model(ClusterEndpoint, {"alias": role, "bootstrap_servers": bootstrap, "auth": auth})
     except UsageError as exc:
-        # Name the command-line option: bootstrap_servers -> --source-bootstrap-servers, etc.
+        # Name the command-line option: bootstrap_servers -> --source-bootstrap, etc.
         field = exc.field.split(".")[-1] if exc.field and exc.field != "config" else "auth"
-        if field == "mode":
-            field = "auth"
+        field = {"mode": "auth", "bootstrap_servers": "bootstrap"}.get(field, field)
         raise UsageError(f"--{role}-{field.replace('_', '-')}", exc.message, exc.fix) from None
 
 
@@ -81,8 +80,8 @@ def _pairs(values: tuple[str, ...], field: str) -> dict[str, str]:
 def validate_flow(kw: dict[str, Any]) -> Flow:
     """``--env`` / ``--config`` / ``--local``: the flow of the shared resolver (:func:`.flow.resolve_flow`), whose
     clusters, auth and secrets replace the ``--source-*``/``--target-*`` options; an environment's target
-    bootstrap servers come from ``--target-bootstrap-servers`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output."""
-    given = [opt for opt, key in (("--clusters", "clusters"), ("--source-bootstrap-servers", "source_bootstrap"),
+    bootstrap servers come from ``--target-bootstrap`` (or MSK_MIGRATE_TARGET_BOOTSTRAP), the stack output."""
+    given = [opt for opt, key in (("--clusters", "clusters"), ("--source-bootstrap", "source_bootstrap"),
                                   ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
                                   ("--source-ca-secret-arn", "source_ca_secret_arn"),
                                   ("--target-ca-secret-arn", "target_ca_secret_arn")) if kw.get(key)]
@@ -91,18 +90,18 @@ def validate_flow(kw: dict[str, Any]) -> Flow:
         raise UsageError(chosen, f"given together with {', '.join(given)}",
                          f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
     if chosen == "--local" and kw.get("target_bootstrap"):
-        raise UsageError("--target-bootstrap-servers", "the local environment names the target's bootstrap servers", "drop it")
+        raise UsageError("--target-bootstrap", "the local environment names the target's bootstrap servers", "drop it")
     target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
     config = Path(kw["config"]) if kw.get("config") else None
     flow = resolve_flow(kw.get("env"), config, chosen == "--local", None, target_bootstrap if kw.get("env") else None)
     if config and kw.get("target_bootstrap"):
-        raise UsageError("--target-bootstrap-servers", "the flow file names the target's bootstrap servers", "drop it")
+        raise UsageError("--target-bootstrap", "the flow file names the target's bootstrap servers", "drop it")
     flow.require_target("validate")
     return flow
 
 
 def _copy_marks(kw: dict[str, Any], flow: Flow | None) -> dict[str, str | None] | None:
-    """``--marks SRC[,TGT]``, else the flow's own aliases when its migration marks its copies (``mark_copies``)."""
+    """``--copy-marks SRC[,TGT]``, else the flow's own aliases when its migration marks its copies (``mark_copies``)."""
     if kw.get("marks"):
         src, tgt = kw["marks"]
         return {"source_alias": src, "target_alias": tgt}
@@ -132,7 +131,7 @@ def _wave_selection(kw: dict[str, Any], flow: Flow | None, topics: list[str]) ->
 
     if flow is None:
         raise UsageError("--wave", "names a wave of a flow's migration and no flow was given", "add --env NAME, --config FILE or --local")
-    for option, key in (("--topics", "topics"), ("--topic-regex", "topic_regex"), ("--offsets-snapshot", "offsets_snapshot")):
+    for option, key in (("--topic", "topics"), ("--topic-regex", "topic_regex"), ("--offsets-snapshot", "offsets_snapshot")):
         if kw.get(key):
             raise UsageError(f"--wave/{option}", "give one topic selection", f"drop {option}: --wave selects the wave's topics")
     check_wave_name(flow.migration, kw["wave"])
@@ -155,7 +154,7 @@ def _clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Flo
         return flow.source, flow.target, flow
     if kw.get("clusters"):
         if kw.get("source_bootstrap") or kw.get("target_bootstrap"):
-            raise UsageError("--clusters", "given together with --source/--target-bootstrap-servers", "use one of them")
+            raise UsageError("--clusters", "given together with --source/--target-bootstrap", "use one of them")
         return (*_clusters_file(kw["clusters"]), None)
     return _endpoint("source", kw), _endpoint("target", kw), None
 
@@ -182,13 +181,13 @@ def _check_combinations(kw: dict[str, Any], data: dict[str, Any]) -> None:
 
 
 def _compare(kw: dict[str, Any], data: dict[str, Any], marks: dict[str, str | None] | None) -> str:
-    """How records are compared. Where copies are marked (the flow's ``mark_copies`` or ``--marks``) a topic may be
+    """How records are compared. Where copies are marked (the flow's ``mark_copies`` or ``--copy-marks``) a topic may be
     written from both sides, so it is compared as each origin's records, a multiset per partition, without being
     asked: an order comparison there gives the wrong verdict the moment both directions write, so it is refused."""
     asked = kw.get("compare")
     if marks is not None and marks["target_alias"] is not None:
         if asked == "records":
-            raise UsageError("--compare records", "copies are marked here (migration.mark_copies or --marks), so a topic "
+            raise UsageError("--compare records", "copies are marked here (migration.mark_copies or --copy-marks), so a topic "
                              "may hold records of both origins, and one order per partition would call their interleaving "
                              "a difference", "drop --compare: marked copies are compared per origin (multiset)")
         if data["mode"] == "full":
@@ -197,7 +196,7 @@ def _compare(kw: dict[str, Any], data: dict[str, Any], marks: dict[str, str | No
         return "multiset"
     if asked == "multiset":
         raise UsageError("--compare multiset", "tells each record's origin by its copy mark, and no marks are known",
-                         "give --marks SOURCE_ALIAS,TARGET_ALIAS, or a flow whose migration has mark_copies: true")
+                         "give --copy-marks SOURCE_ALIAS,TARGET_ALIAS, or a flow whose migration has mark_copies: true")
     return asked or "records"
 
 

@@ -418,14 +418,14 @@ def configs_of_flow(configs: dict[str, dict[str, str]], migration: str, source: 
     and connect this flow's clusters, else exit 2 naming both sides (nothing applied)."""
     for name, cfg in sorted(configs.items()):
         if not (name.startswith(f"{migration}-") and name[len(migration) + 1:] in _ROLES):
-            raise UsageError("--from-s3/--dir", f"connector {name} is not one of migration {migration!r}'s",
+            raise UsageError("--from-s3/--from-dir", f"connector {name} is not one of migration {migration!r}'s",
                              "give the configs this environment's stack uploaded (stack output connector_config_s3_uris)")
         reverse = name[len(migration) + 1:].startswith("reverse-")
         want = {"source": target if reverse else source, "target": source if reverse else target}
         for side, value in want.items():
             got = cfg.get(f"{side}.cluster.bootstrap.servers")
             if value is not None and not _same_servers(value, got):
-                raise UsageError("--from-s3/--dir", f"connector {name} has {side} {got}, this flow's {side} is {value}",
+                raise UsageError("--from-s3/--from-dir", f"connector {name} has {side} {got}, this flow's {side} is {value}",
                                  "give the configs this environment's stack uploaded, or check --env/--target-bootstrap")
 
 

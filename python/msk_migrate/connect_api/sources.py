@@ -26,7 +26,7 @@ def from_dir(path: str | Path) -> dict[str, dict[str, str]]:
     path = Path(path)
     files = sorted(path.glob("*.json"))
     if not files:
-        raise UsageError(str(path), "no *.json connector configs found", "point --dir at the rendered configs")
+        raise UsageError(str(path), "no *.json connector configs found", "point --from-dir at the rendered configs")
     out = {}
     for f in files:
         try:

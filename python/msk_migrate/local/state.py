@@ -129,7 +129,7 @@ class StateFile:
             return LocalState.model_validate(json.loads(self.path.read_text()))
         except (ValueError, ValidationError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UsageError("--dir", f"{self.path} is not a local environment state msk-migrate can read ({first})",
+            raise UsageError("--local-dir", f"{self.path} is not a local environment state msk-migrate can read ({first})",
                              f"stop its processes and remove {self.base_dir}") from None
 
     def save(self, state: LocalState) -> None:

@@ -6,7 +6,7 @@ Ready when every condition holds; each row carries its evidence:
 2. lag: the group's topics within ``--max-records`` / ``--max-age`` (see :mod:`.lag`);
 3. offsets: translated offsets on the target never ahead of the source, re-delivery within ``--max-redelivery``;
 4. inactive: the group has no member on the target yet (MM2 only writes offsets of inactive groups);
-5. validation: a report (path or s3://) that finished within ``--max-report-age``, whose verdict is ``match``,
+5. validation: a report (path or s3://) that finished within ``--max-report-age-seconds``, whose verdict is ``match``,
    that covers every topic the groups consume, was read from the flow's clusters (cluster ids), compared at
    least one record in every partition of those topics that holds records, and whose window ends after the
    groups' last committed record (the record before each committed offset; offsets-snapshot reports: the

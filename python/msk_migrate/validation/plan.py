@@ -42,7 +42,7 @@ def select_topics(req: ValidationRequest, source_topics: dict[str, int]) -> list
     chosen: set[str] = set()
     for t in req.topics:
         if t not in source_topics:
-            raise UsageError("--topics", f"topic {t!r} does not exist on the source", "check the name or use --topic-regex")
+            raise UsageError("--topic", f"topic {t!r} does not exist on the source", "check the name or use --topic-regex")
         chosen.add(t)
     if req.topic_regex:
         rx = re.compile(req.topic_regex)

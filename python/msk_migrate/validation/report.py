@@ -22,7 +22,7 @@ SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 #: The option a report destination comes from; every error about it names this.
-DEST_FIELD = "--report-dir"
+DEST_FIELD = "--validation-report"
 
 #: Partition statuses that do not fail the verdict.
 OK_STATUSES = {"match", "duplicates"}

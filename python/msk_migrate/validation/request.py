@@ -39,12 +39,12 @@ OPTIONS: dict[str, str] = {
     "grace_seconds": "--grace-seconds", "min_partitions": "--min-partitions",
     "schema_registry": "--source-registry/--target-registry", "metadata_timeout_seconds": "--metadata-timeout",
     "ignore_configs": "--ignore-config", "kafka_options": "--kafka-option", "report_dir": "--validation-report",
-    "environment": "--env",
+    "marks": "--copy-marks", "topics": "--topic", "environment": "--env",
 }
 
 
 def option(key: str) -> str:
-    """The command-line option of a request field (or of a nested one: ``marks.source_alias`` -> ``--marks``)."""
+    """The command-line option of a request field (or of a nested one: ``marks.source_alias`` -> ``--copy-marks``)."""
     top = key.split(".")[0]
     return OPTIONS.get(top, "--" + top.replace("_", "-"))
 
@@ -404,14 +404,14 @@ class ValidationRequest:
     def _check(self) -> None:
         """The rules between fields (each value alone is checked by then)."""
         if not self.topics and not self.topic_regex and not self.offsets_snapshot:
-            raise RequestError("topics", "give --topics, --topic-regex or --offsets-snapshot", "name the source topics to compare",
-                               field="--topics")
+            raise RequestError("topics", "give --topic, --topic-regex or --offsets-snapshot", "name the source topics to compare",
+                               field="--topic")
         if self.engine == "native" and (self.kafka_options or self.min_partitions):
             raise RequestError("engine", "--kafka-option and --min-partitions tune Spark's Kafka source; use --engine spark or auto",
                                field="--engine native")
         if self.compare == "multiset":
             if self.marks is None or self.marks.target_alias is None:
-                raise RequestError("compare", "--compare multiset tells each record's origin by its copy mark: give --marks SRC,TGT "
+                raise RequestError("compare", "--compare multiset tells each record's origin by its copy mark: give --copy-marks SRC,TGT "
                                    "(both aliases) or a flow with migration.mark_copies", field="--compare multiset")
             if self.mode == "full":
                 raise RequestError("compare", "--compare multiset is computed by the checksum pass, without the full diff "
