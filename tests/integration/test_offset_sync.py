@@ -17,6 +17,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -27,7 +28,8 @@ from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.offset_translation.identity import identity_redelivery, identity_redelivery_many
 from msk_migrate.offset_translation.planner import PartitionPlan, Placement
 from msk_migrate.offset_translation.request import SyncRequest
-from msk_migrate.offset_translation.sync import SyncResult, sync_group
+from msk_migrate.offset_translation.result import SyncResult
+from msk_migrate.offset_translation.sync import sync_group
 from tests.kafka_helpers import commit_group, committed, create_topic, end_offsets, wait_until
 
 from .conftest import TEST_MIGRATION
@@ -125,10 +127,10 @@ class _Clusters:
     target_alias: str = "target"
 
 
-def _sync(local_env, unique, group, *, case: str | None = None, **kw) -> SyncResult:
+def _sync(local_env, unique, group, *, case: str | None = None, **kw) -> SyncResult[Any]:
     res = sync_group(_Clusters(_spec(unique), *_sessions(local_env)), SyncRequest(group, **kw))
     if case:
-        _record(case, res.plans)
+        _record(case, res.partitions)
     return res
 
 
@@ -151,11 +153,11 @@ def test_duplicates_from_a_restart_place_the_group_on_the_first_copy_with_no_gap
     _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[80:])
     commit_group(src, group, topic, {0: 100})
     res = _sync(local_env, unique, group, case="replay-duplicates")
-    (pr,) = res.plans
+    (pr,) = res.partitions
     assert pr.target_offset == 100  # the first copy of record 100: every later record is after it
     assert [m.fp for m in pr.redelivered] and pr.redelivery == 20  # 80..99 replayed after 119
     assert len(pr.duplicates) == 20  # 100..119 come twice
-    _assert_no_gap(src, tgt, group, res.plans, expect_redelivery=20)
+    _assert_no_gap(src, tgt, group, res.partitions, expect_redelivery=20)
 
 
 def test_a_replay_from_further_back_than_the_first_read_declares_every_redelivered_record(local_env, unique):
@@ -169,9 +171,9 @@ def test_a_replay_from_further_back_than_the_first_read_declares_every_redeliver
     _mirror(src, tgt, topic, 0, lambda r: r[:120] + r[50:])  # restarted from 50 after writing 0..119
     commit_group(src, group, topic, {0: 100})
     res = _sync(local_env, unique, group, case="replay-from-further-back")
-    (pr,) = res.plans
+    (pr,) = res.partitions
     assert pr.target_offset == 100 and pr.redelivery == 50 and len(pr.duplicates) == 20
-    _assert_no_gap(src, tgt, group, res.plans, expect_redelivery=50)
+    _assert_no_gap(src, tgt, group, res.partitions, expect_redelivery=50)
 
 
 def test_groups_at_different_points_of_one_partition_are_counted_together_as_each_alone(local_env, unique):
@@ -211,8 +213,8 @@ def test_same_timestamps_and_repeating_keys_are_matched_as_a_sequence(local_env,
     _mirror(src, tgt, topic, 0, lambda r: [r[0]] * 3 + r)  # the target holds 3 more records first: offsets differ
     commit_group(src, group, topic, {0: 151})
     res = _sync(local_env, unique, group, case="same-timestamps-repeating-keys")
-    assert res.plans[0].target_offset == 154
-    _assert_no_gap(src, tgt, group, res.plans)
+    assert res.partitions[0].target_offset == 154
+    _assert_no_gap(src, tgt, group, res.partitions)
 
 
 def test_retention_trimmed_source_and_a_commit_before_its_oldest_record(local_env, unique):
@@ -228,11 +230,11 @@ def test_retention_trimmed_source_and_a_commit_before_its_oldest_record(local_en
     commit_group(src, g1, topic, {0: 100})
     commit_group(src, g2, topic, {0: 10})  # before the oldest retained record
     r1 = _sync(local_env, unique, g1, case="retention-trimmed")
-    assert r1.plans[0].target_offset == 40
-    _assert_no_gap(src, tgt, g1, r1.plans)
+    assert r1.partitions[0].target_offset == 40
+    _assert_no_gap(src, tgt, g1, r1.partitions)
     r2 = _sync(local_env, unique, g2, case="commit-before-oldest")
-    assert r2.plans[0].effective_commit == 60 and r2.plans[0].target_offset == 0
-    _assert_no_gap(src, tgt, g2, r2.plans)
+    assert r2.partitions[0].effective_commit == 60 and r2.partitions[0].target_offset == 0
+    _assert_no_gap(src, tgt, g2, r2.partitions)
 
 
 def test_log_append_time_target_is_matched_by_content_and_order(local_env, unique):
@@ -244,9 +246,9 @@ def test_log_append_time_target_is_matched_by_content_and_order(local_env, uniqu
     _mirror(src, tgt, topic, 0, lambda r: r[:5] + r)  # 5 extra leading copies: offsets differ by 5
     commit_group(src, group, topic, {0: 70})
     res = _sync(local_env, unique, group, case="log-append-time")
-    (pr,) = res.plans
+    (pr,) = res.partitions
     assert pr.target_offset == 75 and pr.method == "exact"
-    _assert_no_gap(src, tgt, group, res.plans)
+    _assert_no_gap(src, tgt, group, res.partitions)
 
 
 def test_empty_partition_and_a_group_committed_at_the_end(local_env, unique):
@@ -258,7 +260,7 @@ def test_empty_partition_and_a_group_committed_at_the_end(local_env, unique):
     _mirror(src, tgt, topic, 0, lambda r: r[:3] + r)
     commit_group(src, group, topic, {0: 80, 1: 0})
     res = _sync(local_env, unique, group, case="empty-partition-and-commit-at-end")
-    by_p = {p.partition: p for p in res.plans}
+    by_p = {p.partition: p for p in res.partitions}
     assert by_p[0].target_offset == 83 and by_p[1].target_offset == 0
     assert by_p[0].placement is Placement.AT_END and by_p[1].placement is Placement.EMPTY
     assert committed(tgt, group, topic, 2) == {0: 83, 1: 0}
@@ -267,7 +269,7 @@ def test_empty_partition_and_a_group_committed_at_the_end(local_env, unique):
     _mirror(src, tgt, topic, 0, start=80)
     _produce(src, topic, 1, _records(4, tag="new"))
     _mirror(src, tgt, topic, 1)
-    _assert_no_gap(src, tgt, group, res.plans)
+    _assert_no_gap(src, tgt, group, res.partitions)
 
 
 def test_compacted_source_without_the_record_before_the_commit_point(local_env, unique):
@@ -291,9 +293,9 @@ def test_compacted_source_without_the_record_before_the_commit_point(local_env, 
     _mirror(src, tgt, topic, 0, start=150)
     commit_group(src, group, topic, {0: 50})
     res = _sync(local_env, unique, group, case="compacted-gap")
-    (pr,) = res.plans
+    (pr,) = res.partitions
     assert pr.target_offset == 50 and not pr.redelivered
-    _assert_no_gap(src, tgt, group, res.plans)
+    _assert_no_gap(src, tgt, group, res.partitions)
 
 
 # ---- bad input: one line, exit 2, nothing committed ----------------------------------------------------
@@ -353,9 +355,9 @@ def test_rollback_places_a_group_back_on_the_source_after_reverse_replication(lo
     commit_group(tgt, group, topic, {0: 120})  # read 30 of the 60 new records on the target, then stopped
     S, T = _sessions(local_env)
     res = sync_group(_Clusters(_spec(unique), S, T), SyncRequest(group, "source"))
-    (pr,) = res.plans
+    (pr,) = res.partitions
     assert res.direction == "target->source" and pr.target_offset == 130
-    _assert_no_gap(tgt, src, group, res.plans)
+    _assert_no_gap(tgt, src, group, res.partitions)
 
 
 # ---- through real MM2, with the certificate and the cutover gate ----------------------------------------

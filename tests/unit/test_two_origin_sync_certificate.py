@@ -9,15 +9,18 @@ import json
 import pytest
 
 from msk_migrate.offset_translation.certificate import check, read, write_json
+from msk_migrate.offset_translation.planner import Action
+from msk_migrate.offset_translation.request import SyncRequest
+from msk_migrate.offset_translation.result import SyncResult
 from msk_migrate.offset_translation.two_origin import translate_position
-from msk_migrate.offset_translation.two_origin_sync import TwoOriginPlacement, certificate
+from msk_migrate.offset_translation.two_origin_sync import TwoOriginPlacement, certificate, decide
 
 from .test_two_origin_offsets import side
 
 pytestmark = pytest.mark.unit
 
 
-def _placement(part: int, frm: str, pos: int, to: str, action: str = "write") -> TwoOriginPlacement:
+def _placement(part: int, frm: str, pos: int, to: str, action: Action = Action.WRITE) -> TwoOriginPlacement:
     return TwoOriginPlacement("app.events", part, translate_position(side(frm), pos, side(to), frm_alias="b", to_alias="a"), None, action)
 
 
@@ -40,6 +43,26 @@ def test_one_partition_with_declared_redelivery_makes_it_partial_and_counts_the_
 
 def test_no_placement_is_never_an_exact_certificate():
     assert certificate("g", "source->target", "s", "t", [], written=False, dry_run=False)["verdict"] == "not-proven"
+
+
+def test_a_two_origin_placement_is_decided_in_the_one_origin_vocabulary():
+    exact = translate_position(side("abba" "ab"), 4, side("aabb" "ba"), frm_alias="b", to_alias="a")
+    assert exact.proven and exact.offset == 4
+    assert decide(exact, None, force=False) is Action.WRITE
+    assert decide(exact, 4, force=False) is Action.UNCHANGED
+    assert decide(exact, 5, force=False) is Action.BACKWARDS_REFUSED
+    assert decide(exact, 5, force=True) is Action.BACKWARDS_FORCED and Action.BACKWARDS_FORCED.writes
+    lost = translate_position(side("abab"), 4, [r for r in side("aabb") if r.fp != 2000], frm_alias="b", to_alias="a")
+    assert not lost.proven and decide(lost, None, force=True) is Action.NONE
+
+
+def test_a_sync_result_with_no_partition_is_never_exact_and_exits_1():
+    cert = certificate("g", "source->target", "s", "t", [], written=False, dry_run=False)
+    res = SyncResult(SyncRequest("g"), "two-origin", (), 0, cert)
+    assert not res.exact and res.exit_code == 1 and res.verdict == "not-proven" and res.to_write == 0
+    one = _placement(0, "abba" "ab", 4, "aabb" "ba")
+    res = SyncResult(SyncRequest("g"), "two-origin", (one,), 1, _written(one))
+    assert res.exact and res.exit_code == 0 and res.rows()[0]["action"] == "write"
 
 
 # ---- the cutover gate's check (`cutover check --certificate`) on a two-origin certificate --------------------------

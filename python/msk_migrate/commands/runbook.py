@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..render import progress, render, watch
 from .flow import announce, flow_from_kwargs, flow_options
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
-from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION
+from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION, in_seconds
 from .topology import other_flows, with_flows_options
 from .waves import check_wave, nothing_in_wave, session_in_wave, wave_option
 
@@ -129,7 +129,8 @@ def offsets_sync(group: str | None, to: str, exact_only: bool, dry_run: bool, fo
     the checkpoint or left, 2 bad input (nothing written)."""
     from ..ledger import ledger_for
     from ..offset_translation.request import SyncRequest
-    from ..runbook.group_moves import move_groups, moves_outcome, wave_groups_to_move
+    from ..runbook.group_moves import move_groups, wave_groups_to_move
+    from .sync_outcome import group_outcome, wave_outcome
 
     if group is None and wave is None:
         raise UsageError("--group", "no group to move", "name the stopped group (--group G), or move every group of a wave (--wave W)")
@@ -144,7 +145,7 @@ def offsets_sync(group: str | None, to: str, exact_only: bool, dry_run: bool, fo
             scope.narrow([group], "--group", "group")  # the group must move with the wave
         with progress(output, f"placing {group} on the {to} by content") as say:
             (res,) = move_groups(s, ledger, [group], request, wave, say)
-        o = res.outcome(s.talked_to())
+        o = group_outcome(res, s.talked_to())
         if not dry_run:
             o.notes.append(f"recorded in the ledger {ledger.location}: {group} {'consumers-moved' if to == 'target' else 'rolled-back'}")
         render(o, output)
@@ -153,7 +154,7 @@ def offsets_sync(group: str | None, to: str, exact_only: bool, dry_run: bool, fo
     groups = wave_groups_to_move(ledger.read(), wave, scope.groups, request.to)
     with progress(output, f"placing {len(groups)} group(s) of wave {wave} on the {to} by content") as say:
         results = move_groups(s, ledger, groups, request, wave, say)
-    render(moves_outcome(results, s.talked_to(), wave, request.to, ledger), output)
+    render(wave_outcome(results, s.talked_to(), wave, request.to, ledger), output)
 
 
 @offsets.command("snapshot")
@@ -254,13 +255,16 @@ def cutover() -> None:
 @click.option("--max-redelivery", default=1000, show_default=True, type=click.IntRange(min=0),
               help="Records a moved group may see again, per partition.")
 @click.option("--validation-report", "report", type=READ_LOCATION, help="report.json (or its directory / s3:// prefix) of `msk-migrate validate`.")
-@click.option("--max-report-age", default=60.0, show_default=True, type=click.FloatRange(min=0),
-              help="Minutes since the validation finished.")
+@click.option("--max-report-age-seconds", "max_report_age_seconds", default=None, type=click.FloatRange(min=0),
+              help="Seconds since the validation finished (default: 3600).")
+@click.option("--max-report-age", "max_report_age_minutes", default=None, type=click.FloatRange(min=0), hidden=True,
+              help="Old spelling, in minutes (one release): --max-report-age-seconds.")
 @click.option("--certificate", "certificate", type=READ_LOCATION, help="Also require the offset certificate of `offsets sync` (path, directory or s3://).")
 @registry_options
 @output_option
-def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_records, max_age, max_redelivery, report, max_report_age,
-                      certificate, source_registry, target_registry, output, **kw) -> None:
+def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_records, max_age, max_redelivery, report,
+                      max_report_age_seconds, max_report_age_minutes, certificate, source_registry, target_registry, output,
+                      **kw) -> None:
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
     and re-delivery bounded, group inactive on the target, a fresh matching validation report; with registries
     (options, the flow's schema_registry section, or --local's), "schemas in sync" for groups reading schema'd topics.
@@ -274,17 +278,19 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_recor
     Exit 0 ready, 1 not ready (with the reasons), 2 bad input."""
     from ..runbook.cutover import Gate, cutover
 
+    max_report_age_s = in_seconds(("--max-report-age-seconds", max_report_age_seconds),
+                                  ("--max-report-age", max_report_age_minutes, 60), default=3600.0)
     if producers:
         from .producers import check_producers_cmd
 
-        check_producers_cmd(wave, quiet_seconds, timeout, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age * 60)
+        check_producers_cmd(wave, quiet_seconds, timeout, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age_s)
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     from .producers import session_for_wave
 
     regs = _gate_registries(kw, source_registry, target_registry)
     s = session_for_wave(kw, output, wave, worker="yes")
-    render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age * 60, certificate,
+    render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age_s, certificate,
                            registries=regs)), output)
 
 

@@ -191,6 +191,11 @@ class PartitionPlan:
         return self.decision.placement.proven
 
     @property
+    def exact(self) -> bool:
+        """Placed exactly (by content): the one-origin translation's proven placements are its exact ones."""
+        return self.proven
+
+    @property
     def method(self) -> str:
         return self.decision.placement.method
 
@@ -214,6 +219,14 @@ class PartitionPlan:
     @property
     def reason(self) -> str:
         return reason(self.read, self.decision)
+
+    def row(self) -> dict[str, Any]:
+        """The command's row of this partition (console and JSON)."""
+        return {"topic": self.to_topic, "partition": self.partition, "from_topic": self.topic, "commit": self.commit,
+                "effective_commit": self.effective_commit, "current": self.current, "translated": self.target_offset,
+                "checkpoint": self.read.checkpoint, "placement": self.placement.value, "method": self.method,
+                "action": self.action.value, "redelivery": self.redelivery, "duplicates": len(self.duplicates),
+                "matched": len(self.matched), "reason": self.reason}
 
     def to_dict(self) -> dict[str, Any]:
         """The certificate's row (its keys are the certificate format: ``cutover check`` reads them)."""

@@ -13,82 +13,21 @@ cluster, an unwritable certificate location, replication not yet past a commit p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..access.offsets import latest_checkpoints
 from ..connectors.render import reverse_spec
 from ..errors import UsageError
 from ..kafka.selection import topic_selection
-from ..outcome import Outcome, View, col, quiet
+from ..outcome import quiet
 from . import certificate as cert_mod
 from .plan import apply_plans, group_commits, require_group_stopped, translate_group
-from .planner import Action, PartitionPlan, Placement
+from .planner import PartitionPlan, Placement
 from .request import Clusters, NotReplicatedYet, SyncRequest
-
-if TYPE_CHECKING:
-    from .two_origin_sync import TwoOriginSyncResult
+from .result import SyncResult
 
 
-@dataclass(frozen=True)
-class SyncResult:
-    """What ``offsets sync`` did: the plans per partition, what was written and the certificate."""
-
-    request: SyncRequest
-    plans: tuple[PartitionPlan, ...]
-    written: int
-    certificate: dict[str, Any] = field(default_factory=dict)
-    locations: tuple[str, ...] = ()
-
-    @property
-    def direction(self) -> str:
-        """source->target | target->source."""
-        return self.request.direction
-
-    @property
-    def exact(self) -> bool:
-        return bool(self.plans) and all(p.proven for p in self.plans)
-
-    @property
-    def verdict(self) -> str:
-        """exact | partial | not-proven (the certificate's verdict)."""
-        return str(self.certificate["verdict"])
-
-    @property
-    def exit_code(self) -> int:
-        """0 every partition exact; 1 some on MM2's checkpoint or left as they were."""
-        return 0 if self.exact else 1
-
-    def rows(self) -> list[dict[str, Any]]:
-        return [{"topic": p.to_topic, "partition": p.partition, "from_topic": p.topic, "commit": p.commit,
-                 "effective_commit": p.effective_commit, "current": p.current, "translated": p.target_offset,
-                 "checkpoint": p.read.checkpoint, "placement": p.placement.value, "method": p.method,
-                 "action": p.action.value, "redelivery": p.redelivery, "duplicates": len(p.duplicates),
-                 "matched": len(p.matched), "reason": p.reason} for p in self.plans]
-
-    def outcome(self, talked_to: dict[str, Any]) -> Outcome:
-        """The command's outcome (``talked_to``: the session's, e.g. ``MigrationSession.talked_to()``)."""
-        req, tot = self.request, self.certificate["totals"]
-        moving = sum(p.action.writes for p in self.plans)
-        where = f"; certificate {', '.join(self.locations)}" if self.locations else ""
-        note = (f"{'would write' if req.dry_run else 'wrote'} {moving if req.dry_run else self.written} partition(s); "
-                f"{tot['exact']}/{tot['partitions']} exact, {tot['redelivered']} record(s) re-delivered by identity{where}")
-        view = View(f"offsets sync {req.group} ({req.direction})" + (" (dry run)" if req.dry_run else ""), [
-            col("topic", "topic"), col("p", "partition", numeric=True), col("commit", "commit", numeric=True),
-            col("current", "current", numeric=True), col("placed", "translated", numeric=True),
-            col("method", "method", ok=lambda r: r["method"] == "exact"),
-            col("re-delivered", "redelivery", numeric=True),
-            col("action", "action", ok=lambda r: r["action"] not in (Action.BACKWARDS_REFUSED.value, Action.NONE.value)),
-            col("why", "reason")])
-        return Outcome("offsets sync", self.verdict, self.exit_code, self.rows(), talked_to, extra={
-            "group": req.group, "direction": req.direction, "dry_run": req.dry_run, "written": self.written,
-            "exact": self.exact, "totals": tot, "certificate": list(self.locations),
-            "exit": "0 every partition exact; 1 some on MM2's checkpoint or left as they were"},
-            views=[view], notes=[note])
-
-
-def move_group(clusters: Clusters, request: SyncRequest,
-               progress: Callable[[str], None] = quiet) -> SyncResult | TwoOriginSyncResult:
+def move_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = quiet) -> SyncResult[Any]:
     """``offsets sync``: :func:`sync_group`, or for a flow that marks its copies (active/active, a partition fed
     from both clusters) the two-origin translation (:mod:`.two_origin_sync`)."""
     if getattr(clusters.migration, "mark_copies", False):
@@ -98,7 +37,8 @@ def move_group(clusters: Clusters, request: SyncRequest,
     return sync_group(clusters, request, progress)
 
 
-def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None] = quiet) -> SyncResult:
+def sync_group(clusters: Clusters, request: SyncRequest,
+               progress: Callable[[str], None] = quiet) -> SyncResult[PartitionPlan]:
     """Place ``request.group`` on the other cluster of ``clusters`` (a ``MigrationSession``), write it unless a
     dry run, and write the certificate where asked. Refuses (UsageError, exit 2, nothing written) an unknown
     group, one with members, an unwritable certificate location, a commit point replication has not
@@ -131,7 +71,7 @@ def sync_group(clusters: Clusters, request: SyncRequest, progress: Callable[[str
     cert = cert_mod.build(group, request.direction, str(frm.bootstrap), str(dest.bootstrap), plans,
                           written=not request.dry_run, dry_run=request.dry_run)
     locations = tuple(cert_mod.write(cert, request.certificate)) if request.certificate else ()
-    return SyncResult(request, tuple(plans), written, cert, locations)
+    return SyncResult(request, "one-origin", tuple(plans), written, cert, locations)
 
 
 def _refuse(group: str, plans: list[PartitionPlan], exact_only: bool) -> None:

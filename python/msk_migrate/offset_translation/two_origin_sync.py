@@ -19,14 +19,15 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..kafka.selection import topic_selection
-from ..outcome import Outcome, View, col
 from . import certificate as cert_mod
 from .plan import group_commits, require_group_stopped
+from .planner import Action
+from .result import SyncResult
 from .two_origin import TwoOriginTranslation
 from .two_origin_read import translate_commits
 
@@ -38,66 +39,41 @@ KIND = cert_mod.TWO_ORIGIN_KIND
 
 @dataclass(frozen=True)
 class TwoOriginPlacement:
-    """One partition: the translation and what was done with it."""
+    """One partition: the translation and what was done with it (in the one vocabulary, :class:`~.planner.Action`)."""
 
     topic: str
     partition: int
     translation: TwoOriginTranslation
     current: int | None  #: the group's commit on the destination before (None: none)
-    action: str  #: write | keep (already there) | backwards-refused | not-proven
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "current": self.current, "action": self.action,
-                **self.translation.as_dict()}
-
-
-@dataclass(frozen=True)
-class TwoOriginSyncResult:
-    request: SyncRequest
-    placements: tuple[TwoOriginPlacement, ...]
-    written: int
-    certificate: dict[str, Any] = field(default_factory=dict)
-    locations: tuple[str, ...] = ()
+    action: Action
 
     @property
     def exact(self) -> bool:
-        return bool(self.placements) and all(p.translation.exact for p in self.placements)
+        return self.translation.exact
 
-    @property
-    def verdict(self) -> str:
-        return str(self.certificate["verdict"])
+    def row(self) -> dict[str, Any]:
+        """The command's row of this partition (console and JSON)."""
+        t = self.translation
+        return {"topic": self.topic, "partition": self.partition, "commit": t.position, "current": self.current,
+                "translated": t.offset, "method": "exact" if t.exact else ("two-origin" if t.proven else "none"),
+                "redelivery": t.redelivered_count, "action": self.action.value, "reason": t.reason}
 
-    @property
-    def exit_code(self) -> int:
-        """0 every partition exact; 1 some re-deliver (declared) or were left as they were."""
-        return 0 if self.exact else 1
+    def to_dict(self) -> dict[str, Any]:
+        """The certificate's row."""
+        return {"topic": self.topic, "partition": self.partition, "current": self.current, "action": self.action.value,
+                **self.translation.as_dict()}
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [{"topic": p.topic, "partition": p.partition, "commit": p.translation.position, "current": p.current,
-                 "translated": p.translation.offset, "method": "exact" if p.translation.exact else
-                 ("two-origin" if p.translation.proven else "none"), "redelivery": p.translation.redelivered_count,
-                 "action": p.action, "reason": p.translation.reason} for p in self.placements]
 
-    def outcome(self, talked_to: dict[str, Any]) -> Outcome:
-        req, tot = self.request, self.certificate["totals"]
-        where = f"; certificate {', '.join(self.locations)}" if self.locations else ""
-        note = (f"{'would write' if req.dry_run else 'wrote'} {tot['to_write'] if req.dry_run else self.written} partition(s); "
-                f"{tot['exact']}/{tot['partitions']} exact (two-origin), {tot['redelivered']} record(s) re-delivered, "
-                f"declared per origin{where}")
-        if tot.get("restart_duplicates"):
-            note += (f"; {tot['restart_duplicates']} MM2 restart duplicate(s) placed by identity"
-                     + (f", {tot['restart_duplicates_ahead']} past the placed offsets (MM2 wrote them twice)"
-                        if tot.get("restart_duplicates_ahead") else ""))
-        view = View(f"offsets sync {req.group} ({req.direction}, two origins)" + (" (dry run)" if req.dry_run else ""), [
-            col("topic", "topic"), col("p", "partition", numeric=True), col("commit", "commit", numeric=True),
-            col("current", "current", numeric=True), col("placed", "translated", numeric=True),
-            col("method", "method", ok=lambda r: r["method"] == "exact"), col("re-delivered", "redelivery", numeric=True),
-            col("action", "action", ok=lambda r: r["action"] in ("write", "keep")), col("why", "reason")])
-        return Outcome("offsets sync", self.verdict, self.exit_code, self.rows(), talked_to, extra={
-            "group": req.group, "direction": req.direction, "dry_run": req.dry_run, "written": self.written,
-            "exact": self.exact, "totals": tot, "certificate": list(self.locations), "translation": "two-origin",
-            "exit": "0 every partition exact; 1 some re-deliver (declared) or were left as they were"},
-            views=[view], notes=[note])
+def decide(t: TwoOriginTranslation, current: int | None, force: bool) -> Action:
+    """What placing ``t`` does to a commit that is ``current`` now: nothing unproven is written, a commit already
+    there is left, and one that would move backwards is refused unless ``force``."""
+    if not t.proven or t.offset is None:
+        return Action.NONE
+    if current == t.offset:
+        return Action.UNCHANGED
+    if current is not None and current > t.offset:
+        return Action.BACKWARDS_FORCED if force else Action.BACKWARDS_REFUSED
+    return Action.WRITE
 
 
 def certificate(group: str, direction: str, frm: str, to: str, placements: list[TwoOriginPlacement],
@@ -115,14 +91,15 @@ def certificate(group: str, direction: str, frm: str, to: str, placements: list[
                    # re-delivery); those past a placed offset are read again by every consumer of that side
                    "restart_duplicates": sum(sum(p.translation.duplicates.values()) for p in placements),
                    "restart_duplicates_ahead": sum(p.translation.duplicates_ahead for p in placements),
-                   "to_write": sum(p.action == "write" for p in placements)},
+                   "to_write": sum(p.action.writes for p in placements)},
         "partitions": [p.to_dict() for p in placements],
     }
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return {**body, "digest": digest}
 
 
-def sync_two_origin(clusters: Clusters, request: SyncRequest, progress: Callable[[str], None]) -> TwoOriginSyncResult:
+def sync_two_origin(clusters: Clusters, request: SyncRequest,
+                    progress: Callable[[str], None]) -> SyncResult[TwoOriginPlacement]:
     """Move ``request.group`` by the two-origin translation (see the module docstring)."""
     migration, group = clusters.migration, request.group
     sel = topic_selection(migration)
@@ -151,19 +128,9 @@ def sync_two_origin(clusters: Clusters, request: SyncRequest, progress: Callable
                              "drop --exact-only to place it where nothing is skipped (re-delivery declared), or wait "
                              "until both directions are in sync and re-run")
     current = dest.committed(group)
-    placements = []
-    for (topic, part), t in sorted(translated.items()):
-        now = current.get((topic, part))
-        if not t.proven or t.offset is None:
-            action = "not-proven"
-        elif now == t.offset:
-            action = "keep"
-        elif now is not None and now > t.offset and not request.force:
-            action = "backwards-refused"
-        else:
-            action = "write"
-        placements.append(TwoOriginPlacement(topic, part, t, now, action))
-    to_write = {(p.topic, p.partition): p.translation.offset for p in placements if p.action == "write"}
+    placements = [TwoOriginPlacement(topic, part, t, current.get((topic, part)), decide(t, current.get((topic, part)), request.force))
+                  for (topic, part), t in sorted(translated.items())]
+    to_write = {(p.topic, p.partition): p.translation.offset for p in placements if p.action.writes}
     written = 0
     if to_write and not request.dry_run:
         dest.alter_committed(group, {tp: o for tp, o in to_write.items() if o is not None})
@@ -171,4 +138,4 @@ def sync_two_origin(clusters: Clusters, request: SyncRequest, progress: Callable
     cert = certificate(group, request.direction, str(frm.bootstrap), str(dest.bootstrap), placements,
                        written=not request.dry_run, dry_run=request.dry_run)
     locations = tuple(cert_mod.write_json(cert, request.certificate)) if request.certificate else ()
-    return TwoOriginSyncResult(request, tuple(placements), written, cert, locations)
+    return SyncResult(request, "two-origin", tuple(placements), written, cert, locations)

@@ -282,8 +282,8 @@ def move_consumer_groups(ctx: RehearsalContext) -> str:
     placed, notes = 0, []
     for g in (MOVED_GROUP, ROLLBACK_GROUP):
         r = sync_group(ctx.migration_session(), SyncRequest(g, "target", exact_only=True, certificate=str(certs)))
-        placed += len(r.plans)
-        notes.append(f"{g} {r.certificate['totals']['exact']}/{len(r.plans)} exact")
+        placed += len(r.partitions)
+        notes.append(f"{g} {r.certificate['totals']['exact']}/{len(r.partitions)} exact")
     topic = DEMO_GROUPS[MOVED_GROUP][0]
     src_commit = {p: o for (t, p), o in S.committed(MOVED_GROUP).items() if t == topic}
     expected = Counter(values_after(ctx.apps, src.bootstrap_servers, topic, src_commit))
@@ -374,7 +374,7 @@ def roll_a_group_back(ctx: RehearsalContext) -> str:
     if again:
         raise StepFailed(f"{_again(again, after)} on the source (expected 0)")
     record_group_rolled_back(ctx, ROLLBACK_GROUP)
-    return (f"{len(r.plans)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
+    return (f"{len(r.partitions)} partitions placed exactly on the source (certificate in {certs / 'rollback'}); "
             f"{ROLLBACK_GROUP} on the source read {sum(seen.values()):,} records = the {sum(after.values()):,} "
             "written on the target after its commit: 0 re-delivered, no gap")
 

@@ -22,12 +22,11 @@ from typing import Any
 from ..ledger import Change, Ledger
 from ..ledger.records import GROUP_MOVED, LedgerView
 from ..offset_translation.request import SyncRequest
-from ..offset_translation.sync import SyncResult, move_group
-from ..offset_translation.two_origin_sync import TwoOriginSyncResult
-from ..outcome import Outcome, View, col
+from ..offset_translation.result import SyncResult
+from ..offset_translation.sync import move_group
 from .session import MigrationSession
 
-Result = SyncResult | TwoOriginSyncResult
+Result = SyncResult[Any]
 
 #: The ledger state a written move records, by the cluster the group moved to.
 RECORDED = {"target": "consumers-moved", "source": "rolled-back"}
@@ -68,28 +67,3 @@ def move_groups(s: MigrationSession, ledger: Ledger, groups: list[str], request:
         record_move(ledger, res, wave)
         out.append(res)
     return out
-
-
-def moves_outcome(results: list[Result], talked_to: dict[str, Any], wave: str, to: str, ledger: Ledger) -> Outcome:
-    """One outcome for the groups of a wave: exact when every group is, the worst exit code of them."""
-    if not results:
-        where = "not moved yet" if to == "target" else "on the target (consumers-moved)"
-        return Outcome("offsets sync", "nothing-in-wave", 1, talked_to=talked_to, extra={"wave": wave, "groups": []},
-                       notes=[f"wave {wave}: no group of it is {where} in the ledger {ledger.location}; nothing moved"])
-    rows = [{"group": r.request.group, **row} for r in results for row in r.rows()]
-    dry = results[0].request.dry_run
-    groups = [{"group": r.request.group, "verdict": r.verdict, "written": r.written, "exact": r.exact,
-               "certificate": list(r.locations)} for r in results]
-    exact = all(r.exact for r in results)
-    notes = [f"{r.request.group}: {r.verdict}" + ("" if dry else f", wrote {r.written} partition(s)")
-             + (f"; certificate {', '.join(r.locations)}" if r.locations else "") for r in results]
-    if not dry:
-        notes.append(f"recorded in the ledger {ledger.location}: {len(results)} group(s) {RECORDED[to]}")
-    view = View(f"offsets sync of wave {wave} ({results[0].request.direction})" + (" (dry run)" if dry else ""), [
-        col("group", "group"), col("topic", "topic"), col("p", "partition", numeric=True), col("commit", "commit", numeric=True),
-        col("placed", "translated", numeric=True), col("method", "method", ok=lambda r: r["method"] == "exact"),
-        col("re-delivered", "redelivery", numeric=True), col("action", "action"), col("why", "reason")])
-    return Outcome("offsets sync", "exact" if exact else "partial", max(r.exit_code for r in results), rows, talked_to,
-                   extra={"wave": wave, "direction": results[0].request.direction, "dry_run": dry, "groups": groups,
-                          "exact": exact},
-                   views=[view], notes=notes)

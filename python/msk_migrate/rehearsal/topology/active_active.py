@@ -31,7 +31,6 @@ from ...config.migration import MigrationSpec
 from ...kafka.fingerprint import fingerprint
 from ...offset_translation.request import SyncRequest
 from ...offset_translation.sync import move_group
-from ...offset_translation.two_origin_sync import TwoOriginSyncResult
 from ...validation.copy_marks import strip_mark
 from ..demo import commit, wait
 from ..result import StepFailed
@@ -210,9 +209,9 @@ def consumer_moves(ctx: TopologyContext) -> str:
     # the two-origin translation moves the group)
     res = move_group(ctx.session(ctx.flows["east"]), SyncRequest(group, "target", certificate=str(ctx.work_dir / "certificates")),
                      ctx.say)
-    if not isinstance(res, TwoOriginSyncResult):
+    if res.translation != "two-origin":
         raise StepFailed("offsets sync did not take the two-origin translation for a flow that marks its copies")
-    translated = {(p.topic, p.partition): p.translation for p in res.placements}
+    translated = {(p.topic, p.partition): p.translation for p in res.partitions}
     if not all(tr.proven for tr in translated.values()) or res.written != len(translated):
         raise StepFailed(f"offsets sync wrote {res.written} of {len(translated)}: "
                          + "; ".join(tr.reason for tr in translated.values() if not tr.proven))
