@@ -34,6 +34,7 @@ from msk_migrate.local.procs import stop
 from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.runbook.producers import config_fence
 from msk_migrate.runbook.producers.cutover import fence_and_record, unfence_and_record
+from msk_migrate.runbook.producers.operations import fence_outcome
 
 from .pki import ThrowawayCA
 
@@ -172,7 +173,7 @@ def _fence_until_fenced(s, book, topics, mode="config", tries=15):
     """The fence, again while it finds a transaction open: the transactional writers commit every second, and the
     fence goes on only in a gap between two transactions (a loaded machine may miss several gaps)."""
     for _ in range(tries):
-        o = fence_and_record(s, book, topics, None, 2.0, 20.0, {}, lambda m: None, mode)
+        o = fence_outcome("cutover fence", fence_and_record(s, book, topics, None, 2.0, 20.0, lambda m: None, mode), {})
         if o.verdict != "transaction-open":
             return o
         time.sleep(0.3)
@@ -236,7 +237,7 @@ s = SimpleNamespace(source=AdminSession("source", {"bootstrap.servers": bs}),
                     migration=MigrationSpec(name="fx", topics=["fx\\\\..*"], groups=["fx-.*"], sync_topic_configs=False))
 book = open_ledger(ledger_dir, "fx")
 if what == "fence":
-    cutover.fence_and_record(s, book, topics, None, 1.0, 5.0, {}, lambda m: None, "config")
+    cutover.fence_and_record(s, book, topics, None, 1.0, 5.0, lambda m: None, "config")
 else:
     cutover.unfence_and_record(s, book, topics, None, {})
 """
@@ -259,7 +260,7 @@ def test_a_kill_9_between_two_topics_then_fence_and_unfence_again_leave_the_sett
     assert config_fence.carriers(s.source, [a, b]) == [a]  # one topic fenced, the other as it was
     book = open_ledger(ledger_dir, "fx")
     assert book.read().state_of("topic", b) == "fencing"
-    o = fence_and_record(s, book, [a, b], None, 1.0, 10.0, {}, lambda m: None, "config")
+    o = fence_outcome("cutover fence", fence_and_record(s, book, [a, b], None, 1.0, 10.0, lambda m: None, "config"), {})
     assert o.verdict == "fenced", o.notes
     assert config_fence.carriers(s.source, [a, b]) == [a, b]
     assert book.read().get("topic", a).previous_config == {"value": "2097152", "explicit": True}
@@ -276,7 +277,7 @@ def test_bad_input_names_the_option_and_changes_nothing(source, tmp_path):
     book = open_ledger(str(tmp_path / "ledger"), "fx")
     # MirrorMaker 2 would copy the fence to the target
     with pytest.raises(UsageError) as e:
-        fence_and_record(_session({"bootstrap.servers": source}, sync=True), book, [t], None, 1.0, 5.0, {}, lambda m: None, "config")
+        fence_and_record(_session({"bootstrap.servers": source}, sync=True), book, [t], None, 1.0, 5.0, lambda m: None, "config")
     assert e.value.field == "--fence" and "config.properties.exclude" in str(e.value), str(e.value)
     s = _session({"bootstrap.servers": source})
     assert _overrides(s.source, [t]) == {t: {}}
@@ -288,7 +289,7 @@ def test_bad_input_names_the_option_and_changes_nothing(source, tmp_path):
     assert e.value.field == "--fence" and "holds no previous setting" in str(e.value), str(e.value)
     # ... and a fence of it (it already has the fence's value, nothing recorded)
     with pytest.raises(UsageError) as e:
-        fence_and_record(s, book, [t], None, 1.0, 5.0, {}, lambda m: None, "config")
+        fence_and_record(s, book, [t], None, 1.0, 5.0, lambda m: None, "config")
     assert "holds no previous setting" in str(e.value)
     assert _overrides(s.source, [t]) == {t: {"max.message.bytes": "0"}}
     del admin
@@ -328,7 +329,7 @@ def test_a_super_user_is_fenced_on_a_scram_source_by_the_config_fence_beside_the
     writer = LibrdkafkaWriter(scram_source.conf("admin"), t, "idempotent").start()
     try:
         _wait_written(s.source, t)
-        o = fence_and_record(s, book, [t], None, 2.0, 20.0, {}, lambda m: None, "auto")
+        o = fence_outcome("cutover fence", fence_and_record(s, book, [t], None, 2.0, 20.0, lambda m: None, "auto"), {})
         assert o.verdict == "fenced" and o.extra["fence"] == ["acl", "config"], (o.verdict, o.extra.get("fence"), o.notes)
         fenced_at = end_offsets(s.source, partitions(s.source, [t]))
         time.sleep(3)
@@ -350,7 +351,7 @@ def test_an_acl_fence_a_super_user_writes_through_is_reported_once_its_writes_ou
     try:
         _wait_written(s.source, t)
         t0 = time.monotonic()
-        o = fence_and_record(s, book, [t], None, 2.0, 120.0, {}, lambda m: None, "acl")
+        o = fence_outcome("cutover fence", fence_and_record(s, book, [t], None, 2.0, 120.0, lambda m: None, "acl"), {})
         took = time.monotonic() - t0
     finally:
         writer.stop()
@@ -360,7 +361,7 @@ def test_an_acl_fence_a_super_user_writes_through_is_reported_once_its_writes_ou
     assert unfence_and_record(s, book, [t], None, {}).verdict == "unfenced"
     # a principal the source refuses AlterConfigs: one line naming --fence and the grant, nothing changed
     with pytest.raises(UsageError) as e:
-        fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), [t], None, 1.0, 5.0, {},
+        fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), [t], None, 1.0, 5.0,
                          lambda m: None, "config")
     assert e.value.field in ("--fence", "source ACLs"), (e.value.field, str(e.value))
     assert _overrides(s.source, [t]) == {t: {}}

@@ -32,6 +32,7 @@ from msk_migrate.local.zookeeper import start_zookeeper, wait_zookeeper_ready
 from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.runbook.producers import fence
 from msk_migrate.runbook.producers.describe import describe_producers
+from msk_migrate.runbook.producers.fence_result import FenceResult
 from msk_migrate.runbook.producers.operations import fence_outcome
 from msk_migrate.runbook.producers.watch import watch
 
@@ -165,7 +166,7 @@ def test_the_watch_names_an_idempotent_and_a_transactional_producer_on_a_3_9_kra
     assert w.moved[0].producer_ids == sorted(named) and w.moved[0].to_dict()["producer_ids"] == sorted(named)
     # the fence's outcome carries the table: a view in text, rows of kind "producer" and "producers" in JSON
     st = fence.FenceState(cluster=bs, cluster_id=None, topics=[topic], authorizer=False)
-    o = fence_outcome("cutover fence", st, w, {"source": bs}, None)
+    o = fence_outcome("cutover fence", FenceResult(st, w, None), {"source": bs})
     assert any(v.title.startswith("producers of the partitions still written") for v in o.views)
     doc = json.loads(json.dumps(o.document(), default=str))
     assert json_shape_problems(doc) == []

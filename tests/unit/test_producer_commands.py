@@ -75,20 +75,50 @@ def test_rollback_reads_the_ledger_and_refuses_topics_whose_producers_never_move
 
 def test_the_fence_outcomes_are_of_the_one_json_shape_and_never_say_fenced_without_an_authorizer():
     from msk_migrate.cliutil import json_shape_problems
+    from msk_migrate.runbook.producers.fence_result import FenceResult
     from msk_migrate.runbook.producers.operations import fence_outcome
     from msk_migrate.runbook.producers.watch import Moved, WatchResult
 
     quiet_watch = WatchResult({("orders", 0): 5}, {("orders", 0): 5}, [], 10.0, 10.0, 10.0)
-    fenced = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"], ["x"]), quiet_watch, {"source": "h:9"}, "first")
+    fenced = fence_outcome("cutover fence", FenceResult(fence.FenceState("h:9", "c1", True, ["orders"], ["orders"], ["x"]),
+                                                        quiet_watch, "first"), {"source": "h:9"})
     assert (fenced.verdict, fenced.exit_code) == ("fenced", 0) and not json_shape_problems(fenced.document())
     moved = Moved("orders", 0, 5, 9, "kafka-transactions.sh ...")
     writing = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 2.0, 10.0, 30.0)
-    seen = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), writing, {}, "first")
+    seen = fence_outcome("cutover fence", FenceResult(fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), writing, "first"), {})
     assert (seen.verdict, seen.exit_code) == ("writes-seen", 1) and "orders[0]: 4 record(s)" in " ".join(seen.notes)
     # written while the ACL reached the brokers, then quiet for the period: fenced, the partition still named
     settled = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 10.0, 10.0, 12.0)
-    late = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), settled, {}, "first")
+    late = fence_outcome("cutover fence", FenceResult(fence.FenceState("h:9", "c1", True, ["orders"], ["orders"]), settled, "first"), {})
     assert (late.verdict, late.exit_code) == ("fenced", 0) and "orders[0]: 4 record(s)" in " ".join(late.notes)
-    bare = fence_outcome("cutover fence", fence.FenceState("h:9", "c1", False, ["orders"]), quiet_watch, {}, "first")
+    bare = fence_outcome("cutover fence", FenceResult(fence.FenceState("h:9", "c1", False, ["orders"]), quiet_watch, "first"), {})
     assert (bare.verdict, bare.exit_code) == ("cannot-fence", 1) and not json_shape_problems(bare.document())
     assert "fenced" not in bare.verdict.replace("cannot-fence", "") and bare.document()["fenced_topics"] == []
+
+
+def test_a_fence_result_decides_run_on_from_its_fields_and_never_from_its_rendering():
+    from msk_migrate.runbook.producers import config_fence
+    from msk_migrate.runbook.producers.fence_result import FenceResult
+    from msk_migrate.runbook.producers.operations import fence_notes, fence_outcome
+    from msk_migrate.runbook.producers.watch import Moved, WatchResult
+
+    quiet_watch = WatchResult({("orders", 0): 5}, {("orders", 0): 5}, [], 10.0, 10.0, 10.0)
+    moved = Moved("orders", 0, 5, 9, "kafka-transactions.sh ...")
+    writing = WatchResult({("orders", 0): 5}, {("orders", 0): 9}, [moved], 2.0, 10.0, 30.0)
+    no_authorizer = fence.FenceState("h:9", "c1", False, ["orders"])
+    # nothing can fence this source: cutover run goes on only when the watch stayed quiet (detection alone)
+    assert FenceResult(no_authorizer, quiet_watch, "first").holds
+    assert not FenceResult(no_authorizer, writing, "first").holds
+    # a transaction open on a config-fenced topic: not fenced, never run on, both reasons told
+    cfg = config_fence.ConfigFenceState(["orders"], open_transactions=["orders[0]"])
+    tx = FenceResult(no_authorizer, None, "first", cfg, use_acl=False, transaction_open="nothing was changed")
+    assert (tx.verdict, tx.exit_code, tx.holds, tx.mechanisms) == ("transaction-open", 1, False, [])
+    notes = fence_notes(tx)
+    assert notes[0].startswith("cannot fence") and "a transaction is open on orders[0]" in notes[-1], notes
+    # the config fence on every topic of a source without an authorizer fences it; its evidence is told last
+    on = config_fence.ConfigFenceState(["orders"], fenced=["orders"], changed=["orders"],
+                                       previous={"orders": {"value": "1048588", "explicit": False}})
+    res = FenceResult(no_authorizer, quiet_watch, "first", on, use_acl=False, evidence="s3://b/fence-first.json", ledger="s3://b/l")
+    assert (res.verdict, res.holds, res.mechanisms) == ("fenced", True, ["config"])
+    o = fence_outcome("cutover fence", res, {})
+    assert o.verdict == "fenced" and o.notes[-1].endswith("evidence s3://b/fence-first.json") and o.extra["fence"] == ["config"]

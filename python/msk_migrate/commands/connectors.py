@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..cliutil import emit_json, human, output_option
 from ..clivalues import Aliased
 from ..config.flow import Flow, check_connect_url
-from ..connect_api.apply import apply, connector_problems, status_rows
+from ..connect_api.apply import connector_problems, status_rows
 from ..connect_api.rest import ConnectClient, client_for, verify_worker
 from ..connect_api.sources import from_dir, from_s3
 from ..errors import UsageError
@@ -25,6 +26,9 @@ from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
 from .topology import other_flows, with_flows_options
 from .waves import check_wave, wave_option
 from .worker_down import WorkerPlace, explained
+
+if TYPE_CHECKING:
+    from ..runbook.connectors_apply import Neighbours
 
 
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
@@ -48,17 +52,6 @@ def _client(flow: Flow, creating: bool = False) -> ConnectClient:
     if flow.migration is not None:
         verify_worker(flow, client, creating)  # another migration's worker, or other clusters: exit 2, nothing changed
     return client
-
-
-def _verify_target(flow: Flow) -> None:
-    """The environment's target is the cluster recorded on its first apply (config/recorded.py)."""
-    from ..access.admin import AdminSession
-    from ..runbook.session import verify_clusters
-
-    assert flow.target is not None
-    sid, tid = verify_clusters(flow, AdminSession.for_endpoint("source", flow.source),
-                               AdminSession.for_endpoint("target", flow.target), flow.verified.get("worker"))
-    flow.verified.update(source_cluster_id=sid, target_cluster_id=tid)
 
 
 def _talked(flow: Flow, client: ConnectClient) -> dict:
@@ -178,28 +171,19 @@ def apply_cmd(directory, s3, s3_endpoint_url, no_wait, timeout, force, with_envs
     given = other_flows(flow, with_envs, with_configs)  # a collision the configurations alone show: exit 2, before any connection
     configs = _configs(flow, directory, s3, s3_endpoint_url)
     client = _client(flow, creating=True)
-    from ..runbook.identity_gate import guard_apply
+    from ..runbook.connectors_apply import apply_flow
 
-    record_identities = guard_apply(flow, client)  # a source topic recreated since replication started: exit 2, nothing applied
-    if flow.migration is not None and flow.target is not None:  # check the target before anything is applied
-        from ..runbook.capacity import require_replication_factors
-
-        require_replication_factors(flow.target, flow.migration, flow.worker)
-        _verify_target(flow)
-    shared = _refuse_collisions(flow, client, given, local_dir if local else None, local)  # exit 2, nothing applied
-    forced = None
-    if flow.migration is not None:  # the worker's heap against the flow's partitions: exit 2 before anything is applied
-        from ..runbook.preflight_heap import require_heap
+    local_heap = None
+    if local and flow.migration is not None:
         from .flow import local_flow
 
-        forced = require_heap(flow, force, local_heap=local_flow(local_dir).worker.heap if local else None)
+        local_heap = local_flow(local_dir).worker.heap
     with human(output).status(f"applying connectors on {client.url}") as sp:  # ConnectorFailed: one line, exit 1
-        res = apply(client, configs, wait=not no_wait, timeout=timeout, progress=sp.update)
-    flow.record_first_apply()
-    record_identities()  # topics whose replication starts now: replicating, with their identity, in the ledger
-    rows = status_rows(client, list(configs))
-    o = _status_outcome("connectors apply", flow, client, rows, created=res.created, updated=res.updated,
-                        unchanged=res.unchanged, connectors=rows)
+        done = apply_flow(flow, client, configs, neighbours=_neighbours(flow, client, given, local_dir if local else None, local),
+                          wait=not no_wait, timeout=timeout, force=force, local_heap=local_heap, progress=sp.update)
+    res, forced, shared = done.applied, done.forced, done.other_migrations
+    o = _status_outcome("connectors apply", flow, client, done.rows, created=res.created, updated=res.updated,
+                        unchanged=res.unchanged, connectors=done.rows)
     if no_wait:  # not waited for: the states are a snapshot, not a verdict
         o.verdict, o.exit_code = "applied", 0
     o.notes.append(f"created: {', '.join(res.created) or '-'}  updated: {', '.join(res.updated) or '-'}  "
@@ -247,25 +231,21 @@ def _refuse_another_migrations_worker(flow: Flow, state_dir: Path | None) -> Non
                          f"point --connect-url at {owner}, or use --local")
 
 
-def _refuse_collisions(flow: Flow, client: ConnectClient, given: list, local_dir: Path | None, local: bool) -> list[str]:
-    """Another migration into this flow's target that it collides with: exit 2 before anything is applied
-    (msk_migrate.runbook.shared_target); with ``--local``, every worker of the local environment counts."""
-    if flow.migration is None or flow.target is None:
-        return []
-    from ..runbook.shared_target import refuse_collisions
+def _neighbours(flow: Flow, client: ConnectClient, given: list, local_dir: Path | None, local: bool) -> Neighbours:
+    """Whom the flow is compared with on its target (msk_migrate.runbook.shared_target): the flows given with
+    --with-env/--with-config and, with ``--local``, every other worker and cluster of the local environment."""
+    from ..runbook.connectors_apply import Neighbours
 
-    workers: list[ConnectClient] = []
-    endpoints = []
-    if local:
-        from ..local.endpoints import cluster_endpoint
-        from .flow import local_state
+    if not local or flow.migration is None or flow.target is None:
+        return Neighbours(flows=given)
+    from ..local.endpoints import cluster_endpoint
+    from .flow import local_state
 
-        state = local_state(local_dir)
-        urls = [f"http://127.0.0.1:{w.rest_port}" for w in state.workers]
-        urls += [f"http://127.0.0.1:{fw.spec.rest_port}" for fw in state.flow_workers.values()]
-        workers = [ConnectClient(u) for u in dict.fromkeys(urls) if u != client.url]
-        endpoints = [cluster_endpoint(state, r) for r in state.roles]
-    return refuse_collisions(flow, client, given, workers, endpoints)
+    state = local_state(local_dir)
+    urls = [f"http://127.0.0.1:{w.rest_port}" for w in state.workers]
+    urls += [f"http://127.0.0.1:{fw.spec.rest_port}" for fw in state.flow_workers.values()]
+    return Neighbours(flows=given, workers=[ConnectClient(u) for u in dict.fromkeys(urls) if u != client.url],
+                      endpoints=[cluster_endpoint(state, r) for r in state.roles])
 
 
 @connectors.command("status")

@@ -81,10 +81,12 @@ def fence_cmd(wave, quiet_seconds, timeout, fence_mode, output, **kw) -> None:
     _TLS_CERTIFICATE_CHAIN/_TLS_PRIVATE_KEY; any flow kind) when set, else as the flow's own.
     Exit 0 fenced, 1 writes seen / cannot fence / a transaction open, 2 bad input (nothing changed)."""
     from ..runbook.producers.cutover import fence_and_record
+    from ..runbook.producers.operations import fence_outcome
 
     s, topics, ledger, talked = _open(kw, output, wave)
     with progress(output, "fencing") as say:
-        render(fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked, say, fence_mode), output)
+        res = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, say, fence_mode)
+    render(fence_outcome("cutover fence", res, talked), output)
 
 
 @click.command("unfence")

@@ -31,6 +31,7 @@ from ..runbook.producers.cutover import (
     groups_on_wave,
 )
 from ..runbook.producers.gate import build_certificate, check_replicated, check_writes, producer_gate, write_certificate
+from ..runbook.producers.operations import fence_notes
 from ..runbook.session import MigrationSession
 from .context import RehearsalContext
 from .demo import CONSUMER_WAVE, DEMO_GROUPS, PRODUCER_WAVE, wait
@@ -118,12 +119,12 @@ def fence_wave(ctx: RehearsalContext) -> str:
         named = sorted(f"{m.topic}[{m.partition}]" for m in w.moved)
         if before.ok or not named:
             raise StepFailed(f"the gate did not name the forgotten producer's partitions: {before.evidence}")
-        o = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, {}, ctx.say, mode)
-        if o.verdict == "fenced":
+        res = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, ctx.say, mode)
+        if res.verdict == "fenced":
             refused = sum(straggler.refused.values())
             if not refused:
                 raise StepFailed(f"fenced, but the forgotten producer was not refused: {dict(straggler.delivered)}")
-            mech = " and ".join(o.extra.get("fence") or [])
+            mech = " and ".join(res.mechanisms)
             what = (f"DENY User:* WRITE on {', '.join(topics)}" if mech == "acl" else
                     f"{fix}config fence max.message.bytes=0 on {', '.join(topics)} (previous setting in the ledger)"
                     if mech == "config" else f"{fix}DENY User:* WRITE and max.message.bytes=0 on {', '.join(topics)}")
@@ -135,8 +136,8 @@ def fence_wave(ctx: RehearsalContext) -> str:
                     raise StepFailed(f"fenced, but the super user's writes were not refused: {dict(superuser.delivered)}")
                 how += (f"; a super user (the DENY does not bind it) refused {sum(superuser.refused.values())} time(s) "
                         f"({', '.join(superuser.refused)}) by the config fence")
-        elif o.verdict == "cannot-fence":
-            still = o.extra.get("moved") or []
+        elif res.verdict == "cannot-fence":
+            still = res.watch.moved if res.watch else []
             straggler.stop()  # the owner of the forgotten producer stops it once the gate named it
             after, w2, _ = check_writes(s.source, s.source, topics, None, QUIET_SECONDS, 60, ctx.say)
             if not after.ok:
@@ -144,7 +145,7 @@ def fence_wave(ctx: RehearsalContext) -> str:
             how = (f"cannot fence (no authorizer): the watch named {len(still)} partition(s) still written until the producer "
                    f"stopped; then quiet for {w2.quiet_for:.0f} s (detection only, not fenced)")
         else:
-            raise StepFailed(f"fence: {o.verdict}: {'; '.join(o.notes)}")
+            raise StepFailed(f"fence: {res.verdict}: {'; '.join(fence_notes(res))}")
     finally:
         straggler.stop()
         if superuser is not None:

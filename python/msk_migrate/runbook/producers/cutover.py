@@ -31,8 +31,9 @@ from ...store import document, in_directory
 from ..session import MigrationSession
 from . import config_fence
 from . import fence as fence_mod
+from .fence_result import FenceResult
 from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
-from .operations import fence_outcome, gate_outcome
+from .operations import fence_notes, gate_outcome, unfence_outcome
 from .watch import watch
 
 
@@ -106,10 +107,11 @@ def _choose(s: MigrationSession, st: fence_mod.FenceState, mode: str) -> tuple[b
 
 
 def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, quiet_seconds: float,
-                     timeout: float, talked_to: dict[str, Any], progress: Callable[[str], None], mode: str = "auto") -> Outcome:
+                     timeout: float, progress: Callable[[str], None], mode: str = "auto") -> FenceResult:
     """The fence of ``--fence mode`` (docs/runbooks/migration.md): the ACL (:mod:`.fence`), the config fence
     (:mod:`.config_fence`) or both, then the watch. The config fence records each topic's previous setting in the
-    ledger (state ``fencing``) before the first topic is changed."""
+    ledger (state ``fencing``) before the first topic is changed; a fence that holds is recorded ``fenced`` with
+    its evidence document."""
     view = ledger.read()
     ledger.ensure_latest(view)  # a stale ledger is refused before the fence is touched
     st = fence_mod.state(s.source, topics, ("ALTER", "DESCRIBE"), "fence the topics")
@@ -134,7 +136,7 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
         config_fence.validate(s.source, st.topics)  # a principal the source refuses: bad input, before any change
         cfg.open_transactions = config_fence.open_transactions(s.source, st.topics)
         if cfg.open_transactions:
-            return _transaction_open(st, cfg, talked_to, wave, "nothing was changed")
+            return FenceResult(st, None, wave, cfg, use_acl=False, transaction_open="nothing was changed")
         cfg.previous = {t: held.get(t) or now[t] for t in st.topics}
         todo = [t for t in st.topics if not (view.state_of("topic", t) == "fencing" and t in held)]
         if todo:
@@ -151,14 +153,15 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
             ledger.append(ledger.read(), [Change("topic", t, "unfenced", wave=wave, previous_config={},
                                                  detail="config fence taken off again: a transaction opened") for t in st.topics],
                           "cutover fence")
-            return _transaction_open(st, cfg, talked_to, wave, "the config fence was taken off again at once")
+            return FenceResult(st, None, wave, cfg, use_acl=False,
+                               transaction_open="the config fence was taken off again at once")
     if use_acl:
         progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
         st = fence_mod.fence(s.source, topics)
     # writes past the first quiet period say the fence does not hold: known then, not at the timeout
     w = watch(s.source, topics, quiet_seconds, timeout, progress=progress, stop_on_write_after=quiet_seconds)
-    o = fence_outcome("cutover fence", st, w, talked_to, wave, cfg if use_config else None, not_config, use_acl)
-    if o.verdict == "fenced":
+    res = FenceResult(st, w, wave, cfg if use_config else None, not_config, use_acl)
+    if res.verdict == "fenced":
         how = " and ".join((["DENY User:* WRITE"] if use_acl and st.authorizer else [])
                            + ([f"{config_fence.KEY}={config_fence.VALUE}"] if use_config else []))
         doc = {"kind": "msk-migrate fence", "wave": wave, "topics": st.topics, "source": st.cluster,
@@ -173,18 +176,8 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
         current = ledger.read()
         ledger.append(current, [Change("topic", t, "fenced", evidence=loc, wave=wave, detail=f"{how} on the source")
                                 for t in st.topics if current.state_of("topic", t) != "producers-moved"], "cutover fence")
-        o.notes.append(f"recorded in the ledger {ledger.location}: {len(st.topics)} topic(s) fenced; evidence {loc}")
-    return o
-
-
-def _transaction_open(st: fence_mod.FenceState, cfg: config_fence.ConfigFenceState, talked_to: dict[str, Any],
-                      wave: str | None, what: str) -> Outcome:
-    o = fence_outcome("cutover fence", st, None, talked_to, wave, cfg, None, False)
-    o.verdict, o.exit_code = "transaction-open", 1
-    o.notes.append(f"a transaction is open on {', '.join(cfg.open_transactions[:8])} (last stable offset below the end): the "
-                   f"config fence would refuse its commit/abort marker and leave it hanging; {what}. Stop the transactional "
-                   "producer (or let its transaction end), then run the fence again")
-    return o
+        res.evidence, res.ledger = loc, ledger.location
+    return res
 
 
 def unfence_topics(s: MigrationSession, ledger: Ledger, topics: list[str]) -> tuple[fence_mod.FenceState, list[str]]:
@@ -211,13 +204,7 @@ def unfence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], w
     view = ledger.read()
     ledger.ensure_latest(view)
     st, restored = unfence_topics(s, ledger, topics)
-    o = fence_outcome(command, st, None, talked_to, wave)
-    if st.authorizer or restored:
-        o.verdict, o.exit_code = "unfenced", 0
-    if st.authorizer:
-        o.notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
-    if restored:
-        o.notes.append(f"config fence removed: {config_fence.KEY} of {', '.join(restored)} back to the recorded setting")
+    o = unfence_outcome(command, st, restored, talked_to, wave)
     view = ledger.read()
     was = [t for t in topics if view.state_of("topic", t) in ("fenced", "fencing") or t in restored]
     if was:
@@ -267,9 +254,8 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
         return c1.ok and c2.ok, f"{c1.evidence}; {c2.evidence}"
 
     def fence() -> tuple[bool, str]:
-        o = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, talked_to, progress, fence_mode)
-        ok = o.verdict == "fenced" or (o.verdict == "cannot-fence" and bool(o.extra.get("quiet")))
-        return ok, "; ".join(o.notes[:3])
+        res = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, progress, fence_mode)
+        return res.holds, "; ".join(fence_notes(res)[:3])
 
     def drain() -> tuple[bool, str]:
         current = ledger.read()

@@ -21,8 +21,9 @@ from ...outcome import Outcome, View, col, quiet
 from ..session import MigrationSession
 from . import config_fence
 from . import fence as fence_mod
+from .fence_result import FenceResult
 from .gate import GateResult, GroupsOnWave, build_certificate, producer_gate, write_certificate
-from .watch import WatchResult, watch
+from .watch import WatchResult
 
 
 def _ok(v: Any) -> bool:
@@ -56,84 +57,97 @@ def producer_view(w: WatchResult | None, title: str) -> list[View]:
     return [View(title, PRODUCER_VIEW, rows)] if rows else []
 
 
-def fence_outcome(command: str, st: fence_mod.FenceState, w: WatchResult | None, talked_to: dict[str, Any],
-                  wave: str | None, cfg: config_fence.ConfigFenceState | None = None, not_config: str | None = None,
-                  use_acl: bool = True) -> Outcome:
-    """The fence's verdict: ``fenced`` (every topic carries the ACL or the config fence and no write for the quiet
-    period), ``writes-seen`` (a partition moved: named), ``cannot-fence`` (neither fence: detection only)."""
-    name = wave or "the whole migration"
-    by_config = set(cfg.fenced) if cfg else set()
-    rows_acl = st.rows() if use_acl else []
-    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, rows_acl)] if rows_acl else []
+def _fence_rows(res: FenceResult) -> tuple[list[dict[str, Any]], list[View]]:
+    """The fence's rows per topic (the ACL's, then the config fence's) and their views."""
+    st, cfg, name = res.state, res.config, res.wave or "the whole migration"
+    rows = st.rows() if res.use_acl else []
+    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, rows)] if rows else []
     if cfg is not None:
         crow = [{"topic": t, "acl": f"{config_fence.KEY}={config_fence.VALUE} (was {cfg.previous[t]['value']}"
                  f"{'' if cfg.previous[t]['explicit'] else ', the default'})" if t in cfg.previous else config_fence.describe(t),
-                 "fenced": t in by_config, "changed": t in cfg.changed} for t in cfg.topics]
+                 "fenced": t in res.config_fenced, "changed": t in cfg.changed} for t in cfg.topics]
         views.append(View(f"config fence on the source {st.cluster} (wave {name})", FENCE_VIEW, crow))
-        rows_acl = rows_acl + crow
+        rows = rows + crow
+    return rows, views
+
+
+def fence_notes(res: FenceResult) -> list[str]:
+    """What the operator is told about a fence, most telling first (``cutover run`` shows the first three)."""
+    st, w = res.state, res.watch
     notes: list[str] = []
     if w is not None:
-        views.append(View("end offsets watched after the fence", WATCH_VIEW, w.rows()))
-        views += producer_view(w, "producers of the partitions still written (DescribeProducers)")
         notes.append(w.summary())
         for m in w.moved[:5]:
             notes.append(f"{m.topic}[{m.partition}]: {m.written} record(s) written after the fence; producer ids: "
                          + (", ".join(map(str, m.producer_ids)) if m.producer_ids else (m.answer or "none active"))
                          + f" (ask again: {m.producers})")
-    acl_on = use_acl and st.authorizer
-    config_on = bool(by_config) and by_config >= set(st.topics)
-    if not_config:
-        notes.append(not_config)
-    if not acl_on and not config_on:
-        verdict, code = "cannot-fence", 1
+    if res.not_config:
+        notes.append(res.not_config)
+    if not res.acl_on and not res.config_on:
         notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED) and the config "
                      "fence was not used; nothing was written. The producer gate relies on detection alone: no write for the "
                      "quiet period")
-    elif w is not None and not w.quiet:
-        verdict, code = "writes-seen", 1
-        notes.append("a producer the fence does not bind (a super user" + ("" if config_on else "; `--fence acl+config` binds "
+    elif res.verdict == "writes-seen":
+        notes.append("a producer the fence does not bind (a super user" + ("" if res.config_on else "; `--fence acl+config` binds "
                      "them too") + ") keeps writing these partitions; stop it, then run the fence again to re-declare the "
                      "fenced end offsets")
-    elif w is None:
-        verdict, code = ("unfenced", 0) if not (st.fenced or by_config) else ("fenced", 0)
-    else:
+    elif res.verdict == "fenced" and w is not None:
         # Writes that landed while the fence reached every broker are part of the source; the fenced end offsets
         # are those after the quiet period, and the gate refuses any move past them.
-        verdict, code = "fenced", 0
-        how = " and ".join((["DENY User:* WRITE"] if acl_on else []) + ([f"{config_fence.KEY}={config_fence.VALUE}"] if config_on else []))
+        how = " and ".join((["DENY User:* WRITE"] if res.acl_on else [])
+                           + ([f"{config_fence.KEY}={config_fence.VALUE}"] if res.config_on else []))
         notes.append(f"fenced: {how} on {len(st.topics)} topic(s); `msk-migrate cutover unfence` removes exactly these"
-                     + (" and restores each topic's recorded setting" if config_on else "")
+                     + (" and restores each topic's recorded setting" if res.config_on else "")
                      + (" (the partitions above were written before the fence reached every broker)" if w.moved else ""))
-    rows = ([{"kind": "fence", **r} for r in rows_acl] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
+    if res.transaction_open is not None and res.config is not None:
+        notes.append(f"a transaction is open on {', '.join(res.config.open_transactions[:8])} (last stable offset below the "
+                     f"end): the config fence would refuse its commit/abort marker and leave it hanging; "
+                     f"{res.transaction_open}. Stop the transactional producer (or let its transaction end), then run the "
+                     "fence again")
+    if res.evidence:
+        notes.append(f"recorded in the ledger {res.ledger}: {len(st.topics)} topic(s) fenced; evidence {res.evidence}")
+    return notes
+
+
+def fence_outcome(command: str, res: FenceResult, talked_to: dict[str, Any]) -> Outcome:
+    """The fence's outcome: ``fenced`` (every topic carries the ACL or the config fence and no write for the quiet
+    period), ``writes-seen`` (a partition moved: named), ``cannot-fence`` (neither fence: detection only),
+    ``transaction-open`` (the config fence would hang an open transaction: not put on, or taken off at once)."""
+    st, w, cfg = res.state, res.watch, res.config
+    fence_rows, views = _fence_rows(res)
+    if w is not None:
+        views.append(View("end offsets watched after the fence", WATCH_VIEW, w.rows()))
+        views += producer_view(w, "producers of the partitions still written (DescribeProducers)")
+    rows = ([{"kind": "fence", **r} for r in fence_rows] + ([{"kind": "watch", **r} for r in w.rows()] if w else [])
             + ([{"kind": "producer", **r} for r in w.producer_rows()] if w else []))
-    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": sorted(set(st.fenced) | by_config),
-                             "changed": st.changed, "source_cluster_id": st.cluster_id,
-                             "fence": [m for m, on in (("acl", acl_on), ("config", config_on)) if on]}
+    extra: dict[str, Any] = {"wave": res.wave, "authorizer": st.authorizer,
+                             "fenced_topics": sorted(set(st.fenced) | res.config_fenced),
+                             "changed": st.changed, "source_cluster_id": st.cluster_id, "fence": res.mechanisms}
     if cfg is not None:
         extra["config_fence"] = {"setting": {config_fence.KEY: config_fence.VALUE}, "previous": cfg.previous,
                                  "changed": cfg.changed, "open_transactions": cfg.open_transactions}
     if w is not None:
         extra.update(quiet=w.quiet, quiet_for_seconds=w.quiet_for, moved=[m.to_dict() for m in w.moved], producers=w.producer_rows(),
                      fenced_end_offsets={f"{t}[{p}]": o for (t, p), o in sorted(w.ends.items())})
-    return Outcome(command, verdict, code, rows, talked_to, extra, views, notes)
+    return Outcome(command, res.verdict, res.exit_code, rows, talked_to, extra, views, fence_notes(res))
 
 
-def fence_wave(s: MigrationSession, topics: list[str], wave: str | None, quiet_seconds: float, timeout: float,
-               talked_to: dict[str, Any], progress: Callable[[str], None] = quiet) -> tuple[Outcome, fence_mod.FenceState, WatchResult]:
-    """Fence ``topics`` on the source, then watch their end offsets for ``quiet_seconds``."""
-    progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
-    st = fence_mod.fence(s.source, topics)
-    w = watch(s.source, topics, quiet_seconds, timeout, progress=progress)
-    return fence_outcome("cutover fence", st, w, talked_to, wave), st, w
-
-
-def unfence_wave(s: MigrationSession, topics: list[str], wave: str | None, talked_to: dict[str, Any]) -> tuple[Outcome, fence_mod.FenceState]:
-    st = fence_mod.unfence(s.source, topics)
-    o = fence_outcome("cutover unfence", st, None, talked_to, wave)
+def unfence_outcome(command: str, st: fence_mod.FenceState, restored: list[str], talked_to: dict[str, Any],
+                    wave: str | None) -> Outcome:
+    """The unfence's outcome: ``unfenced`` when the source has an authorizer (the fence's ACLs are gone) or a
+    recorded setting was restored, else ``cannot-fence`` (no authorizer and no config fence: nothing to take off)."""
+    res = FenceResult(st, None, wave)
+    fence_rows, views = _fence_rows(res)
+    done = st.authorizer or bool(restored)
+    notes = [] if done else fence_notes(res)
     if st.authorizer:
-        o.verdict, o.exit_code = "unfenced", 0
-        o.notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
-    return o, st
+        notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
+    if restored:
+        notes.append(f"config fence removed: {config_fence.KEY} of {', '.join(restored)} back to the recorded setting")
+    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": sorted(st.fenced),
+                             "changed": st.changed, "source_cluster_id": st.cluster_id, "fence": res.mechanisms}
+    return Outcome(command, "unfenced" if done else "cannot-fence", 0 if done else 1,
+                   [{"kind": "fence", **r} for r in fence_rows], talked_to, extra, views, notes)
 
 
 COND_VIEW = [col("condition", "name"), col("result", lambda c: "ok" if c.ok else "NOT READY", ok=lambda c: c.ok), col("evidence", "evidence")]
