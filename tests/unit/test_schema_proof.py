@@ -55,9 +55,10 @@ def test_canonical_text_ignores_json_whitespace_and_key_order_but_not_field_orde
     assert canonical("JSON", '{"b": 1, "a": 2}') == canonical("JSON", '{"a":2,"b":1}')
 
 
-def test_protobuf_and_unparseable_text_compare_exactly():
-    assert canonical("PROTOBUF", 'syntax = "proto3";\nmessage A {}') == 'syntax = "proto3";\nmessage A {}'
-    assert canonical("PROTOBUF", "message A {}") != canonical("PROTOBUF", "message A  {}")
+def test_protobuf_compares_by_tokens_and_unparseable_text_compares_exactly():
+    assert canonical("PROTOBUF", 'syntax = "proto3";\nmessage A {}') == 'syntax = "proto3" ; message A { }'
+    assert canonical("PROTOBUF", "message A {}") == canonical("PROTOBUF", "message A  {} /* c */")
+    assert canonical("PROTOBUF", "message A {}") != canonical("PROTOBUF", "message B {}")
     assert canonical("AVRO", "not json") == "not json"
 
 

@@ -6,7 +6,7 @@
 The form, per type (a registry that re-serialises a schema — Apicurio returns ``"string"`` for
 ``{"type":"string"}`` — is no difference, while any change of meaning is):
 
-- **whitespace** never counts (JSON texts are parsed; Protobuf lines are stripped, blank lines dropped);
+- **whitespace** never counts (JSON texts are parsed; Protobuf texts are tokenised);
 - **AVRO**: a JSON document; object keys sorted; arrays keep their order, because in Avro they mean it
   (record fields, union branches and enum symbols are positional: reordering them changes the binary
   encoding). A schema node ``{"type": T}`` with nothing else is ``T``; that rule applies to schema nodes
@@ -16,8 +16,13 @@ The form, per type (a registry that re-serialises a schema — Apicurio returns 
   order (``required`` or ``enum`` reordered counts as a difference: reported, never hidden);
 - **defaults** and every other number: an integral float is its integer (``0.0`` is ``0``: one JSON number),
   while a default added, removed or changed is a difference;
-- **PROTOBUF** (and any other type): lines stripped, blank lines and ``//`` comments dropped (a ``//``
-  inside a quoted string is text, not a comment);
+- **PROTOBUF**: the ``.proto`` text as its tokens (:func:`.protobuf.canonical`): whitespace anywhere, ``//`` and
+  ``/* */`` comments never count (a ``//`` inside a quoted string is text); every token does, in order (a field
+  renumbered, renamed or moved, a message or an import added, an option changed is a difference). Equality is
+  of the text a registry answers, not of the compiled descriptor: a schema registered as a base64
+  ``FileDescriptorProto`` (confluent-kafka's Python serializer does so; Apicurio 3.3.3 keeps it as given) is
+  not equal to its ``.proto`` text;
+- any other type: lines stripped, blank lines and ``//`` comments dropped;
 - a JSON text that does not parse is compared stripped, as it is;
 - **references**: a set of ``(name, subject, version)``; their order in the answer does not count.
 
@@ -29,6 +34,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any
+
+from .protobuf import canonical as _proto_canonical
 
 #: The Confluent API leaves ``schemaType`` out for Avro.
 DEFAULT_TYPE = "AVRO"
@@ -102,6 +109,8 @@ def canonical_text(schema_type: str, text: str) -> str:
         except ValueError:
             return text.strip()
         return json.dumps(_avro(parsed) if kind == "AVRO" else parsed, sort_keys=True, separators=(",", ":"))
+    if kind == "PROTOBUF":
+        return _proto_canonical(text)
     lines = (_uncommented(line).strip() for line in text.splitlines())
     return "\n".join(line for line in lines if line)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,12 @@ def fetch_export(client: RegistryClient) -> bytes:
     return resp.content
 
 
+#: An artifact's file in the archive: the subject is everything before its known tail (a subject may hold "/":
+#: confluent-kafka's Protobuf serializer names a referenced file's subject by its path, e.g. ``demo/common.proto``).
+_ENTRY = re.compile(r"^(?P<subject>.+)/(?P<rest>MetaData\.Artifact\.json|versions/[^/]+\.ArtifactVersion\.json"
+                    r"|branches/[^/]+\.Branch\.json|rules/[^/]+\.ArtifactRule\.json)$", re.DOTALL)
+
+
 def _refs(serialized: str | None) -> tuple[Reference, ...]:
     return tuple(Reference(str(r["name"]), str(r["artifactId"]), int(r["version"])) for r in json.loads(serialized or "null") or ())
 
@@ -95,7 +102,10 @@ def parse_export(url: str, archive: bytes) -> Export:
         for name in names:
             if not name.startswith(PREFIX):
                 continue
-            subject, _, rest = name[len(PREFIX):].partition("/")
+            entry = _ENTRY.match(name[len(PREFIX):])
+            if entry is None:
+                continue
+            subject, rest = entry.group("subject"), entry.group("rest")
             if rest == "MetaData.Artifact.json":
                 types[subject] = str(json.loads(zf.read(name)).get("artifactType") or "AVRO")
             elif rest.startswith("versions/") and rest.endswith(".ArtifactVersion.json"):

@@ -21,10 +21,10 @@ from ..outcome import Outcome, View, col
 from .client import RegistryClient
 from .export import read_export
 from .model import Inventory, SchemaVersion
-from .planner import Plan, identity_of, plan_copy
+from .planner import Plan, identity_of, plan_copy, unresolved_references
 from .reader import PARALLEL, list_subjects, read_ids, read_inventory, read_subject, select, subject_path
 from .renames import rename
-from .writers import choose_writer, write_settings
+from .writers import choose_writer, unsupported_type, write_settings
 
 Progress = Callable[[str], None]
 
@@ -88,6 +88,13 @@ def make_plan(d: Direction, patterns: tuple[str, ...], progress: Progress) -> tu
     whole = origin_exp.inventory if origin_exp is not None else None
     origin_inv = _subset(whole, set(chosen)) if whole is not None else read_inventory(d.origin, chosen, progress)
     _with_references(d.origin, origin_inv, set(every), whole)
+    broken = unresolved_references(origin_inv)
+    if broken:
+        v, why = broken[0]
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise UsageError(d.origin.option, f"{v.subject} version {v.version} (id {v.id}) on the {d.origin.role} registry: {why}{more}; "
+                         "nothing written", f"register the imported schema on the {d.origin.role} registry and the version again with "
+                         "a reference naming it (name = the import path), or leave the subject out with --subject")
     origin_inv = rename(origin_inv, d.renames)
     progress(f"reading the {d.destination.role} registry")
     dest_exp = read_export(d.destination)
@@ -119,6 +126,7 @@ def _outcome(command: str, verdict: str, code: int, rows: list[dict[str, Any]], 
 def plan_outcome(d: Direction, patterns: tuple[str, ...], progress: Progress) -> Outcome:
     plan, _, dest_inv = make_plan(d, patterns, progress)
     writer = choose_writer(d.destination)
+    unsupported_type(d.destination, plan.to_copy)
     refused = writer.unkeepable(plan.to_copy, _existing(dest_inv))
     notes = [f"{len(plan.to_copy)} version(s) to copy, {len(plan.present)} already there, {len(plan.conflicts)} conflict(s); "
              f"ids kept through: {writer.route}"]
@@ -206,6 +214,7 @@ def check_written(dest: RegistryClient, written: list[SchemaVersion]) -> list[di
 def copy_outcome(d: Direction, patterns: tuple[str, ...], progress: Progress) -> Outcome:
     writer = choose_writer(d.destination, progress)  # refused before anything is read or written
     plan, _, dest_inv = make_plan(d, patterns, progress)
+    unsupported_type(d.destination, plan.to_copy)
     if plan.conflicts:
         raise UsageError("", conflict_line(d, plan))
     existing = _existing(dest_inv)

@@ -20,6 +20,7 @@ from typing import Any
 
 from .canonical import Identity, schema_identity
 from .model import Inventory, Reference, SchemaVersion
+from .protobuf import missing_imports
 
 
 @dataclass(frozen=True)
@@ -112,3 +113,22 @@ def plan_copy(source: Inventory, target: Inventory, target_ids: dict[int, dict[s
     if source.compatibility and source.compatibility != target.compatibility:
         plan.global_compatibility = source.compatibility
     return plan
+
+
+def unresolved_references(origin: Inventory) -> list[tuple[SchemaVersion, str]]:
+    """The versions of ``origin`` that cannot be registered anywhere as they are, each with what is missing: a
+    reference to a subject version ``origin`` does not hold (read with every subject referred to), or a Protobuf
+    ``import`` that no reference names (a registry would keep the text, a consumer could not compile it)."""
+    held = {v.key for v in origin.versions}
+    out = []
+    for v in sorted(origin.versions, key=lambda x: x.key):
+        lost = [r for r in v.references if (r.subject, r.version) not in held]
+        if lost:
+            r = lost[0]
+            out.append((v, f"its reference {r.name} names {r.subject} version {r.version}, which the registry does not hold"))
+            continue
+        if v.schema_type.upper() == "PROTOBUF":
+            unnamed = missing_imports(v.schema, [r.name for r in v.references])
+            if unnamed:
+                out.append((v, f'it imports "{unnamed[0]}", which none of its references names'))
+    return out

@@ -162,3 +162,25 @@ def write_settings(client: RegistryClient, plan: Plan) -> None:
         client.request("PUT", "/config/" + quote(subject, safe=""), {"compatibility": level})
     if plan.global_compatibility:
         client.request("PUT", "/config", {"compatibility": plan.global_compatibility})
+
+
+def unsupported_type(client: RegistryClient, versions: list[SchemaVersion]) -> None:
+    """Refuse (UsageError, before anything is written) a copy of a schema type the destination does not hold:
+    ``GET /schemas/types`` lists the types a Confluent-API registry accepts (Apicurio 3.3.3 answers AVRO, JSON and
+    PROTOBUF); a registry without that endpoint (Confluent Schema Registry before 5.5) holds Avro only."""
+    wanted = {v.schema_type.upper() for v in versions} - {"AVRO"}
+    if not wanted:
+        return
+    try:
+        answer = client.get("/schemas/types")
+    except NotFound:
+        answer = ["AVRO"]
+    held = {str(t).upper() for t in answer} if isinstance(answer, list) else {"AVRO"}
+    missing = sorted(wanted - held)
+    if missing:
+        v = next(v for v in versions if v.schema_type.upper() == missing[0])
+        raise UsageError(client.option, f"the {client.role} registry {client.url} cannot keep {missing[0]} schemas (its "
+                         f"/schemas/types lists {', '.join(sorted(held))}): {v.subject} version {v.version} (id {v.id}) "
+                         "would be lost; nothing written",
+                         f"enable {missing[0]} on that registry (Confluent Schema Registry 5.5+ with its provider, Karapace, "
+                         f"Apicurio), or leave {v.subject} out with --subject")

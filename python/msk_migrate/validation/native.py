@@ -35,7 +35,7 @@ from ..kafka.fingerprint import field_hashes, fingerprint, key_hash
 from ..outcome import quiet
 from .copy_marks import MarkState, came_from, strip_mark
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest
-from .schema_ids import HEADER_BYTES, WIDE_BYTES, ZERO_ID, count_ids, ids_of
+from .schema_ids import HEADER_BYTES, count_ids, ids_of
 
 if TYPE_CHECKING:
     from .reading import ReadPlan
@@ -331,16 +331,12 @@ def read_side(conf: dict[str, Any], tasks: list[Task], detail: bool, isolation_l
                         key, value = m.key(), m.value()
                         if key is None:
                             acc.null_keys += 1
-                        elif len(key) >= HEADER_BYTES and key[0] == 0:  # count_ids, inlined
-                            k = key[1:HEADER_BYTES]
-                            if k != ZERO_ID or len(key) >= WIDE_BYTES:
-                                key_ids[k] = key_ids.get(k, 0) + 1
+                        elif len(key) >= HEADER_BYTES and key[0] == 0:  # id and Protobuf message indexes
+                            count_ids(key_ids, key)
                         if value is None:
                             acc.tombstones += 1
-                        elif len(value) >= HEADER_BYTES and value[0] == 0:  # count_ids, inlined
-                            k = value[1:HEADER_BYTES]
-                            if k != ZERO_ID or len(value) >= WIDE_BYTES:
-                                ids[k] = ids.get(k, 0) + 1
+                        elif len(value) >= HEADER_BYTES and value[0] == 0:  # id and Protobuf message indexes
+                            count_ids(ids, value)
                         add_fp(fingerprint(key, value, m.headers(), 0 if no_ts else ts))
                         add_ts(ts)
                     else:

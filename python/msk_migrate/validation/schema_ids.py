@@ -20,6 +20,15 @@ taken to be raw data that happens to start with a zero byte (random bytes do so 
 long key below 2^56 always does): their ids are still resolved when registries are given, but an id
 neither registry knows is not held against the topic (see :mod:`.schema_proof`).
 
+**Protobuf**: the Confluent serializers put the message-index array (which message of the ``.proto`` file the
+payload is; :func:`msk_migrate.schemas.protobuf.read_message_indexes`) between the id and the payload. The read
+loops cannot tell a Protobuf id from an Avro one (the registry says, later), so each counted key or value is
+keyed by its id **and** the bytes after it that read as such an array (:func:`msk_migrate.schemas.protobuf.prefix_length`,
+bounded: at most :data:`~msk_migrate.schemas.protobuf.MAX_DEPTH` indexes of two bytes); the tally keeps, per id,
+records per prefix (:attr:`IdTally.prefixes`). For an id that resolves to PROTOBUF the proof reads them
+(:mod:`.schema_proof`); for any other the breakdown is payload bytes and is ignored. Bounded memory: once a read
+task's counts hold :data:`MAX_KEYS` keys, further new prefixes are counted as :data:`NOT_READ` (never dropped).
+
 Invariant: ``TopicIds.source``/``.target`` are the **value** tallies (the report's existing fields);
 ``TopicIds.key`` holds the keys'; ``TopicIds.ids`` is every id of either part.
 """
@@ -29,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..schemas.protobuf import prefix_length
 
 MAGIC = 0
 #: The two parts of a record a serializer writes, each with its own subject.
@@ -41,6 +52,12 @@ WIDE_BYTES = 9
 ZERO_ID = b"\x00\x00\x00\x00"
 #: A topic is schema'd when wire-format values are at least this share of its non-null values.
 SCHEMAD_SHARE = 0.5
+#: Keys (id + prefix) one read task's counts hold before new prefixes are counted as :data:`NOT_READ`.
+MAX_KEYS = 4096
+#: The prefix of records counted past :data:`MAX_KEYS` (0xFF never ends a varint: no array reads as it).
+NOT_READ = b"\xff"
+#: The prefix of records whose bytes after the id are no message-index array (Avro/JSON payload, truncated).
+NO_PREFIX = b""
 
 
 def wire_id(value: bytes | None) -> int | None:
@@ -53,20 +70,38 @@ def wire_id(value: bytes | None) -> int | None:
 
 
 def count_ids(counts: dict[bytes, int], value: bytes | None) -> None:
-    """Add one key or value to ``counts`` (raw id bytes -> records): the per-record step of the read loops,
-    kept to a slice and a dict update (ids are converted once, in :func:`ids_of`)."""
-    if value is not None and len(value) >= HEADER_BYTES and value[0] == MAGIC:
-        k = value[1:HEADER_BYTES]
-        if k != ZERO_ID or len(value) >= WIDE_BYTES:
-            counts[k] = counts.get(k, 0) + 1
+    """Add one key or value to ``counts`` (raw id bytes + the message-index prefix after them -> records): the
+    per-record step of the read loops, kept to slices and a dict update (ids and prefixes are converted once,
+    in :func:`ids_of`)."""
+    if (value is not None and len(value) >= HEADER_BYTES and value[0] == MAGIC
+            and (value[1:HEADER_BYTES] != ZERO_ID or len(value) >= WIDE_BYTES)):
+        k = value[1:HEADER_BYTES + prefix_length(value)]
+        n = counts.get(k)
+        if n is None and len(counts) >= MAX_KEYS:
+            k = value[1:HEADER_BYTES] + NOT_READ
+            n = counts.get(k)
+        counts[k] = (n or 0) + 1
 
 
-def ids_of(counts: Mapping[bytes, int]) -> dict[int, int]:
-    """Raw id bytes -> records, as schema id -> records."""
-    out: dict[int, int] = {}
+class IdCounts(dict[int, int]):
+    """Schema id -> records, and per id records per message-index prefix (raw bytes after the id:
+    :data:`NO_PREFIX`, an array's bytes, or :data:`NOT_READ`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prefixes: dict[int, dict[bytes, int]] = {}
+
+    def add(self, schema_id: int, prefix: bytes, n: int) -> None:
+        self[schema_id] = self.get(schema_id, 0) + n
+        by = self.prefixes.setdefault(schema_id, {})
+        by[prefix] = by.get(prefix, 0) + n
+
+
+def ids_of(counts: Mapping[bytes, int]) -> IdCounts:
+    """Raw id bytes (+ prefix) -> records, as schema id -> records with the prefixes beside (:class:`IdCounts`)."""
+    out = IdCounts()
     for k, n in counts.items():
-        i = int.from_bytes(k, "big")
-        out[i] = out.get(i, 0) + n
+        out.add(int.from_bytes(k[:4], "big"), bytes(k[4:]), n)
     return out
 
 
@@ -76,6 +111,9 @@ class IdTally:
 
     values: int = 0
     ids: dict[int, int] = field(default_factory=dict)
+    #: Per id, records per message-index prefix (raw bytes after the id; see :class:`IdCounts`). An id counted
+    #: from a mapping without prefixes has none here: its prefixes were not read.
+    prefixes: dict[int, dict[bytes, int]] = field(default_factory=dict)
 
     @property
     def wire_format(self) -> int:
@@ -90,6 +128,10 @@ class IdTally:
         self.values += values
         for i, n in ids.items():
             self.ids[i] = self.ids.get(i, 0) + n
+        for i, by in (getattr(ids, "prefixes", None) or {}).items():
+            mine = self.prefixes.setdefault(i, {})
+            for p, n in by.items():
+                mine[p] = mine.get(p, 0) + n
 
     def to_dict(self) -> dict[str, Any]:
         return {"values": self.values, "wire_format": self.wire_format, "not_schemad": self.not_schemad}

@@ -33,6 +33,12 @@ another id of the topic fails (``mismatch``).
 
 In a part that is not schema'd an id neither registry knows is taken for raw bytes; in the **keys** that holds
 too while none of the part's ids resolves on either registry (big-endian long keys start with zero bytes).
+
+**Protobuf**: for an id that resolves to a PROTOBUF schema, each record's message-index array (tallied with the id:
+:attr:`.schema_ids.IdTally.prefixes`) must name a message of that schema as the target registry holds it
+(:func:`msk_migrate.schemas.protobuf.message_at`), and the indexes must be the same on both sides (the same set of
+arrays, and the same records per array when the id's records are as many): records without a readable array,
+an array naming no message, or an array only one side carries are named problems of the row (``mismatch``).
 """
 
 from __future__ import annotations
@@ -49,8 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UnreachableError
+from ..schemas.protobuf import indexes_of_prefix, message_at, show
 from .schema_compare import Reference, ResolvedSchema, differences
-from .schema_ids import PARTS, IdTally, TopicIds
+from .schema_ids import NO_PREFIX, NOT_READ, PARTS, IdTally, TopicIds
 from .subject_strategy import IdSubjects, PartStrategy, classify, record_name
 
 IDENTICAL = "identical"
@@ -144,12 +151,60 @@ class IdProof:
     status: str
     schema_type: str | None = None
     differences: list[str] = field(default_factory=list)
+    #: The canonical text the target registry holds (Protobuf ids only: their message indexes are read against it).
+    text: str | None = field(default=None, compare=False, repr=False)
 
-    def to_dict(self, tally: TopicIds) -> dict[str, Any]:
+    def to_dict(self, tally: TopicIds, indexes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         by_part = {p: tally.part(p).records(self.schema_id) for p in tally.parts_of(self.schema_id)}
-        return {"id": self.schema_id, "status": self.status, "schema_type": self.schema_type,
-                "records": {side: sum(r[side] for r in by_part.values()) for side in ("source", "target")},
-                "differences": self.differences, "parts": list(by_part), "records_by_part": by_part}
+        out = {"id": self.schema_id, "status": self.status, "schema_type": self.schema_type,
+               "records": {side: sum(r[side] for r in by_part.values()) for side in ("source", "target")},
+               "differences": self.differences, "parts": list(by_part), "records_by_part": by_part}
+        if indexes is not None:
+            out["message_indexes"] = indexes
+        return out
+
+
+def message_indexes(proof: IdProof, tally: TopicIds, topic: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The message-index arrays the records of a Protobuf id carry (per part: indexes, the message named, records
+    per side) and the problems: records without a readable array, arrays naming no message of the schema, arrays
+    not alike on both sides. Parts whose prefixes were not tallied are left out."""
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    i = proof.schema_id
+    for part in PARTS:
+        side_tallies = {"source": tally.part(part).source, "target": tally.part(part).target}
+        if not any(i in t.ids for t in side_tallies.values()) or not any(i in t.prefixes for t in side_tallies.values()):
+            continue
+        where = f"topic {topic}: {part} schema id {i} (PROTOBUF)"
+        per: dict[bytes, dict[str, int]] = {}
+        for side, t in side_tallies.items():
+            for prefix, records in t.prefixes.get(i, {}).items():
+                per.setdefault(prefix, {"source": 0, "target": 0})[side] += records
+        for prefix, n in sorted(per.items()):
+            if prefix == NO_PREFIX:
+                rows.append({"part": part, "indexes": None, "message": None, **n})
+                problems.append(f"{where}: {n['source'] + n['target']} record(s) carry no readable message-index array after the "
+                                f"id (source {n['source']}, target {n['target']}): a Protobuf deserializer cannot read them")
+                continue
+            if prefix == NOT_READ:
+                rows.append({"part": part, "indexes": "not read", "message": None, **n})
+                problems.append(f"{where}: the message indexes of {n['source'] + n['target']} record(s) were not read (too many "
+                                "distinct prefixes in one read): not proven")
+                continue
+            idx = indexes_of_prefix(prefix)
+            name = message_at(proof.text or "", idx)
+            rows.append({"part": part, "indexes": list(idx), "message": name, **n})
+            if name is None:
+                problems.append(f"{where}: message index {show(idx)} names no message of the schema the target registry holds "
+                                f"({n['source']} record(s) on the source, {n['target']} on the target)")
+        totals = {side: t.ids.get(i, 0) for side, t in side_tallies.items()}
+        for prefix, n in sorted(per.items()):
+            if prefix in (NO_PREFIX, NOT_READ):
+                continue
+            if (n["source"] == 0) != (n["target"] == 0) or (totals["source"] == totals["target"] and n["source"] != n["target"]):
+                problems.append(f"{where}: message index {show(indexes_of_prefix(prefix))} is carried by {n['source']} record(s) on "
+                                f"the source and {n['target']} on the target: the records' message indexes differ")
+    return rows, problems
 
 
 class Prover:
@@ -199,7 +254,8 @@ class Prover:
             known = s or t
             return IdProof(schema_id, status, known.schema_type if known is not None else None, [why])
         diffs = differences(s, t) or self._references(s.references, 0, set())
-        return IdProof(schema_id, DIFFERING if diffs else IDENTICAL, s.schema_type, diffs)
+        return IdProof(schema_id, DIFFERING if diffs else IDENTICAL, s.schema_type, diffs,
+                       t.text if t.schema_type == "PROTOBUF" else None)
 
     def _references(self, refs: tuple[Reference, ...], depth: int, seen: set[tuple[str, int]]) -> list[str]:
         """What differs in the schemas the references point at (same subject and version on both sides)."""
@@ -232,6 +288,9 @@ class SchemaRow:
     reason: str | None = None
     #: The subject name strategy of each part whose ids were resolved (:mod:`.subject_strategy`).
     strategies: dict[str, PartStrategy] = field(default_factory=dict)
+    #: Per Protobuf id, its records' message-index arrays (:func:`message_indexes`), and the problems they make.
+    indexes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    index_problems: list[str] = field(default_factory=list)
 
     def _ids(self, *statuses: str) -> list[int]:
         return [p.schema_id for p in self.proofs if p.status in statuses]
@@ -266,7 +325,9 @@ class SchemaRow:
         out = [f"schema id {p.schema_id} {p.status.replace('_', ' ')}: {'; '.join(p.differences)}" for p in self.failing[:5]]
         if len(self.failing) > 5:
             out.append(f"... and {len(self.failing) - 5} more schema id(s) that do not resolve identically")
-        return out + self.strategy_problems
+        more = len(self.index_problems) - 5
+        return out + self.strategy_problems + self.index_problems[:5] + (
+            [f"... and {more} more message-index problem(s)"] if more > 0 else [])
 
     def _part(self, name: str) -> dict[str, Any]:
         part = self.tally.part(name)
@@ -288,7 +349,7 @@ class SchemaRow:
             "unresolved_as_raw": len(set(self._ids(MISSING_ON_BOTH)) - self._held_against()),
             "source": self.tally.source.to_dict(),
             "target": self.tally.target.to_dict(),
-            "ids": [p.to_dict(self.tally) for p in self.proofs[:LISTED_IDS]],
+            "ids": [p.to_dict(self.tally, self.indexes.get(p.schema_id)) for p in self.proofs[:LISTED_IDS]],
             "ids_listed": min(len(self.proofs), LISTED_IDS),
             "parts": {p: self._part(p) for p in PARTS},
         }
@@ -335,7 +396,13 @@ def schema_row(tally: TopicIds | None, prove: Callable[[int], IdProof] | None, i
             ids = [i for i in tally.part(name).ids if i in known]
             if ids and tally.part(name).schemad and name not in wide:
                 row.strategies[name] = strategy(name, ids)
-    if row.failing or row.strategy_problems:
+    for proof in row.proofs:
+        if proof.schema_type == "PROTOBUF" and proof.text is not None:
+            found, problems = message_indexes(proof, tally, topic)
+            if found:
+                row.indexes[proof.schema_id] = found
+            row.index_problems += problems
+    if row.failing or row.strategy_problems or row.index_problems:
         row.status = "mismatch"
     elif wide:
         row.status = "not-checked"
