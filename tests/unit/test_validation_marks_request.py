@@ -32,7 +32,7 @@ def test_multiset_reads_each_side_as_its_natives_and_the_other_sides_copies():
 
 
 @pytest.mark.parametrize("kw, words", [
-    ({}, "give --marks SRC,TGT"),
+    ({}, "give --copy-marks SRC,TGT"),
     ({"marks": CopyMarks(source_alias="onprem")}, "both aliases"),
     ({"marks": CopyMarks(source_alias="onprem", target_alias="msk"), "mode": "full"}, "without the full diff"),
 ])
@@ -60,16 +60,16 @@ def _marked_flow(tmp_path) -> str:
     return str(path)
 
 
-def test_a_flow_with_marks_gives_both_aliases_and_the_follower_refuses_it(tmp_path, capfd):
+def test_a_flow_with_marks_gives_both_aliases_and_the_follower_refuses_an_order_comparison_of_it(tmp_path, capfd):
     from msk_migrate.commands.validate import run_cli
     from msk_migrate.commands.validate_request import build_request
 
     flow = _marked_flow(tmp_path)
     req = build_request({"config": flow, "no_report": True, "compare": "multiset"})
     assert req.marks == CopyMarks(source_alias="onprem", target_alias="msk") and req.compare == "multiset"
-    code = run_cli(["--config", flow, "--follow", "--once"])
+    code = run_cli(["--config", flow, "--follow", "--once", "--compare", "records"])  # the follower compares per origin
     err = capfd.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "--follow" in err and "mark_copies" in err and "Traceback" not in err
+    assert code == 2 and err.count("\n") == 1 and "--compare records" in err and "Traceback" not in err
 
 
 def test_a_marked_flow_is_compared_per_origin_without_being_asked(tmp_path):

@@ -16,7 +16,7 @@ from .validate_request import build_request, validate_flow
 #: Options of a batch window that mean nothing to the follower (it compares every record past its mark).
 _BATCH_ONLY = (("from_timestamp", "--from-timestamp"), ("until_timestamp", "--until-timestamp"),
                ("offsets_snapshot", "--offsets-snapshot"), ("no_report", "--no-report"), ("report_dir", "--validation-report"),
-               ("show_keys", "--show-keys"), ("marks", "--marks"), ("compare", "--compare"))
+               ("show_keys", "--show-keys"))
 
 
 def _check(kw: dict[str, Any], opts: dict[str, Any], on: str) -> bool:
@@ -49,6 +49,27 @@ def _check(kw: dict[str, Any], opts: dict[str, Any], on: str) -> bool:
     return chained
 
 
+def _check_marks(request: Any, asked: str | None, chained: bool) -> None:
+    """Where copies are marked (the flow's ``mark_copies`` or ``--copy-marks SRC,TGT``) the follower compares each
+    origin apart (docs/follow.md "Marked copies"); refused here, before any network call: ``--compare`` without
+    marks (a batch option), an order comparison of marked copies, one alias only, and the chained Spark run."""
+    if request.marks is None:
+        if asked is not None:
+            raise UsageError("--compare", "is a batch option: the follower compares every record past its mark",
+                             "drop --compare, or drop --follow")
+        return
+    if asked == "records":
+        raise UsageError("--compare records", "copies are marked here (migration.mark_copies or --copy-marks), so a topic "
+                         "may hold records of both origins, and one order per partition would call their interleaving a "
+                         "difference", "drop --compare: the follower compares each origin's records in order apart")
+    if request.marks.target_alias is None:
+        raise UsageError("--copy-marks", "the follower compares per origin and needs both aliases (the target's tells the "
+                         "source's records that came from it)", "write --copy-marks SOURCE_ALIAS,TARGET_ALIAS")
+    if chained:
+        raise UsageError("--engine spark", "the chained Spark run compares every record in order and does not account "
+                         "for copy marks", "follow with --engine native, here or as the stack's follower service (it compares per origin)")
+
+
 def follow_command(kw: dict[str, Any], opts: dict[str, Any], on: str, output: str, verbose: bool) -> None:
     """``validate --follow``: checked options, one request, then the follower here or on the stack's job home."""
     from .validate_console import client_logs_to_stderr, progress_to
@@ -62,10 +83,9 @@ def follow_command(kw: dict[str, Any], opts: dict[str, Any], on: str, output: st
         cfg = environment(kw, f"--on {on}", HOMES[on][0] + (" job" if on == "glue" else " application"))
         opts["mark"] = mark_location(cfg, opts["mark"])
     kw["no_report"] = True
+    asked, kw["compare"] = kw.get("compare"), None
     request = build_request(kw)
-    if request.marks is not None:  # its digests would compare every copy with its mark: a mismatch on every record
-        raise UsageError("--follow", "the flow marks its copies (migration.mark_copies) and the follower does not account "
-                         "for copy marks", "validate in batch (drop --follow): it removes exactly the mark")
+    _check_marks(request, asked, chained)
     if cfg is not None:
         _follow_on(on, cfg, request, opts, output)
         return

@@ -92,8 +92,13 @@ def mark_condition(mark: Mark, where: str, required: dict[TP, int], what: str, m
     if problems:
         return Condition(NAME, False, f"{'; '.join(problems)}; {age_text}, {where}")
     proven = sum(mark.partition(t, p).compared for t, p in required)
+    how = ""
+    if mark.copy_marks is not None:  # copies are marked: the follower proved the source's origin, counted the target's
+        counted = sum(sum((mark.partition(t, p).origin_target or {}).values()) for t, p in required)
+        how = (f" compared per origin ({mark.copy_marks['source_alias']} in order; {counted:,} record(s) of "
+               f"{mark.copy_marks['target_alias']} counted, not compared)")
     return Condition(NAME, True, f"evidence: proof mark at or past {what} on {len(required)} partition(s), "
-                     f"{proven:,} record(s) proven, {age_text} (limit {max_age_s / 60:.0f} min), {where}")
+                     f"{proven:,} record(s) proven{how}, {age_text} (limit {max_age_s / 60:.0f} min), {where}")
 
 
 def is_proof_mark(location: str, field: str = "--validation-report") -> bool:

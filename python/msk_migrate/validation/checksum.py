@@ -20,6 +20,10 @@ ranked apart, as the native pass ranks it: ``i`` is the record's rank among its 
 removed mark; natives: every other record), so the interleaving of the origins leaves the digest unchanged while
 an origin's own order does not. The rank within a task comes from a window over the task's records of one origin
 (a sort of that side's fingerprints, never of the records), and the driver folds each origin's tasks apart.
+
+Records a side's marks **leave out** (one-way ``--compare records`` with marks: the source's records copied from the
+target) are read with the rest and counted, as the native pass counts them (``origin_target``), and nothing else:
+they are grouped apart (origin 2) and the compared records are ranked without them, by the same window.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from .digest import COMPONENTS, MASK64, ORDER_PRIME, Digest, _Chunk, explain_checksum, fold_order
-from .fingerprint import MARK_NATIVE, MARK_OK, MARK_STATE, MARK_WRONG, plan_units
+from .fingerprint import MARK_LEFT_OUT, MARK_NATIVE, MARK_OK, MARK_STATE, MARK_WRONG, plan_units
 from .reading import TP, ReadPlan
 
 _M22 = (1 << 22) - 1
@@ -60,20 +64,29 @@ def _exact(row, name: str) -> int:
     return row[f"{name}__0"] + (row[f"{name}__1"] << 22) + (row[f"{name}__2"] << 44)
 
 
-def _origins(df: DataFrame, two_origin: bool) -> DataFrame:
-    """``origin`` per record (0: a copy whose mark was removed, 1: anything else) and, on a two-origin side, ``idx``
-    as the record's rank among its task's records of the same origin."""
-    if not two_origin:
+#: ``origin`` of a record the side's marks leave out (counted as ``origin_target``, in no digest)
+LEFT_OUT_ORIGIN = 2
+
+
+def _origins(df: DataFrame, plan: ReadPlan) -> DataFrame:
+    """``origin`` per record (0: a copy whose mark was removed, or any record of a one-origin side; 1: a two-origin
+    side's other records; :data:`LEFT_OUT_ORIGIN`: left out by the marks) and, where a side holds more than one,
+    ``idx`` as the record's rank among its task's records of the same origin."""
+    if not plan.two_origin and plan.skip_marked_by is None:
         return df.withColumn("origin", F.lit(0))
-    df = df.withColumn("origin", (F.col(MARK_STATE) != MARK_OK).cast("int"))
+    left_out = F.coalesce(F.col(MARK_STATE) == MARK_LEFT_OUT, F.lit(False))
+    other = (F.col(MARK_STATE) != MARK_OK).cast("int") if plan.two_origin else F.lit(0)
+    df = df.withColumn("origin", F.when(left_out, F.lit(LEFT_OUT_ORIGIN)).otherwise(other))
     rank = Window.partitionBy("topic", "partition", "chunk", "origin").orderBy("idx")
     return df.withColumn("idx", (F.row_number().over(rank) - 1).cast("long"))
 
 
 def _initial_marks(plan: ReadPlan) -> dict[str, int] | None:
-    if plan.strip_mark_of is None:
+    """The copy-mark counts of a partition before any record (None: the plan does not account for marks): the keys
+    of the native pass's (:func:`.native._no_marks`)."""
+    if plan.strip_mark_of is None and plan.skip_marked_by is None:
         return None
-    return {"stripped": 0, "missing_or_wrong": 0, **({"natives": 0} if plan.two_origin else {})}
+    return {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0, **({"natives": 0} if plan.two_origin else {})}
 
 
 def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = False) -> dict[str, dict[TP, Digest]]:
@@ -85,9 +98,9 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
     out = {side: {tp: Digest(marks=_initial_marks(plan)) for tp in plan.ranges} for side, plan in plans.items()}
     frames = []
     for side, plan in plans.items():
-        df = plan_units(spark, plan, detail=detail)
+        df = plan_units(spark, plan, detail=detail, keep_left_out=True)
         if df is not None:
-            frames.append(_origins(df, plan.two_origin).withColumn("side", F.lit(side)))
+            frames.append(_origins(df, plan).withColumn("side", F.lit(side)))
     if not frames:
         return out
     df = frames[0]
@@ -114,13 +127,17 @@ def checksum(spark: SparkSession, plans: dict[str, ReadPlan], detail: bool = Fal
     for row in df.groupBy("side", "topic", "partition", "chunk", "origin").agg(*aggs).collect():
         key = (row["side"], (row["topic"], row["partition"]))
         d = out[key[0]].setdefault(key[1], Digest(marks=_initial_marks(plans[key[0]])))
+        if row["origin"] == LEFT_OUT_ORIGIN:  # counted, compared nowhere
+            assert d.marks is not None
+            d.marks["origin_target"] += row["n"]
+            continue
         d.count += row["n"]
         d.min_ts = row["min_ts"] if d.min_ts is None else min(d.min_ts, row["min_ts"])
         d.max_ts = row["max_ts"] if d.max_ts is None else max(d.max_ts, row["max_ts"])
         d.null_keys += row["null_keys"] or 0
         d.tombstones += row["tombstones"] or 0
         if marked and plans[key[0]].strip_mark_of is not None:
-            m = d.marks if d.marks is not None else {"stripped": 0, "missing_or_wrong": 0}
+            m = d.marks if d.marks is not None else {"stripped": 0, "missing_or_wrong": 0, "origin_target": 0}
             m["stripped"] += row["marks_ok"] or 0
             if plans[key[0]].two_origin:
                 m["missing_or_wrong"] += row["marks_bad"] or 0

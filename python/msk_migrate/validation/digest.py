@@ -25,8 +25,8 @@ class Digest:
     tombstones: int = 0
     sums: dict[str, int] = field(default_factory=lambda: {c: 0 for c in COMPONENTS})
     order: int = 0  #: order digest, mod ORDER_PRIME
-    #: copy marks counted by the native pass (:mod:`.copy_marks`): stripped, missing_or_wrong (target side),
-    #: origin_target (source side); None when marks are off or the Spark pass computed the digest
+    #: copy marks counted by either pass (:mod:`.copy_marks`; the same keys in both engines): stripped,
+    #: missing_or_wrong (target side), origin_target (source side), natives (two-origin); None when marks are off
     marks: dict[str, int] | None = None
 
     @property

@@ -24,7 +24,7 @@ task id, ``idx`` that rank; :mod:`.checksum` joins the tasks of a partition in o
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..topology.marks import mark_header
@@ -38,6 +38,9 @@ KEY_SAMPLE_BYTES = 200
 #: two-origin side 2 is a wrong or misplaced mark and 3 no mark at all (the side's own record, a native).
 MARK_STATE = "mark_state"
 MARK_OK, MARK_WRONG, MARK_NATIVE = 1, 2, 3
+#: ... and, kept for the checksum pass to count (``keep_left_out``), 4: a record carrying the mark of the side it is
+#: left out for (``origin: target``), compared nowhere
+MARK_LEFT_OUT = 4
 IDX_BITS = 33  #: monotonically_increasing_id(): partition id above bit 33, row number below
 
 
@@ -77,14 +80,16 @@ def fingerprinted(df: DataFrame, no_ts_topics: set[str], detail: bool = True) ->
 def units(df: DataFrame, latest_topics: set[str]) -> DataFrame:
     """What is compared: every record, or for ``latest_topics`` the latest record of each key (keys
     whose latest record is a tombstone are deleted keys and left out; their order is not checked:
-    ``idx`` of a unit is its rank among all records of its task, not among the units)."""
+    ``idx`` of a unit is its rank among all records of its task, not among the units). A record kept only to be
+    counted (:data:`MARK_LEFT_OUT`) is never a key's latest record: it stays as it is, to be counted."""
     if not latest_topics:
         return df
     in_latest = F.col("topic").isin(sorted(latest_topics))
-    plain = df.filter(~in_latest)
+    left_out = F.coalesce(F.col(MARK_STATE) == MARK_LEFT_OUT, F.lit(False)) if MARK_STATE in df.columns else F.lit(False)
+    plain = df.filter(~in_latest | left_out)
     cols = [c for c in df.columns if c not in ("topic", "partition", "h_key")]
     latest = (
-        df.filter(in_latest & ~F.col("key_null"))
+        df.filter(in_latest & ~left_out & ~F.col("key_null"))
         .groupBy("topic", "partition", "h_key")
         .agg(F.max_by(F.struct(*cols), F.col("offset")).alias("r"))
         .select("topic", "partition", "h_key", "r.*")
@@ -95,19 +100,25 @@ def units(df: DataFrame, latest_topics: set[str]) -> DataFrame:
 
 
 def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str | None,
-                  two_origin: bool = False) -> DataFrame:
+                  two_origin: bool = False, keep_left_out: bool = False) -> DataFrame:
     """The copy-mark account of :mod:`.copy_marks` in Spark SQL built-ins (no Python on executors): records with a
     ``copied-from.<skip_marked_by>`` header are left out; a trailing ``copied-from.<strip_mark_of>`` header whose
     value is the alias is removed (and nothing else: a misplaced or wrong mark stays, so the record cannot match).
     An empty header array hashes as no headers (xxhash64 of an empty array leaves the seed unchanged; size 0).
     Where a mark is removed, :data:`MARK_STATE` says per record what was found (the checksum pass counts it); the
-    records left out are not counted here (the native pass counts them as ``origin_target``). ``two_origin``: a record
-    without the mark's key anywhere is this side's native (:data:`MARK_NATIVE`), told apart from a wrong one, as
-    :func:`.copy_marks.strip_mark` tells MISSING from WRONG."""
+    records left out are dropped, or with ``keep_left_out`` (the checksum pass, which counts them as ``origin_target``
+    as the native pass does) kept with :data:`MARK_STATE` :data:`MARK_LEFT_OUT`, their headers untouched. ``two_origin``:
+    a record without the mark's key anywhere is this side's native (:data:`MARK_NATIVE`), told apart from a wrong one,
+    as :func:`.copy_marks.strip_mark` tells MISSING from WRONG."""
     headers = F.coalesce(F.col("headers"), F.array().cast(df.schema["headers"].dataType))
+    skipped: Column | None = None
     if skip_marked_by is not None:
         key = mark_header(skip_marked_by)
-        df = df.filter(~F.exists(headers, lambda h: h["key"] == F.lit(key)))
+        skipped = F.exists(headers, lambda h: h["key"] == F.lit(key))
+        if not keep_left_out:
+            df, skipped = df.filter(~skipped), None
+    if strip_mark_of is None and skipped is not None:
+        return df.withColumn(MARK_STATE, F.when(skipped, F.lit(MARK_LEFT_OUT)))
     if strip_mark_of is not None:
         last = F.element_at(headers, -1)
         ok = (F.size(headers) > 0) & (last["key"] == F.lit(mark_header(strip_mark_of))) & \
@@ -119,15 +130,20 @@ def without_marks(df: DataFrame, strip_mark_of: str | None, skip_marked_by: str 
             state = state.otherwise(F.lit(MARK_NATIVE))
         else:
             state = state.otherwise(F.lit(MARK_WRONG))
+        if skipped is not None:  # left out before anything is removed: its headers stay as they are
+            state = F.when(skipped, F.lit(MARK_LEFT_OUT)).otherwise(state)
+            ok = ok & ~skipped
         df = (df.withColumn(MARK_STATE, state)
               .withColumn("headers", F.when(ok, F.slice(headers, 1, F.size(headers) - 1)).otherwise(F.col("headers"))))
     return df
 
 
-def plan_units(spark: SparkSession, plan: ReadPlan, detail: bool = True) -> DataFrame | None:
+def plan_units(spark: SparkSession, plan: ReadPlan, detail: bool = True, keep_left_out: bool = False) -> DataFrame | None:
+    """The compared units of one side. ``keep_left_out``: records the marks leave out are kept, with
+    :data:`MARK_STATE` :data:`MARK_LEFT_OUT`, for the checksum pass to count (and to rank the rest without them)."""
     raw = read_records(spark, plan)
     if raw is None:
         return None
     if plan.strip_mark_of is not None or plan.skip_marked_by is not None:
-        raw = without_marks(raw, plan.strip_mark_of, plan.skip_marked_by, plan.two_origin)
+        raw = without_marks(raw, plan.strip_mark_of, plan.skip_marked_by, plan.two_origin, keep_left_out)
     return units(fingerprinted(raw, plan.no_ts_topics, detail), plan.latest_per_key_topics)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...access.secrets import SecretResolver
 from ...access.spark_options import spark_kafka_options
+from ...errors import UsageError
 from ..plan import MetadataFactory
 from ..request import ValidationRequest
 from .cluster_facts import FollowClusters, prepare
@@ -70,6 +71,9 @@ def chained_run(req: ValidationRequest, mark: str, migration: str, spark: Any, m
     (boto3's by default; the job passes its JVM's); ``mark_field``: what a refusal of the mark names."""
     from .spark_chain import chain_pass
 
+    if req.marks is not None:  # the command refuses it first; a job request names it by its field
+        raise UsageError("--engine spark", "the chained Spark run compares every record in order and does not account "
+                         "for copy marks", "follow with --engine native (it compares per origin)")
     store = MarkStore(mark, mark_field, s3)
     store.check_writable()
     clusters = FollowClusters.open(req, migration, metadata, resolver)

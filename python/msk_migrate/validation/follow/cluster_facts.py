@@ -52,7 +52,7 @@ class FollowClusters:
         topics = select_topics(req, src_topics)
         missing = [t for t in topics if req.target_topic(t) not in tgt_topics]
         if missing:
-            raise UsageError("--topics", f"{', '.join(missing[:3])} not on the target (yet)",
+            raise UsageError("--topic", f"{', '.join(missing[:3])} not on the target (yet)",
                              "start the follower once MM2 created the target topics, or map them with --topic-map")
         names = {t: req.target_topic(t) for t in topics}
         src_tps = [(t, p) for t in topics for p in range(src_topics[t])]
@@ -89,14 +89,15 @@ class FollowClusters:
         return replace(facts, topics=topics)
 
 
-def prepare(store: MarkStore, facts: ClusterFacts) -> tuple[Mark, list[TP]]:
+def prepare(store: MarkStore, facts: ClusterFacts, copy_marks: dict[str, str] | None = None) -> tuple[Mark, list[TP]]:
     """The mark to follow from: the stored one checked against ``facts`` (refusal: exit 2, nothing
-    written), or a new one; partitions truncated by retention marked so. Returns the truncated ones."""
+    written), or a new one; partitions truncated by retention marked so. Returns the truncated ones.
+    ``copy_marks``: the follower compares per origin with these aliases (a mark made otherwise is refused)."""
     mark = store.load()
     if mark is None:
-        mark = new_mark(facts)
+        mark = new_mark(facts, copy_marks)
     else:
-        check_against(mark, facts, store.field)
+        check_against(mark, facts, store.field, copy_marks)
     truncated = truncate_passed(mark, facts)
     add_missing(mark, facts)
     return mark, truncated

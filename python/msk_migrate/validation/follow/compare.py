@@ -18,9 +18,20 @@ A target record past the source's records (:meth:`PartitionCompare.target_only`)
 the source is known to hold nothing for it: ``duplicates`` when it repeats a proven record (passed over with
 ``allow_duplicates``), else ``unexpected``. MM2 copies source to target, so the target is only ever *behind*:
 a target record without a source record at its position, after the source was read to an end offset listed
-after that target record was read, is never a pending copy. (Copy marks and ``origin: target`` records, the
-only target records a batch run leaves out or strips, do not reach the follower: a flow with ``mark_copies`` is
-refused.)
+after that target record was read, is never a pending copy.
+
+**Per origin, where copies are marked** (:class:`Origins`: the flow's ``mark_copies`` or ``--copy-marks SRC,TGT``):
+each record is given its origin as it is read (:meth:`Origins.source` / :meth:`Origins.target`). A source record
+carrying ``copied-from.<TGT>`` (anywhere) came from the target, which the forward flow never copies back: it is
+left out (:data:`LEFT_OUT`); a target record without ``copied-from.<SRC>`` is the target's own (:data:`NATIVE`).
+Both are of the target's origin, counted below the mark (``origin_target``) and never compared. A target record
+whose *last* header is exactly ``copied-from.<SRC>`` = ``SRC``, and no other header of that key, is a copy: the
+mark is removed and it is paired, in order, with the source's records of the source's origin (its natives). Any
+other placement of the mark (not last, another value, twice) is :data:`BAD_MARK`: reaching the front of the
+target's records it stops the partition (category ``copy_mark``). MM2 copies one source partition in offset order
+and its filter skips only the records carrying the target's mark, so the copies on the target are exactly the
+source's natives in their order (restart re-deliveries aside, named ``duplicates`` as above): the in-order rules
+apply unchanged to the two subsequences.
 
 Aborted transactional records and transaction markers are never seen (read_committed consumers skip
 them, as the batch reader does); compaction gaps in the source's offsets do not matter (pairing is by
@@ -44,6 +55,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...kafka.fingerprint import field_hashes, fingerprint
+from ...topology.marks import mark_header
+from ..copy_marks import MarkState, came_from, strip_mark
 from .mark import PartitionMark
 
 #: Proven fingerprints remembered per partition, to recognise a re-delivered copy.
@@ -52,6 +65,17 @@ RECENT = 256
 PENDING_LIMIT = 20_000
 #: Pending records of one side after an unequal pair that are enough to name it while reading goes on.
 LOOKAHEAD = 256
+
+
+#: What a record read is to the comparison (:attr:`Rec.kind`): compared in order (a record of the source's origin:
+#: a source record, or a target copy with its mark removed) ...
+COMPARED = 0
+#: ... a source record copied from the target (it carries ``copied-from.<TGT>``): not expected on the target, counted
+LEFT_OUT = 1
+#: ... a target record without the source's mark: the target's own (origin: target), counted, not compared
+NATIVE = 2
+#: ... a target record with the source's mark misplaced, with another value or twice: a mismatch where it stands
+BAD_MARK = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +87,46 @@ class Rec:
     value: bytes | None
     headers: list[tuple[str, bytes | None]] | None
     ts_used: int
+    kind: int = COMPARED
 
 
-def record(offset: int, key: bytes | None, value: bytes | None, headers: Any, ts: int, no_ts: bool) -> Rec:
+def record(offset: int, key: bytes | None, value: bytes | None, headers: Any, ts: int, no_ts: bool,
+           kind: int = COMPARED) -> Rec:
     ts_used = 0 if no_ts else ts
-    return Rec(offset, fingerprint(key, value, headers, ts_used), ts, key, value, headers, ts_used)
+    return Rec(offset, fingerprint(key, value, headers, ts_used), ts, key, value, headers, ts_used, kind)
+
+
+@dataclass(frozen=True)
+class Origins:
+    """The copy marks of a flow ``source_alias -> target_alias`` (docs/active-active-proof.md): what each record
+    read is to the per-origin comparison. The record's fingerprint is of what is compared (a copy's without its
+    mark), the batch validator's identity for it."""
+
+    source_alias: str
+    target_alias: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"source_alias": self.source_alias, "target_alias": self.target_alias}
+
+    def source(self, offset: int, key: bytes | None, value: bytes | None, headers: Any, ts: int, no_ts: bool) -> Rec:
+        kind = LEFT_OUT if came_from(headers, self.target_alias) else COMPARED
+        return record(offset, key, value, headers, ts, no_ts, kind)
+
+    def target(self, offset: int, key: bytes | None, value: bytes | None, headers: Any, ts: int, no_ts: bool) -> Rec:
+        rest, state = strip_mark(headers, self.source_alias)
+        if state is MarkState.MISSING:
+            return record(offset, key, value, headers, ts, no_ts, NATIVE)
+        if state is MarkState.OK and not any(k == mark_header(self.source_alias) for k, _ in rest or ()):
+            return record(offset, key, value, rest, ts, no_ts)
+        return record(offset, key, value, headers, ts, no_ts, BAD_MARK)  # compared as it is: it matches nothing
+
+
+def origins_of(marks: Any) -> Origins | None:
+    """The per-origin rules of a request's copy marks (:class:`~..request.CopyMarks`), None without both aliases
+    (the follower refuses one alias: it could not tell the source's records that came from the target)."""
+    if marks is None or marks.target_alias is None:
+        return None
+    return Origins(marks.source_alias, marks.target_alias)
 
 
 def key_repr(key: bytes | None) -> dict[str, Any]:
@@ -110,6 +169,31 @@ class PartitionCompare:
     def stopped(self) -> bool:
         return self.mark.state != "following"
 
+    def _settle_front(self) -> bool:
+        """Count and pass the records of the target's origin at the front of either side (per origin: they are
+        not compared), moving the mark past them; a wrong copy mark at the front of the target stops the
+        partition there. Returns whether the partition still follows."""
+        src, tgt, mark = self.src, self.tgt, self.mark
+        while src and src[0].kind == LEFT_OUT:
+            mark.source_next = src.popleft().offset + 1
+            if mark.origin_target is not None:
+                mark.origin_target["source"] += 1
+        while tgt and tgt[0].kind == NATIVE:
+            mark.target_next = tgt.popleft().offset + 1
+            if mark.origin_target is not None:
+                mark.origin_target["target"] += 1
+        if tgt and tgt[0].kind == BAD_MARK:
+            t = tgt[0]
+            s_off = src[0].offset if src else mark.source_next
+            mark.state = "mismatch"
+            mark.mismatch = {"category": "copy_mark", **key_repr(t.key), "source_offset": s_off, "target_offset": t.offset,
+                             "timestamp": src[0].ts if src else None, "target_timestamp": t.ts,
+                             "reason": "copy mark wrong or misplaced (not the one last header "
+                                       "copied-from.<source alias> with the alias as its value)"}
+            mark.source_next, mark.target_next = s_off, t.offset
+            return False
+        return True
+
     def step(self, wait: bool = False, source_complete: bool = False) -> int:
         """Pair what both sides hold; returns the records proven. Stops at the first difference; with ``wait``
         (a side is still being read) a difference whose name more records could change is held, unpaired and
@@ -120,7 +204,7 @@ class PartitionCompare:
             return 0
         src, tgt, mark = self.src, self.tgt, self.mark
         n = 0
-        while src and tgt:
+        while self._settle_front() and src and tgt:
             s, t = src[0], tgt[0]
             if s.fp == t.fp:
                 src.popleft()
@@ -150,8 +234,8 @@ class PartitionCompare:
         ``unexpected``: the batch diff pairs a changed record by its key only, and ``s`` may still be copied."""
         if t.fp in self.recent:
             return "duplicates"
-        src_fps = {r.fp for r in self.src}
-        tgt_fps = {r.fp for r in self.tgt}
+        src_fps = {r.fp for r in self.src if r.kind == COMPARED}
+        tgt_fps = {r.fp for r in self.tgt if r.kind == COMPARED}
         if s.fp in tgt_fps and t.fp in src_fps:
             return "reordered"
         if t.fp in src_fps:
@@ -189,7 +273,7 @@ class PartitionCompare:
         proven record (passed over and counted with ``allow_duplicates``, as the batch verdict lets duplicates
         pass), else ``unexpected``; ``source_offset`` is the source's end, where its source record would be."""
         mark = self.mark
-        while self.target_ahead:
+        while self._settle_front() and self.target_ahead:
             t = self.tgt[0]
             if t.fp in self.recent and self.allow_duplicates:
                 self.tgt.popleft()

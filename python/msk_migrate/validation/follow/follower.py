@@ -8,6 +8,9 @@ below an end listed after it was read is ``unexpected`` (or ``duplicates``) in t
 in the middle, on a partition the source did not write to or on a target partition the source does not have
 (:func:`.mark.sourceless`), exactly as a batch run names it; it is never left pending as a copy to come, since
 MM2 copies source to target and the target is only ever behind.
+Where copies are marked (the request's ``marks`` with both aliases) each record read is given its origin
+(:class:`~.compare.Origins`) and the source's origin is compared in order, the target's counted
+(:mod:`.compare`).
 ``--once`` is one pass; ``--follow`` repeats passes every ``--interval`` seconds with the same consumers. A restart reads the persisted mark and
 resumes there: records proven and persisted are never read again; records read after the last persisted
 mark (a killed follower) are read again, and only the persisted count ``compared`` counts them, so it
@@ -34,7 +37,7 @@ from .. import kafka_meta as km
 from ..native import _FATAL, NativeReadError, consumer_config
 from ..request import ValidationRequest
 from .cluster_facts import FollowClusters
-from .compare import PENDING_LIMIT, RECENT, PartitionCompare, record
+from .compare import COMPARED, PENDING_LIMIT, RECENT, PartitionCompare, origins_of, record
 from .mark import ClusterFacts, Mark, sourceless
 from .metrics import Metrics, PartitionSample
 from .store import MarkStore
@@ -93,6 +96,8 @@ class Follower:
                  metrics: Metrics | None = None, say: Callable[[str], None] = quiet):
         self.clusters, self.store, self.mark, self.opts, self.metrics, self.say = clusters, store, mark, opts, metrics, say
         self.cmp: dict[TP, PartitionCompare] = {}
+        #: per origin where copies are marked: what each record read is (:class:`~.compare.Origins`)
+        self.origins = origins_of(clusters.req.marks) if clusters is not None else None
         self.consumers: dict[str, Consumer] = {}
         self.names = {t: tm.target_name for t, tm in mark.topics.items()}
         self.back = {v: k for k, v in self.names.items()}
@@ -179,7 +184,10 @@ class Follower:
                         left.discard(tp)  # nothing more below the mark (or gone): the window stays as read
                     continue
                 if m.offset() < end:
-                    c.recent.append(record(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1], tp[0] in no_ts).fp)
+                    make = self.origins.source if self.origins is not None else record
+                    r = make(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1], tp[0] in no_ts)
+                    if r.kind == COMPARED:  # a record of the target's origin is never copied to the target
+                        c.recent.append(r.fp)
                     n += 1
                 if m.offset() >= end - 1:
                     left.discard(tp)
@@ -317,7 +325,8 @@ class Follower:
             self.eof[side].pop(tp, None)
             self.read_to[side][tp] = m.offset() + 1
             ts = m.timestamp()[1]
-            (c.src if side == "source" else c.tgt).append(record(m.offset(), m.key(), m.value(), m.headers(), ts, topic in no_ts))
+            make = record if self.origins is None else self.origins.source if side == "source" else self.origins.target
+            (c.src if side == "source" else c.tgt).append(make(m.offset(), m.key(), m.value(), m.headers(), ts, topic in no_ts))
             n += 1
             if m.offset() + 1 >= want.get(tp, 0):
                 done.add(tp)
@@ -355,9 +364,11 @@ class Follower:
                 secs = max(0.0, (now_ms - c.src[0].ts) / 1000)
             else:
                 secs = max(0.0, (now_ms - (pm.proven_ts_ms or self.mark.updated_ms or now_ms)) / 1000)
-            out.append(PartitionSample(t, p, lag, secs, pm.compared, pm.state == "mismatch", pm.state == "truncated"))
+            ot = pm.origin_target or {}
+            out.append(PartitionSample(t, p, lag, secs, pm.compared, pm.state == "mismatch", pm.state == "truncated",
+                                       pm.duplicates, ot.get("source"), ot.get("target")))
         return out
 
     def publish(self) -> None:
         if self.metrics is not None:
-            self.metrics.publish(self.samples(), time.time())
+            self.metrics.publish(self.samples(), time.time(), self.mark.copy_marks)

@@ -24,6 +24,12 @@ Invariants:
 - ``compared`` counts the records compared and matched, persisted together with the offsets, so across
   restarts ``compared`` equals the number of source records below ``source_next`` that were read (none
   twice, none skipped: the tests count them).
+- Where copies are marked (:attr:`Mark.copy_marks`: the flow's ``mark_copies`` or ``--copy-marks SRC,TGT``) the
+  mark compares *per origin* (:mod:`.compare`): ``compared`` counts the source origin's records (the source's
+  natives, matched in order with the target's copies, mark removed), and ``origin_target`` the target origin's
+  records below the mark on each side (on the source: records copied from the target, left out; on the target:
+  its natives), counted and never compared. A mark is continued only by a follower comparing the same way with
+  the same aliases (:func:`check_against`).
 """
 
 from __future__ import annotations
@@ -55,6 +61,9 @@ class PartitionMark:
     proven_ts_ms: int | None = None
     #: the source log start when it passed the mark (``state == "truncated"``)
     source_log_start: int | None = None
+    #: per-origin marks only: records of the target's origin below the mark, per side (``source``: copied from the
+    #: target, left out; ``target``: the target's natives), counted, not compared; None on a mark compared in order
+    origin_target: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"source_next": self.source_next, "target_next": self.target_next, "compared": self.compared,
@@ -63,6 +72,8 @@ class PartitionMark:
             d["mismatch"] = self.mismatch
         if self.source_log_start is not None:
             d["source_log_start"] = self.source_log_start
+        if self.origin_target is not None:
+            d["origin_target"] = dict(self.origin_target)
         return d
 
     @classmethod
@@ -70,7 +81,9 @@ class PartitionMark:
         try:
             pm = cls(int(d["source_next"]), int(d["target_next"]), int(d.get("compared", 0)), int(d.get("duplicates", 0)),
                      str(d.get("state", "following")), d.get("mismatch"), d.get("proven_ts_ms"), d.get("source_log_start"))
-        except (KeyError, TypeError, ValueError) as exc:
+            if d.get("origin_target") is not None:
+                pm.origin_target = {side: int(d["origin_target"].get(side, 0)) for side in ("source", "target")}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         if pm.state not in STATES or pm.source_next < 0 or pm.target_next < 0 or pm.compared < 0:
             raise ValueError(f"{where}: state {pm.state!r} / offsets {pm.source_next},{pm.target_next}")
@@ -113,6 +126,13 @@ class Mark:
     target_cluster_id: str | None
     topics: dict[str, TopicMark] = field(default_factory=dict)
     updated_ms: int = 0
+    #: where copies are marked: ``{"source_alias": S, "target_alias": T}``, and the mark compares per origin
+    #: (``compare: per-origin``); None: every record in order (``compare: records``)
+    copy_marks: dict[str, str] | None = None
+
+    @property
+    def compare(self) -> str:
+        return "per-origin" if self.copy_marks is not None else "records"
 
     def partition(self, topic: str, partition: int) -> PartitionMark:
         return self.topics[topic].partitions[partition]
@@ -121,9 +141,13 @@ class Mark:
         return [((t, p), m) for t, tm in sorted(self.topics.items()) for p, m in sorted(tm.partitions.items())]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "msk-migrate proof mark", "format": FORMAT, "migration": self.migration,
-                "source_cluster_id": self.source_cluster_id, "target_cluster_id": self.target_cluster_id,
-                "updated_ms": self.updated_ms, "topics": {t: tm.to_dict() for t, tm in sorted(self.topics.items())}}
+        d: dict[str, Any] = {"kind": "msk-migrate proof mark", "format": FORMAT, "migration": self.migration,
+                             "source_cluster_id": self.source_cluster_id, "target_cluster_id": self.target_cluster_id,
+                             "updated_ms": self.updated_ms, "compare": self.compare}
+        if self.copy_marks is not None:
+            d["copy_marks"] = dict(self.copy_marks)
+        d["topics"] = {t: tm.to_dict() for t, tm in sorted(self.topics.items())}
+        return d
 
     @classmethod
     def from_dict(cls, d: Any) -> Mark:
@@ -133,8 +157,13 @@ class Mark:
         if d.get("format") != FORMAT:
             raise ValueError(f"mark format {d.get('format')!r}, this msk-migrate reads format {FORMAT}")
         topics = {str(t): TopicMark.from_dict(str(t), tm) for t, tm in (d.get("topics") or {}).items()}
+        marks = d.get("copy_marks")
+        if marks is not None and not (isinstance(marks, dict) and all(isinstance(marks.get(k), str)
+                                                                      for k in ("source_alias", "target_alias"))):
+            raise ValueError(f"copy_marks {marks!r} does not name both aliases")
         return cls(str(d.get("migration")), d.get("source_cluster_id"), d.get("target_cluster_id"), topics,
-                   int(d.get("updated_ms") or 0))
+                   int(d.get("updated_ms") or 0),
+                   {k: str(marks[k]) for k in ("source_alias", "target_alias")} if marks is not None else None)
 
 
 @dataclass(frozen=True)
@@ -173,12 +202,24 @@ def verdict(mark: Mark) -> tuple[str, int]:
     return "proven", 0
 
 
-def check_against(mark: Mark, facts: ClusterFacts, field_name: str = "--mark") -> None:
+def _compare_text(marks: dict[str, str] | None) -> str:
+    if marks is None:
+        return "every record in order (no copy marks)"
+    return f"per origin (copy marks {marks['source_alias']},{marks['target_alias']})"
+
+
+def check_against(mark: Mark, facts: ClusterFacts, field_name: str = "--mark",
+                  copy_marks: dict[str, str] | None = None) -> None:
     """Refuse a mark that is not this follower's: one line naming the mark, the difference and the fix
-    (UsageError, exit 2). Nothing is read past the mark nor written before this passes."""
+    (UsageError, exit 2). Nothing is read past the mark nor written before this passes. ``copy_marks``: the
+    aliases this run compares per origin with (None: in order); a mark made comparing otherwise proves something
+    else (its ``compared`` counts other records), so it is refused too."""
     fix_new = "give a new --mark location for this migration (or remove the old mark if the topic was recreated on purpose)"
     if mark.migration != facts.migration:
         raise UsageError(field_name, f"the mark belongs to migration {mark.migration!r}, not {facts.migration!r}", fix_new)
+    if mark.copy_marks != copy_marks:
+        raise UsageError(field_name, f"the mark compares {_compare_text(mark.copy_marks)}, this run "
+                         f"{_compare_text(copy_marks)}", "give a new --mark location for this way of comparing")
     for role, have, now in (("source", mark.source_cluster_id, facts.source_cluster_id),
                             ("target", mark.target_cluster_id, facts.target_cluster_id)):
         if have is not None and now is not None and have != now:
@@ -222,9 +263,10 @@ def truncate_passed(mark: Mark, facts: ClusterFacts) -> list[tuple[str, int]]:
     return out
 
 
-def new_mark(facts: ClusterFacts) -> Mark:
-    """A mark at the start of both logs (nothing proven yet)."""
-    return Mark(facts.migration, facts.source_cluster_id, facts.target_cluster_id, {})
+def new_mark(facts: ClusterFacts, copy_marks: dict[str, str] | None = None) -> Mark:
+    """A mark at the start of both logs (nothing proven yet); ``copy_marks``: it compares per origin."""
+    return Mark(facts.migration, facts.source_cluster_id, facts.target_cluster_id, {},
+                copy_marks=dict(copy_marks) if copy_marks is not None else None)
 
 
 def sourceless(mark: Mark, topic: str, partition: int) -> bool:
@@ -247,6 +289,7 @@ def add_missing(mark: Mark, facts: ClusterFacts) -> list[tuple[str, int]]:
                                                 tf.source_topic_id, tf.target_topic_id)
         for p in range(tf.target_partitions):
             if p not in tm.partitions:
-                tm.partitions[p] = PartitionMark(tf.source_start.get(p, 0), tf.target_start.get(p, 0))
+                tm.partitions[p] = PartitionMark(tf.source_start.get(p, 0), tf.target_start.get(p, 0),
+                                                 origin_target={"source": 0, "target": 0} if mark.copy_marks else None)
                 added.append((topic, p))
     return added

@@ -14,6 +14,17 @@ Series (labels ``topic``, ``partition``):
 - ``msk_migrate_proof_truncated``: 1 when retention deleted source records past the mark.
 
 And ``msk_migrate_proof_last_pass_timestamp_seconds``: when the follower last finished a pass.
+
+Where copies are marked the follower compares per origin (docs/follow.md "Marked copies"), and says so:
+
+- ``msk_migrate_proof_compare_per_origin{source_alias,target_alias}``: 1 (absent when every record is compared in
+  order);
+- ``msk_migrate_proof_origin_records_total{topic,partition,origin,side}``: records of each origin (a cluster alias)
+  below the mark on each side: the source's origin on the source (its natives) and on the target (their copies,
+  restart duplicates passed over included: compared), the target's origin on the source (records copied from the
+  target, left out) and on the target (its natives): counted, never compared;
+- ``msk_migrate_proof_duplicates_total{topic,partition}``: copies re-delivered by MM2 and passed over with
+  ``--allow-duplicates`` (without it a duplicate stops the partition: ``msk_migrate_proof_mismatch`` 1).
 """
 
 from __future__ import annotations
@@ -43,14 +54,39 @@ class PartitionSample:
     proven: int
     mismatch: bool
     truncated: bool
+    #: per origin only: re-deliveries passed over, and the target origin's records below the mark per side
+    duplicates: int = 0
+    origin_target_source: int | None = None
+    origin_target_target: int | None = None
 
 
 def _label(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def exposition(samples: Iterable[PartitionSample], last_pass_s: float | None) -> str:
-    """The text exposition of one snapshot."""
+def _per_origin(rows: list[PartitionSample], copy_marks: dict[str, str]) -> list[str]:
+    src, tgt = copy_marks["source_alias"], copy_marks["target_alias"]
+    out = ["# HELP msk_migrate_proof_compare_per_origin 1: copies are marked and each origin's records are compared apart.",
+           "# TYPE msk_migrate_proof_compare_per_origin gauge",
+           f'msk_migrate_proof_compare_per_origin{{source_alias="{_label(src)}",target_alias="{_label(tgt)}"}} 1',
+           "# HELP msk_migrate_proof_origin_records_total Records of each origin below the mark, per side "
+           "(the source's origin compared, the target's counted).",
+           "# TYPE msk_migrate_proof_origin_records_total counter"]
+    for s in rows:
+        where = f'topic="{_label(s.topic)}",partition="{s.partition}"'
+        for origin, side, n in ((src, "source", s.proven), (src, "target", s.proven + s.duplicates),
+                                (tgt, "source", s.origin_target_source or 0), (tgt, "target", s.origin_target_target or 0)):
+            out.append(f'msk_migrate_proof_origin_records_total{{{where},origin="{_label(origin)}",side="{side}"}} {n}')
+    out += ["# HELP msk_migrate_proof_duplicates_total Copies re-delivered by MM2 passed over (--allow-duplicates).",
+            "# TYPE msk_migrate_proof_duplicates_total counter"]
+    out += [f'msk_migrate_proof_duplicates_total{{topic="{_label(s.topic)}",partition="{s.partition}"}} {s.duplicates}'
+            for s in rows]
+    return out
+
+
+def exposition(samples: Iterable[PartitionSample], last_pass_s: float | None,
+               copy_marks: dict[str, str] | None = None) -> str:
+    """The text exposition of one snapshot (``copy_marks``: the follower compares per origin with these aliases)."""
     rows = list(samples)
     out: list[str] = []
     values = {
@@ -66,6 +102,8 @@ def exposition(samples: Iterable[PartitionSample], last_pass_s: float | None) ->
         out.append(f"# TYPE {name} {kind}")
         for s in rows:
             out.append(f'{name}{{topic="{_label(s.topic)}",partition="{s.partition}"}} {value(s)}')
+    if copy_marks is not None:
+        out += _per_origin(rows, copy_marks)
     out.append("# HELP msk_migrate_proof_last_pass_timestamp_seconds When the follower last finished a pass.")
     out.append("# TYPE msk_migrate_proof_last_pass_timestamp_seconds gauge")
     if last_pass_s is not None:
@@ -81,8 +119,9 @@ class Metrics:
         self._body = exposition([], None).encode()
         self._server: ThreadingHTTPServer | None = None
 
-    def publish(self, samples: Iterable[PartitionSample], last_pass_s: float | None) -> None:
-        body = exposition(samples, last_pass_s).encode()
+    def publish(self, samples: Iterable[PartitionSample], last_pass_s: float | None,
+                copy_marks: dict[str, str] | None = None) -> None:
+        body = exposition(samples, last_pass_s, copy_marks).encode()
         with self._lock:
             self._body = body
 

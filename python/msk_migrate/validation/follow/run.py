@@ -3,6 +3,8 @@
 ``--once``: check the mark, one pass, persist, return the partitions' marks (exit 0 proven, 1 a mismatch,
 a truncated partition, or nothing proven at all: a verdict on nothing is never a pass). Without it: passes
 every ``--interval`` seconds until SIGTERM/SIGINT, the mark persisted after every pass and on the way out.
+Where copies are marked the outcome says it compared per origin (``compare: per-origin``, the aliases) and gives
+each origin's records per partition and in all (:func:`origin_counts`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,32 @@ from typing import Any
 from ...outcome import Outcome, View, col, quiet
 from ..request import ValidationRequest
 from .cluster_facts import prepare
+from .compare import origins_of
 from .follower import Clusters, Follower, FollowOptions
 from .mark import ClusterFacts
 from .mark import verdict as mark_verdict
 from .metrics import Metrics
 from .store import MarkStore
+
+
+def origin_counts(pm: Any, marks: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each origin's records below a per-origin partition mark, per side, and whether they were compared: the
+    source's origin (its natives, and their copies on the target, restart duplicates passed over included) is
+    compared in order; the target's (records copied from it on the source, its natives) is counted."""
+    ot = pm.origin_target or {"source": 0, "target": 0}
+    return {marks["source_alias"]: {"source": pm.compared, "target": pm.compared + pm.duplicates, "compared": True},
+            marks["target_alias"]: {"source": ot["source"], "target": ot["target"], "compared": False}}
+
+
+def origin_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`origin_counts` summed over the rows that carry them."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        for origin, c in (r.get("origins") or {}).items():
+            o = out.setdefault(origin, {"source": 0, "target": 0, "compared": c["compared"]})
+            o["source"] += c["source"]
+            o["target"] += c["target"]
+    return out
 
 
 def rows_of(follower: Follower) -> list[dict[str, Any]]:
@@ -34,6 +57,8 @@ def rows_of(follower: Follower) -> list[dict[str, Any]]:
                                "proven_this_run": c.proven_now if (c := follower.cmp.get((t, p))) is not None else 0}
         if pm.duplicates:
             row["duplicates"] = pm.duplicates
+        if follower.mark.copy_marks is not None:
+            row["origins"] = origin_counts(pm, follower.mark.copy_marks)
         if pm.mismatch is not None:
             row["mismatch"] = pm.mismatch
         if pm.source_log_start is not None:
@@ -47,6 +72,8 @@ def _mismatch_text(r: dict[str, Any]) -> str:
     if not m:
         return f"retention passed the mark (log start {r['source_log_start']})" if r["state"] == "truncated" else ""
     what = m["category"] + (f" ({', '.join(m['changed'])})" if m.get("changed") else "")
+    if m.get("reason"):
+        what += f": {m['reason']}"
     return f"{what} at source offset {m['source_offset']}, target offset {m['target_offset']}"
 
 
@@ -58,7 +85,8 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
     talked = {"source": req.source.bootstrap_servers, "target": req.target.bootstrap_servers, "mark": str(store)}
     say("reading both clusters' metadata and the mark")
     facts = clusters.facts()
-    mark, truncated = prepare(store, facts)
+    origins = origins_of(req.marks)
+    mark, truncated = prepare(store, facts, origins.as_dict() if origins is not None else None)
     metrics = Metrics() if opts.metrics_port is not None else None
     if metrics is not None:
         port = metrics.serve(opts.metrics_port or 0, opts.metrics_bind)
@@ -93,10 +121,24 @@ def follow(req: ValidationRequest, opts: FollowOptions, say: Callable[[str], Non
     notes = [f"mark: {store}"]
     if truncated:
         notes.append(f"[red]truncated: retention deleted source records past the mark of {len(truncated)} partition(s)[/]")
-    return Outcome("validate --follow", verdict, code, rows, talked,
-                   extra={"mark": str(store), "migration": mark.migration, "verdict_reason": verdict},
-                   views=[marks_view("proof: verified-up-to marks", col("lag", "lag_records", numeric=True))],
-                   notes=notes)
+    extra: dict[str, Any] = {"mark": str(store), "migration": mark.migration, "verdict_reason": verdict,
+                             "compare": mark.compare}
+    title = "proof: verified-up-to marks"
+    if mark.copy_marks is not None:
+        src, tgt = mark.copy_marks["source_alias"], mark.copy_marks["target_alias"]
+        totals = origin_totals(rows)
+        extra |= {"copy_marks": dict(mark.copy_marks), "origins": totals}
+        title += f", per origin ({src} compared in order, {tgt} counted)"
+        s_n, t_n = totals.get(src, {}), totals.get(tgt, {})
+        notes.append(f"compared per origin (copies are marked): origin {src}: {s_n.get('source', 0):,} record(s) on the "
+                     f"source, {s_n.get('target', 0):,} on the target, compared in order; origin {tgt}: "
+                     f"{t_n.get('source', 0):,} on the source (copied from the target, left out), {t_n.get('target', 0):,} "
+                     "on the target (its own), counted, not compared")
+        dups = sum(r.get("duplicates", 0) for r in rows)
+        if dups:
+            notes.append(f"[yellow]{dups:,} copy(ies) re-delivered by MM2 passed over (--allow-duplicates)[/]")
+    return Outcome("validate --follow", verdict, code, rows, talked, extra=extra,
+                   views=[marks_view(title, col("lag", "lag_records", numeric=True))], notes=notes)
 
 
 def marks_view(title: str, progress: Any) -> View:
