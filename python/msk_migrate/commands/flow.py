@@ -209,10 +209,7 @@ def announce(flow: Flow, output: str = "text") -> None:
 def talked_to(flow: Flow) -> dict[str, Any]:
     """The clusters and worker a command talked to, with what it verified on them (cluster ids, the
     worker's Kafka cluster and this migration's connectors there)."""
-    worker = flow.verified.get("worker") or {}
-    return {"config": flow.origin, "environment": flow.env_name, "source": flow.source.bootstrap_servers,
-            "target": flow.target.bootstrap_servers if flow.target else None, "worker": flow.connect_url,
-            "source_cluster_id": flow.verified.get("source_cluster_id"),
-            "target_cluster_id": flow.verified.get("target_cluster_id"),
-            "worker_kafka_cluster_id": worker.get("kafka_cluster_id"),
-            "worker_connectors": worker.get("connectors")}
+    from ..config.flow import talked_to as of_flow
+
+    return of_flow(flow, flow.found, source=flow.source.bootstrap_servers,
+                   target=flow.target.bootstrap_servers if flow.target else None, worker=flow.connect_url)

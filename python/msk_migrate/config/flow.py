@@ -9,7 +9,7 @@ options, the local rehearsal environment (``--local``) and the console banner ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -18,6 +18,32 @@ from ..errors import UsageError
 from .environment_files import environment_path
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .recorded import load_record, owner_of, save_record
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a command proved about what it reached, recorded once per command: the clusters' ids and the worker
+    (its Kafka cluster id, this migration's connectors there). Built up as each check passes, never edited."""
+
+    source_cluster_id: str | None = None
+    target_cluster_id: str | None = None
+    worker: dict[str, Any] | None = None
+
+    def with_clusters(self, source_cluster_id: str | None, target_cluster_id: str | None) -> Found:
+        return replace(self, source_cluster_id=source_cluster_id, target_cluster_id=target_cluster_id)
+
+    def with_worker(self, worker: dict[str, Any] | None) -> Found:
+        return replace(self, worker=worker)
+
+
+def talked_to(flow: Flow | None, found: Found, *, source: str | None, target: str | None, worker: str | None) -> dict[str, Any]:
+    """The one ``talked_to`` of every outcome: the flow's file and environment, the clusters and worker reached,
+    and what was proved about them (:class:`Found`)."""
+    w = found.worker or {}
+    return {"config": flow.origin if flow else None, "environment": flow.env_name if flow else None,
+            "source": source, "target": target, "worker": worker,
+            "source_cluster_id": found.source_cluster_id, "target_cluster_id": found.target_cluster_id,
+            "worker_kafka_cluster_id": w.get("kafka_cluster_id"), "worker_connectors": w.get("connectors")}
 
 
 @dataclass
@@ -33,9 +59,10 @@ class Flow:
     env_name: str | None = None  #: the environment (``--env``) the flow came from
     #: ``source``/``target`` -> the MSK cluster ARN the environment names (an MSK-IAM source, an existing target)
     msk_cluster_arns: dict[str, str] = field(default_factory=dict)
-    #: what ``connectors apply`` found on the clusters and worker it reached (cluster ids, the worker's
-    #: connectors): what its first apply records. Runbook commands keep theirs on the session instead.
-    verified: dict[str, Any] = field(default_factory=dict)
+    #: what a command that reaches the clusters without a session (``connectors``, ``status``, ``acls``) proved
+    #: about them: what ``connectors apply``'s first apply records. Runbook commands keep theirs on the
+    #: session (``MigrationSession.found``), of the same type.
+    found: Found = field(default_factory=Found)
     #: where the migration's ledger lives (msk_migrate.ledger.location): set where the flow is read, from
     #: the same file or directory the flow came from, so no caller parses :attr:`origin` for it
     ledger_location: str | None = None
@@ -44,9 +71,9 @@ class Flow:
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
-        if self.env_name and "target_cluster_id" in self.verified and self.target is not None:
-            save_record(self.env_name, target_cluster_id=self.verified["target_cluster_id"],
-                        source_cluster_id=self.verified.get("source_cluster_id"),
+        if self.env_name and self.found.target_cluster_id is not None and self.target is not None:
+            save_record(self.env_name, target_cluster_id=self.found.target_cluster_id,
+                        source_cluster_id=self.found.source_cluster_id,
                         target_bootstrap=self.target.bootstrap_servers, source_bootstrap=self.source.bootstrap_servers,
                         connect_url=self.connect_url, migration=self.migration.name)
 

@@ -435,7 +435,7 @@ _ROLES = frozenset({"source", "checkpoint", "heartbeat", "reverse-source", "reve
 
 def verify_worker(flow: Any, client: ConnectClient, creating: bool = False) -> None:
     """Refuse (exit 2) a worker that runs another migration's connectors or this migration's between
-    other clusters (:func:`check_worker`); records what was found in ``flow.verified["worker"]``."""
-    flow.verified["worker"] = check_worker(client, FlowIdentity(
+    other clusters (:func:`check_worker`); records what was found in ``flow.found``."""
+    flow.found = flow.found.with_worker(check_worker(client, FlowIdentity(
         flow.migration.name, flow.source.bootstrap_servers, flow.target.bootstrap_servers if flow.target else None,
-        flow.verified.get("target_cluster_id")), creating)
+        flow.found.target_cluster_id), creating))

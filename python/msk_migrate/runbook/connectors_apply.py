@@ -8,7 +8,7 @@ The steps, in order, each with its reason:
 2. **replication factors** — the target must hold the flow's internal topics at their replication factor
    (``capacity.require_replication_factors``).
 3. **target** — the environment's target is the cluster recorded on its first apply, and the worker is on it
-   (``session.verify_clusters``); what was found is recorded in the flow (``Flow.verified``).
+   (``session.verify_clusters``); what was found is recorded in the flow (``Flow.found``).
 4. **collisions** — another migration into the same target that this one would interleave with
    (``shared_target.refuse_collisions``); the other workers and clusters to ask are passed in by the caller.
 5. **heap** — the worker's heap (or ECS task memory) against the memory model for the flow's partitions
@@ -75,8 +75,8 @@ def check_before_apply(flow: Flow, client: ConnectClient, neighbours: Neighbours
 
         require_replication_factors(flow.target, flow.migration, flow.worker)
         sid, tid = verify_clusters(flow, AdminSession.for_endpoint("source", flow.source),
-                                   AdminSession.for_endpoint("target", flow.target), flow.verified.get("worker"))
-        flow.verified.update(source_cluster_id=sid, target_cluster_id=tid)
+                                   AdminSession.for_endpoint("target", flow.target), flow.found.worker)
+        flow.found = flow.found.with_clusters(sid, tid)
         shared = refuse_collisions(flow, client, neighbours.flows, neighbours.workers, neighbours.endpoints)
     return record_identities, shared, require_heap(flow, force, local_heap=local_heap)
 

@@ -17,21 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..access.admin import AdminSession
-from ..config.flow import Flow
+from ..config.flow import Flow, Found, talked_to
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..config.recorded import load_record, record_path
 from ..connect_api.rest import ConnectClient, FlowIdentity, check_worker, client_for
 from ..errors import UsageError
-
-
-@dataclass(frozen=True)
-class Found:
-    """What a command found on what it reached: the clusters' ids and the worker (url, its Kafka cluster
-    id, this migration's connectors there)."""
-
-    source_cluster_id: str | None = None
-    target_cluster_id: str | None = None
-    worker: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,12 +70,10 @@ class MigrationSession:
 
     def talked_to(self) -> dict[str, Any]:
         """The clusters and worker the command reached, with what it verified on them (``talked_to``)."""
-        f, w = self.flow, self.found.worker or {}
-        return {"config": f.origin if f else None, "environment": f.env_name if f else None,
-                "source": self.source.bootstrap, "target": self.target_session.bootstrap if self.target_session else None,
-                "worker": self.client.url if self.client else (f.connect_url if f else None),
-                "source_cluster_id": self.found.source_cluster_id, "target_cluster_id": self.found.target_cluster_id,
-                "worker_kafka_cluster_id": w.get("kafka_cluster_id"), "worker_connectors": w.get("connectors")}
+        f = self.flow
+        return talked_to(f, self.found, source=self.source.bootstrap,
+                         target=self.target_session.bootstrap if self.target_session else None,
+                         worker=self.client.url if self.client else (f.connect_url if f else None))
 
 
 def session_of(source: ClusterEndpoint, target: ClusterEndpoint | None, migration: MigrationSpec,

@@ -80,7 +80,7 @@ def refuse_collisions(flow: Flow, client: ConnectClient, given: Sequence[Other] 
     count (the local harness's); ``endpoints``: clusters the caller can reach as a source, by bootstrap."""
     if flow.migration is None or flow.target is None:
         return []
-    me = flow_ref(flow).with_ids(flow.verified.get("source_cluster_id"), flow.verified.get("target_cluster_id"))
+    me = flow_ref(flow).with_ids(flow.found.source_cluster_id, flow.found.target_cluster_id)
     others: list[Other] = list(given)
     recorded, notes = _recorded(flow, me)
     others += recorded
