@@ -92,14 +92,15 @@ def test_config_and_local_are_one_flow_and_one_worker_for_every_command(command,
             {"source": "http://lab-source:8081", "target": "http://lab-target:8081"} if flow_text == NAMED else None)
 
 
-def test_without_local_the_gates_ask_for_a_worker_and_schemas_keep_their_own_option_rule(recorded_env, tmp_path, capfd):
+def test_without_local_the_gates_ask_for_a_worker_and_schemas_beside_local_take_the_files_registries(recorded_env, tmp_path, capfd):
     flow_file = tmp_path / "lab.yaml"
     flow_file.write_text(LAB)
     for command in (["lag"], ["cutover", "check", "--group", "g"]):
         assert run_cli(cli, [*command, "--config", str(flow_file)], "msk-migrate") == 2
         _, err = capfd.readouterr()
         assert "--connect-url" in err and "--local" in err, err
-    # `schemas`: --local names the registries there, so a flow file beside it is two answers to one question
+    # `schemas`: beside a flow file --local names the local worker, as for every command, and the file's registries
+    # are the ones used: a file without them is refused for that, never for the combination
     assert run_cli(cli, ["schemas", "plan", "--config", str(flow_file), "--local"], "msk-migrate") == 2
     _, err = capfd.readouterr()
-    assert "--config/--local" in err and "give one of them" in err, err
+    assert "--config/--local" not in err and "no schema_registry section" in err and err.count("\n") == 1, err

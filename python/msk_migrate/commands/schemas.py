@@ -99,13 +99,13 @@ def local_registries(local_dir: Path | None) -> LocalRegistries:
 
 
 def _direction(to: str, **options: Any) -> Direction:
-    """The registry read and the one written: ``--env``, ``--config`` and ``--local`` each name the registries here,
-    so at most one of them is given."""
+    """The registry read and the one written: the file's (``--env``/``--config``; one of them), else ``--local``'s
+    (beside a file, ``--local`` names the local worker, as for every runbook command, and the file's registries
+    are used: :func:`registries_from_options`)."""
+    from ..config.flow import check_one_source
     from ..schemas.operations import Direction
 
-    given = [name for name, key in (("--env", "env"), ("--config", "config"), ("--local", "local")) if options.get(key)]
-    if len(given) > 1:
-        raise UsageError("/".join(given), "give one of them", "keep one of --env, --config, --local")
+    check_one_source(options.get("env"), options.get("config"))
     regs = registries_from_options(options, required=True)
     assert regs is not None  # required: bad input rather than None
     renames = subject_renames(options.get("env"), options.get("config"), rollback=to == "source")

@@ -85,6 +85,7 @@ def validate_flow(kw: dict[str, Any]) -> Flow:
                                   ("--source-secret-arn", "source_secret_arn"), ("--target-secret-arn", "target_secret_arn"),
                                   ("--source-ca-secret-arn", "source_ca_secret_arn"),
                                   ("--target-ca-secret-arn", "target_ca_secret_arn")) if kw.get(key)]
+    # --local beside --env/--config names the local worker, as for every runbook command; the clusters are the file's
     chosen = "--env" if kw.get("env") else "--config" if kw.get("config") else "--local"
     if given:
         raise UsageError(chosen, f"given together with {', '.join(given)}",
@@ -93,7 +94,8 @@ def validate_flow(kw: dict[str, Any]) -> Flow:
         raise UsageError("--target-bootstrap", "the local environment names the target's bootstrap servers", "drop it")
     target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
     config = Path(kw["config"]) if kw.get("config") else None
-    flow = resolve_flow(kw.get("env"), config, chosen == "--local", None, target_bootstrap if kw.get("env") else None)
+    flow = resolve_flow(kw.get("env"), config, bool(kw.get("local")), None, target_bootstrap if kw.get("env") else None,
+                        kw.get("local_dir"))
     if config and kw.get("target_bootstrap"):
         raise UsageError("--target-bootstrap", "the flow file names the target's bootstrap servers", "drop it")
     flow.require_target("validate")
@@ -145,10 +147,7 @@ def _wave_selection(kw: dict[str, Any], flow: Flow | None, topics: list[str]) ->
 
 def _clusters(kw: dict[str, Any]) -> tuple[ClusterEndpoint, ClusterEndpoint, Flow | None]:
     """The two clusters (and the flow, when one gave them): a flow, ``--clusters FILE`` or the per-side options."""
-    chosen = [opt for opt, key in (("--env", "env"), ("--config", "config"), ("--local", "local")) if kw.get(key)]
-    if len(chosen) > 1:
-        raise UsageError("/".join(chosen), "give one source of the clusters", "use --env NAME for an environment")
-    if chosen:
+    if kw.get("env") or kw.get("config") or kw.get("local"):
         flow = validate_flow(kw)
         assert flow.target is not None  # validate_flow requires it
         return flow.source, flow.target, flow
