@@ -35,6 +35,7 @@ from msk_migrate.paths import LOCAL_DIR
 from msk_migrate.runbook.producers import config_fence
 from msk_migrate.runbook.producers.cutover import fence_and_record, unfence_and_record
 from msk_migrate.runbook.producers.operations import fence_outcome
+from msk_migrate.runbook.producers.wave import Wave
 
 from .pki import ThrowawayCA
 
@@ -173,7 +174,7 @@ def _fence_until_fenced(s, book, topics, mode="config", tries=15):
     """The fence, again while it finds a transaction open: the transactional writers commit every second, and the
     fence goes on only in a gap between two transactions (a loaded machine may miss several gaps)."""
     for _ in range(tries):
-        o = fence_outcome("cutover fence", fence_and_record(s, book, topics, None, 2.0, 20.0, lambda m: None, mode), {})
+        o = fence_outcome("cutover fence", fence_and_record(s, book, Wave.of(None, topics), 2.0, 20.0, lambda m: None, mode), {})
         if o.verdict != "transaction-open":
             return o
         time.sleep(0.3)
@@ -209,7 +210,7 @@ def test_no_record_appended_after_the_config_fence_and_the_unfence_restores_the_
     assert ("error" in report or "MSG_SIZE_TOO_LARGE" in report or mode == "acks0"), report
     held = book.read().get("topic", topic).previous_config
     assert held == {"value": "2097152" if mode == "transactional" else "1048588", "explicit": mode == "transactional"}, held
-    u = unfence_and_record(s, book, [topic], None, {})
+    u = unfence_and_record(s, book, Wave.of(None, [topic]), {})
     assert u.verdict == "unfenced", u.notes
     assert _overrides(s.source, [topic]) == before
     assert book.read().get("topic", topic).previous_config == {}
@@ -237,9 +238,9 @@ s = SimpleNamespace(source=AdminSession("source", {"bootstrap.servers": bs}),
                     migration=MigrationSpec(name="fx", topics=["fx\\\\..*"], groups=["fx-.*"], sync_topic_configs=False))
 book = open_ledger(ledger_dir, "fx")
 if what == "fence":
-    cutover.fence_and_record(s, book, topics, None, 1.0, 5.0, lambda m: None, "config")
+    cutover.fence_and_record(s, book, Wave.of(None, topics), 1.0, 5.0, lambda m: None, "config")
 else:
-    cutover.unfence_and_record(s, book, topics, None, {})
+    cutover.unfence_and_record(s, book, Wave.of(None, topics), {})
 """
 
 
@@ -260,14 +261,14 @@ def test_a_kill_9_between_two_topics_then_fence_and_unfence_again_leave_the_sett
     assert config_fence.carriers(s.source, [a, b]) == [a]  # one topic fenced, the other as it was
     book = open_ledger(ledger_dir, "fx")
     assert book.read().state_of("topic", b) == "fencing"
-    o = fence_outcome("cutover fence", fence_and_record(s, book, [a, b], None, 1.0, 10.0, lambda m: None, "config"), {})
+    o = fence_outcome("cutover fence", fence_and_record(s, book, Wave.of(None, [a, b]), 1.0, 10.0, lambda m: None, "config"), {})
     assert o.verdict == "fenced", o.notes
     assert config_fence.carriers(s.source, [a, b]) == [a, b]
     assert book.read().get("topic", a).previous_config == {"value": "2097152", "explicit": True}
     assert book.read().get("topic", b).previous_config == {"value": "1048588", "explicit": False}
     killed("unfence")
     assert config_fence.carriers(s.source, [a, b]) == [b]
-    assert unfence_and_record(s, book, [a, b], None, {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [a, b]), {}).verdict == "unfenced"
     assert _overrides(s.source, [a, b]) == before
 
 
@@ -277,7 +278,7 @@ def test_bad_input_names_the_option_and_changes_nothing(source, tmp_path):
     book = open_ledger(str(tmp_path / "ledger"), "fx")
     # MirrorMaker 2 would copy the fence to the target
     with pytest.raises(UsageError) as e:
-        fence_and_record(_session({"bootstrap.servers": source}, sync=True), book, [t], None, 1.0, 5.0, lambda m: None, "config")
+        fence_and_record(_session({"bootstrap.servers": source}, sync=True), book, Wave.of(None, [t]), 1.0, 5.0, lambda m: None, "config")
     assert e.value.field == "--fence" and "config.properties.exclude" in str(e.value), str(e.value)
     s = _session({"bootstrap.servers": source})
     assert _overrides(s.source, [t]) == {t: {}}
@@ -285,11 +286,11 @@ def test_bad_input_names_the_option_and_changes_nothing(source, tmp_path):
     admin = AdminClient({"bootstrap.servers": source})
     config_fence._alter(s.source, {t: ("0", config_fence.AlterConfigOpType.SET)}, False, "test")
     with pytest.raises(UsageError) as e:
-        unfence_and_record(s, book, [t], None, {})
+        unfence_and_record(s, book, Wave.of(None, [t]), {})
     assert e.value.field == "--fence" and "holds no previous setting" in str(e.value), str(e.value)
     # ... and a fence of it (it already has the fence's value, nothing recorded)
     with pytest.raises(UsageError) as e:
-        fence_and_record(s, book, [t], None, 1.0, 5.0, lambda m: None, "config")
+        fence_and_record(s, book, Wave.of(None, [t]), 1.0, 5.0, lambda m: None, "config")
     assert "holds no previous setting" in str(e.value)
     assert _overrides(s.source, [t]) == {t: {"max.message.bytes": "0"}}
     del admin
@@ -329,7 +330,7 @@ def test_a_super_user_is_fenced_on_a_scram_source_by_the_config_fence_beside_the
     writer = LibrdkafkaWriter(scram_source.conf("admin"), t, "idempotent").start()
     try:
         _wait_written(s.source, t)
-        o = fence_outcome("cutover fence", fence_and_record(s, book, [t], None, 2.0, 20.0, lambda m: None, "auto"), {})
+        o = fence_outcome("cutover fence", fence_and_record(s, book, Wave.of(None, [t]), 2.0, 20.0, lambda m: None, "auto"), {})
         assert o.verdict == "fenced" and o.extra["fence"] == ["acl", "config"], (o.verdict, o.extra.get("fence"), o.notes)
         fenced_at = end_offsets(s.source, partitions(s.source, [t]))
         time.sleep(3)
@@ -338,7 +339,7 @@ def test_a_super_user_is_fenced_on_a_scram_source_by_the_config_fence_beside_the
         report = writer.stop()
     print(f"\nsuper user (librdkafka, idempotent): {report}")
     assert "MSG_SIZE_TOO_LARGE" in report, report
-    assert unfence_and_record(s, book, [t], None, {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [t]), {}).verdict == "unfenced"
     assert _overrides(s.source, [t]) == {t: {}}
 
 
@@ -351,17 +352,17 @@ def test_an_acl_fence_a_super_user_writes_through_is_reported_once_its_writes_ou
     try:
         _wait_written(s.source, t)
         t0 = time.monotonic()
-        o = fence_outcome("cutover fence", fence_and_record(s, book, [t], None, 2.0, 120.0, lambda m: None, "acl"), {})
+        o = fence_outcome("cutover fence", fence_and_record(s, book, Wave.of(None, [t]), 2.0, 120.0, lambda m: None, "acl"), {})
         took = time.monotonic() - t0
     finally:
         writer.stop()
     # the DENY does not bind a super user: its writes go on past the quiet period, and the answer is known then
     assert o.verdict == "writes-seen" and o.exit_code == 1, (o.verdict, o.notes)
     assert took < 60, f"the fence watched {took:.0f} s: it should stop at the first write after its 2 s quiet period"
-    assert unfence_and_record(s, book, [t], None, {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [t]), {}).verdict == "unfenced"
     # a principal the source refuses AlterConfigs: one line naming --fence and the grant, nothing changed
     with pytest.raises(UsageError) as e:
-        fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), [t], None, 1.0, 5.0,
+        fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), Wave.of(None, [t]), 1.0, 5.0,
                          lambda m: None, "config")
     assert e.value.field in ("--fence", "source ACLs"), (e.value.field, str(e.value))
     assert _overrides(s.source, [t]) == {t: {}}

@@ -58,7 +58,9 @@ def _open(kw: dict[str, Any], output: str, wave: str | None, worker: str = "no")
     if not topics:
         raise UsageError("--wave", f"no topic of {'wave ' + wave if wave else 'the migration'} exists on the source {s.source.bootstrap}",
                          "check migration.topics / migration.waves against the source's topics")
-    return s, topics, ledger, s.talked_to()
+    from ..runbook.producers.wave import Wave
+
+    return s, Wave.of(wave, topics), ledger, s.talked_to()
 
 
 @click.command("fence")
@@ -83,9 +85,9 @@ def fence_cmd(wave, quiet_seconds, timeout, fence_mode, output, **kw) -> None:
     from ..runbook.producers.cutover import fence_and_record
     from ..runbook.producers.operations import fence_outcome
 
-    s, topics, ledger, talked = _open(kw, output, wave)
+    s, w, ledger, talked = _open(kw, output, wave)
     with progress(output, "fencing") as say:
-        res = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, say, fence_mode)
+        res = fence_and_record(s, ledger, w, quiet_seconds, timeout, say, fence_mode)
     render(fence_outcome("cutover fence", res, talked), output)
 
 
@@ -102,8 +104,8 @@ def unfence_cmd(wave, output, **kw) -> None:
     Acts as the exported operator principal (MSK_MIGRATE_SOURCE_SASL_USERNAME/_SASL_PASSWORD; any flow kind) when set."""
     from ..runbook.producers.cutover import unfence_and_record
 
-    s, topics, ledger, talked = _open(kw, output, wave)
-    render(unfence_and_record(s, ledger, topics, wave, talked), output)
+    s, w, ledger, talked = _open(kw, output, wave)
+    render(unfence_and_record(s, ledger, w, talked), output)
 
 
 @click.command("abort")
@@ -115,8 +117,8 @@ def abort_cmd(wave, output, **kw) -> None:
     DESCRIBE on the source cluster; AlterConfigs on config-fenced topics), as the exported operator principal when set."""
     from ..runbook.producers.cutover import unfence_and_record
 
-    s, topics, ledger, talked = _open(kw, output, wave)
-    render(unfence_and_record(s, ledger, topics, wave, talked, command="cutover abort"), output)
+    s, w, ledger, talked = _open(kw, output, wave)
+    render(unfence_and_record(s, ledger, w, talked, command="cutover abort"), output)
 
 
 @click.command("run")
@@ -138,9 +140,9 @@ def run_cmd(wave, quiet_seconds, timeout, fence_mode, certificate, output, **kw)
     Exit 0 when the producers may be pointed at the target (then `cutover confirm`), 1 stopped, 2 bad input."""
     from ..runbook.producers.cutover import run_wave
 
-    s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
+    s, w, ledger, talked = _open(kw, output, wave, worker="yes")
     with progress(output, "cutover run") as say:
-        render(run_wave(s, ledger, topics, wave, quiet_seconds=quiet_seconds, timeout=timeout, talked_to=talked,
+        render(run_wave(s, ledger, w, quiet_seconds=quiet_seconds, timeout=timeout, talked_to=talked,
                         certificate=certificate, progress=say, fence_mode=fence_mode), output)
 
 
@@ -158,9 +160,9 @@ def confirm_cmd(wave, timeout, certificate, output, **kw) -> None:
     Rights: READ on the wave's topics on both clusters (end offsets), as the exported operator principal when set."""
     from ..runbook.producers.cutover import confirm_wave
 
-    s, topics, ledger, talked = _open(kw, output, wave)
+    s, w, ledger, talked = _open(kw, output, wave)
     with progress(output, "confirming") as say:
-        render(confirm_wave(s, ledger, topics, wave, timeout=timeout, talked_to=talked, certificate=certificate, progress=say), output)
+        render(confirm_wave(s, ledger, w, timeout=timeout, talked_to=talked, certificate=certificate, progress=say), output)
 
 
 @click.command("abandon-group")
@@ -174,7 +176,7 @@ def abandon_cmd(wave, group, reason, output, **kw) -> None:
     Rights: DESCRIBE on the source's topics (to list the wave)."""
     from ..runbook.producers.cutover import abandon_group
 
-    s, _topics, ledger, talked = _open(kw, output, wave)
+    s, _w, ledger, talked = _open(kw, output, wave)
     render(abandon_group(s, ledger, group, wave, reason, talked), output)
 
 
@@ -183,16 +185,16 @@ def check_producers_cmd(wave: str | None, quiet_seconds: float, timeout: float, 
     """``cutover check --producers``: the producer gate (called by the check command). ``proof_mark``: a
     ``validate --follow`` mark (``--validation-report``) at or past the fenced end offsets stands for the
     validation of the fenced snapshot; anything else there leaves the gate to validate the snapshot itself."""
-    from ..runbook.producers.cutover import certificate_location, evidence_place, fenced_ends_of, groups_on_wave, wave_label
+    from ..runbook.producers.cutover import certificate_location, evidence_place, fenced_ends_of, groups_on_wave
     from ..runbook.producers.operations import check_producers
 
-    s, topics, ledger, talked = _open(kw, output, wave, worker="yes")
+    s, w, ledger, talked = _open(kw, output, wave, worker="yes")
     view = ledger.read()
     with progress(output, "producer gate") as say:
-        o, _ = check_producers(s, topics, wave, groups_on_wave(view), fenced_ends=fenced_ends_of(ledger, view, topics),
+        o, _ = check_producers(s, list(w.topics), w.name, groups_on_wave(view), fenced_ends=fenced_ends_of(ledger, view, list(w.topics)),
                                quiet_seconds=quiet_seconds, timeout=timeout,
-                               report_dir=str(evidence_place(ledger, f"validation-{wave_label(wave)}")),
-                               certificate=certificate or certificate_location(ledger, wave), talked_to=talked,
+                               report_dir=str(evidence_place(ledger, f"validation-{w.label}")),
+                               certificate=certificate or certificate_location(ledger, w), talked_to=talked,
                                source_ep=s.source_endpoint, target_ep=s.target_endpoint, progress=say,
                                proof_mark=proof_mark, max_mark_age_s=max_mark_age_s)
     render(o, output)

@@ -32,6 +32,7 @@ from ..runbook.producers.cutover import (
 )
 from ..runbook.producers.gate import build_certificate, check_replicated, check_writes, producer_gate, write_certificate
 from ..runbook.producers.operations import fence_notes
+from ..runbook.producers.wave import Wave
 from ..runbook.session import MigrationSession
 from .context import RehearsalContext
 from .demo import CONSUMER_WAVE, DEMO_GROUPS, PRODUCER_WAVE, wait
@@ -119,7 +120,7 @@ def fence_wave(ctx: RehearsalContext) -> str:
         named = sorted(f"{m.topic}[{m.partition}]" for m in w.moved)
         if before.ok or not named:
             raise StepFailed(f"the gate did not name the forgotten producer's partitions: {before.evidence}")
-        res = fence_and_record(s, book, topics, PRODUCER_WAVE, QUIET_SECONDS, 60, ctx.say, mode)
+        res = fence_and_record(s, book, Wave.of(PRODUCER_WAVE, topics), QUIET_SECONDS, 60, ctx.say, mode)
         if res.verdict == "fenced":
             refused = sum(straggler.refused.values())
             if not refused:
@@ -176,7 +177,7 @@ def gate_wave(ctx: RehearsalContext) -> str:
                         report_dir=str(evidence_place(book, f"validation-{PRODUCER_WAVE}")), progress=ctx.say)
     sel = topic_selection(ctx.migration)
     res.certificate = build_certificate(res, s.source.cluster_id(), s.target.cluster_id(), sel.target_name)
-    locations = write_certificate(res.certificate, certificate_location(book, PRODUCER_WAVE))
+    locations = write_certificate(res.certificate, certificate_location(book, Wave.of(PRODUCER_WAVE, topics)))
     if not res.ready:
         bad = res.first_failure()
         raise StepFailed(f"{bad.name}: {bad.evidence}" if bad else "not ready")
@@ -188,7 +189,7 @@ def gate_wave(ctx: RehearsalContext) -> str:
 
 def confirm_moved(ctx: RehearsalContext) -> str:
     s, book, topics = operator_session(ctx), ledger(ctx), wave_topics(ctx)
-    o = confirm_wave(s, book, topics, PRODUCER_WAVE, timeout=30, talked_to={}, progress=ctx.say)
+    o = confirm_wave(s, book, Wave.of(PRODUCER_WAVE, topics), timeout=30, talked_to={}, progress=ctx.say)
     if o.exit_code:
         raise StepFailed(f"confirm: {o.verdict}: {'; '.join(o.notes)}")
     direct = sum(r["direct_writes"] for r in o.rows)

@@ -35,14 +35,7 @@ from .fence_result import FenceResult
 from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
 from .operations import fence_notes, gate_outcome, unfence_outcome
 from .watch import watch
-
-
-def wave_label(wave: str | None) -> str:
-    return wave or "migration"
-
-
-def resume(wave: str | None) -> str:
-    return "msk-migrate cutover run" + (f" --wave {wave}" if wave else "") + " (same flow options)"
+from .wave import Wave
 
 
 # ---- what the ledger says ---------------------------------------------------------------------------------
@@ -60,8 +53,8 @@ def evidence_place(ledger: Ledger, name: str):
     return in_directory(ledger.location.rstrip("/") + "/evidence", "ledger", name)
 
 
-def certificate_location(ledger: Ledger, wave: str | None) -> str:
-    return str(evidence_place(ledger, f"producer-certificate-{wave_label(wave)}.json"))
+def certificate_location(ledger: Ledger, wave: Wave) -> str:
+    return str(evidence_place(ledger, f"producer-certificate-{wave.label}.json"))
 
 
 def fenced_ends_of(ledger: Ledger, view: LedgerView, topics: list[str]) -> dict[TP, int] | None:
@@ -106,12 +99,13 @@ def _choose(s: MigrationSession, st: fence_mod.FenceState, mode: str) -> tuple[b
                                f"fence is not beside it: {why}") if why else None
 
 
-def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, quiet_seconds: float,
+def fence_and_record(s: MigrationSession, ledger: Ledger, wave: Wave, quiet_seconds: float,
                      timeout: float, progress: Callable[[str], None], mode: str = "auto") -> FenceResult:
     """The fence of ``--fence mode`` (docs/runbooks/migration.md): the ACL (:mod:`.fence`), the config fence
     (:mod:`.config_fence`) or both, then the watch. The config fence records each topic's previous setting in the
     ledger (state ``fencing``) before the first topic is changed; a fence that holds is recorded ``fenced`` with
     its evidence document."""
+    topics = list(wave.topics)
     view = ledger.read()
     ledger.ensure_latest(view)  # a stale ledger is refused before the fence is touched
     st = fence_mod.state(s.source, topics, ("ALTER", "DESCRIBE"), "fence the topics")
@@ -136,11 +130,11 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
         config_fence.validate(s.source, st.topics)  # a principal the source refuses: bad input, before any change
         cfg.open_transactions = config_fence.open_transactions(s.source, st.topics)
         if cfg.open_transactions:
-            return FenceResult(st, None, wave, cfg, use_acl=False, transaction_open="nothing was changed")
+            return FenceResult(st, None, wave.name, cfg, use_acl=False, transaction_open="nothing was changed")
         cfg.previous = {t: held.get(t) or now[t] for t in st.topics}
         todo = [t for t in st.topics if not (view.state_of("topic", t) == "fencing" and t in held)]
         if todo:
-            view = ledger.append(view, [Change("topic", t, "fencing", wave=wave, previous_config=cfg.previous[t],
+            view = ledger.append(view, [Change("topic", t, "fencing", wave=wave.name, previous_config=cfg.previous[t],
                                                detail=f"config fence: {config_fence.KEY} was {cfg.previous[t]['value']} "
                                                       f"({'explicit' if cfg.previous[t]['explicit'] else 'default'})")
                                         for t in todo], "cutover fence")
@@ -150,31 +144,31 @@ def fence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wav
         cfg.open_transactions = config_fence.open_transactions(s.source, st.topics)
         if cfg.open_transactions:  # a transaction opened while the fence went on: its markers would be refused
             config_fence.restore(s.source, cfg.previous)
-            ledger.append(ledger.read(), [Change("topic", t, "unfenced", wave=wave, previous_config={},
+            ledger.append(ledger.read(), [Change("topic", t, "unfenced", wave=wave.name, previous_config={},
                                                  detail="config fence taken off again: a transaction opened") for t in st.topics],
                           "cutover fence")
-            return FenceResult(st, None, wave, cfg, use_acl=False,
+            return FenceResult(st, None, wave.name, cfg, use_acl=False,
                                transaction_open="the config fence was taken off again at once")
     if use_acl:
         progress(f"fencing {len(topics)} topic(s) on the source {s.source.bootstrap}")
         st = fence_mod.fence(s.source, topics)
     # writes past the first quiet period say the fence does not hold: known then, not at the timeout
     w = watch(s.source, topics, quiet_seconds, timeout, progress=progress, stop_on_write_after=quiet_seconds)
-    res = FenceResult(st, w, wave, cfg if use_config else None, not_config, use_acl)
+    res = FenceResult(st, w, wave.name, cfg if use_config else None, not_config, use_acl)
     if res.verdict == "fenced":
         how = " and ".join((["DENY User:* WRITE"] if use_acl and st.authorizer else [])
                            + ([f"{config_fence.KEY}={config_fence.VALUE}"] if use_config else []))
-        doc = {"kind": "msk-migrate fence", "wave": wave, "topics": st.topics, "source": st.cluster,
+        doc = {"kind": "msk-migrate fence", "wave": wave.name, "topics": st.topics, "source": st.cluster,
                "source_cluster_id": st.cluster_id, "acls": [fence_mod.describe(t) for t in st.fenced],
                "config_fence": {t: {"set": {config_fence.KEY: config_fence.VALUE}, "previous": cfg.previous.get(t)}
                                 for t in cfg.fenced},
                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quiet_seconds": quiet_seconds,
                "fenced_end_offsets": {f"{t}[{p}]": off for (t, p), off in sorted(w.ends.items())},
                "moved_during_watch": [m.to_dict() for m in w.moved]}
-        loc = evidence_place(ledger, f"fence-{wave_label(wave)}.json").write(json.dumps(doc, indent=2, sort_keys=True) + "\n",
+        loc = evidence_place(ledger, f"fence-{wave.label}.json").write(json.dumps(doc, indent=2, sort_keys=True) + "\n",
                                                                          "application/json")
         current = ledger.read()
-        ledger.append(current, [Change("topic", t, "fenced", evidence=loc, wave=wave, detail=f"{how} on the source")
+        ledger.append(current, [Change("topic", t, "fenced", evidence=loc, wave=wave.name, detail=f"{how} on the source")
                                 for t in st.topics if current.state_of("topic", t) != "producers-moved"], "cutover fence")
         res.evidence, res.ledger = loc, ledger.location
     return res
@@ -199,16 +193,17 @@ def unfence_topics(s: MigrationSession, ledger: Ledger, topics: list[str]) -> tu
     return st, sorted(held) if held else restored
 
 
-def unfence_and_record(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, talked_to: dict[str, Any],
+def unfence_and_record(s: MigrationSession, ledger: Ledger, wave: Wave, talked_to: dict[str, Any],
                        command: str = "cutover unfence") -> Outcome:
+    topics = list(wave.topics)
     view = ledger.read()
     ledger.ensure_latest(view)
     st, restored = unfence_topics(s, ledger, topics)
-    o = unfence_outcome(command, st, restored, talked_to, wave)
+    o = unfence_outcome(command, st, restored, talked_to, wave.name)
     view = ledger.read()
     was = [t for t in topics if view.state_of("topic", t) in ("fenced", "fencing") or t in restored]
     if was:
-        ledger.append(view, [Change("topic", t, "unfenced", wave=wave, previous_config={} if t in restored else None,
+        ledger.append(view, [Change("topic", t, "unfenced", wave=wave.name, previous_config={} if t in restored else None,
                                     detail=f"{command}: the fence was removed") for t in was], command)
         o.notes.append(f"recorded in the ledger {ledger.location}: {len(was)} topic(s) unfenced")
     return o
@@ -230,15 +225,16 @@ STEP_VIEW = [col("step", "step"), col("seconds", "seconds"), col("result", lambd
              col("evidence", "result")]
 
 
-def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, quiet_seconds: float,
+def run_wave(s: MigrationSession, ledger: Ledger, wave: Wave, *, quiet_seconds: float,
              timeout: float, talked_to: dict[str, Any], certificate: str | None = None,
              progress: Callable[[str], None] = quiet, fence_mode: str = "auto") -> Outcome:
     """checks -> fence -> drain -> snapshot validation -> certificate (see the module docstring)."""
+    topics = list(wave.topics)
     view = ledger.read()
     moved = [t for t in topics if view.state_of("topic", t) == "producers-moved"]
     if moved and len(moved) == len(topics):
-        return Outcome("cutover run", "producers-moved", 0, [], talked_to, {"wave": wave},
-                       notes=[f"wave {wave_label(wave)}: producers already moved (ledger {ledger.location}); nothing to do"])
+        return Outcome("cutover run", "producers-moved", 0, [], talked_to, {"wave": wave.name},
+                       notes=[f"wave {wave.label}: producers already moved (ledger {ledger.location}); nothing to do"])
     steps: list[StepRow] = []
     cert_loc = certificate or certificate_location(ledger, wave)
 
@@ -254,7 +250,7 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
         return c1.ok and c2.ok, f"{c1.evidence}; {c2.evidence}"
 
     def fence() -> tuple[bool, str]:
-        res = fence_and_record(s, ledger, topics, wave, quiet_seconds, timeout, progress, fence_mode)
+        res = fence_and_record(s, ledger, wave, quiet_seconds, timeout, progress, fence_mode)
         return res.holds, "; ".join(fence_notes(res)[:3])
 
     def drain() -> tuple[bool, str]:
@@ -271,9 +267,9 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
 
     def gate() -> tuple[bool, str]:
         current = ledger.read()
-        res = producer_gate(s, topics, wave=wave, ledger=groups_on_wave(current), fenced_ends=fenced_ends_of(ledger, current, topics),
+        res = producer_gate(s, topics, wave=wave.name, ledger=groups_on_wave(current), fenced_ends=fenced_ends_of(ledger, current, topics),
                             quiet_seconds=quiet_seconds, timeout=timeout, source_ep=s.source_endpoint, target_ep=s.target_endpoint,
-                            report_dir=str(evidence_place(ledger, f"validation-{wave_label(wave)}")).removesuffix("/"),
+                            report_dir=str(evidence_place(ledger, f"validation-{wave.label}")).removesuffix("/"),
                             progress=progress)
         o = gate_outcome(s, res, talked_to, cert_loc)
         bad = res.first_failure()
@@ -282,36 +278,37 @@ def run_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str |
 
     for name, fn in (("checks", checks), ("fence", fence), ("drain", drain), ("snapshot validation and certificate", gate)):
         if not step(name, fn):
-            return Outcome("cutover run", "stopped", 1, steps, talked_to, {"wave": wave, "stopped_at": name},
-                           [View(f"cutover run: wave {wave_label(wave)}", STEP_VIEW)],
-                           [f"stopped at {name}; fix what it names, then resume: {resume(wave)}"])
-    return Outcome("cutover run", "awaiting-producers", 0, steps, talked_to, {"wave": wave, "certificate": cert_loc},
-                   [View(f"cutover run: wave {wave_label(wave)}", STEP_VIEW)],
+            return Outcome("cutover run", "stopped", 1, steps, talked_to, {"wave": wave.name, "stopped_at": name},
+                           [View(f"cutover run: wave {wave.label}", STEP_VIEW)],
+                           [f"stopped at {name}; fix what it names, then resume: {wave.resume}"])
+    return Outcome("cutover run", "awaiting-producers", 0, steps, talked_to, {"wave": wave.name, "certificate": cert_loc},
+                   [View(f"cutover run: wave {wave.label}", STEP_VIEW)],
                    [f"the source is fenced and the target holds every record: NOW point the producers of {', '.join(topics)} "
                     "at the target (a person must do this), then run `msk-migrate cutover confirm"
-                    + (f" --wave {wave}" if wave else "") + "`"])
+                    + wave.option + "`"])
 
 
 # ---- cutover confirm ------------------------------------------------------------------------------------------
-def confirm_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: str | None, *, timeout: float,
+def confirm_wave(s: MigrationSession, ledger: Ledger, wave: Wave, *, timeout: float,
                  talked_to: dict[str, Any], certificate: str | None = None,
                  progress: Callable[[str], None] = quiet) -> Outcome:
     """The target receives direct writes on every topic of the wave, the source none since the fence; then
     "producers-moved" is recorded with the producer certificate as evidence."""
+    topics = list(wave.topics)
     view = ledger.read()
     loc = certificate or certificate_location(ledger, wave)
     fenced = [t for t in topics if view.state_of("topic", t) in ("fenced", "producers-moved")]
     if len(fenced) < len(topics):  # every source can be fenced (ACL, or the config fence without an authorizer)
         missing = [t for t in topics if t not in fenced]
-        raise UsageError("--wave", f"wave {wave_label(wave)}: {', '.join(missing[:5])} not fenced (ledger {ledger.location}): "
-                         "confirm comes after the fence and the producer gate", f"run `{resume(wave)}` first")
+        raise UsageError("--wave", f"wave {wave.label}: {', '.join(missing[:5])} not fenced (ledger {ledger.location}): "
+                         "confirm comes after the fence and the producer gate", f"run `{wave.resume}` first")
     try:
-        cert = read_certificate(loc, "--certificate", wave)
+        cert = read_certificate(loc, "--certificate", wave.name)
     except UsageError:
-        raise UsageError("--wave", f"wave {wave_label(wave)} has no producer certificate at {loc}: confirm comes after the fence "
-                         "and the producer gate", f"run `{resume(wave)}` first") from None
+        raise UsageError("--wave", f"wave {wave.label} has no producer certificate at {loc}: confirm comes after the fence "
+                         "and the producer gate", f"run `{wave.resume}` first") from None
     if cert.get("verdict") != "ready" or set(cert.get("topics") or []) != set(topics):
-        raise UsageError("--certificate", f"{loc} is not a ready certificate of these topics", f"run `{resume(wave)}` again")
+        raise UsageError("--certificate", f"{loc} is not a ready certificate of these topics", f"run `{wave.resume}` again")
     ledger.ensure_latest(view)
     sel = topic_selection(s.migration)
     parts = {(p["topic"], p["partition"]): p for p in cert["partitions"]}
@@ -333,19 +330,19 @@ def confirm_wave(s: MigrationSession, ledger: Ledger, topics: list[str], wave: s
     view_cols = [col("topic", "topic"), col("p", "partition", numeric=True),
                  col("source writes since fence", "source_writes", numeric=True, ok=lambda r: r["source_writes"] == 0),
                  col("target direct writes", "direct_writes", numeric=True, ok=lambda r: r["direct_writes"] > 0)]
-    views = [View(f"cutover confirm: wave {wave_label(wave)}", view_cols)]
+    views = [View(f"cutover confirm: wave {wave.label}", view_cols)]
     if leaks:
-        return Outcome("cutover confirm", "source-written", 1, rows, talked_to, {"wave": wave}, views,
+        return Outcome("cutover confirm", "source-written", 1, rows, talked_to, {"wave": wave.name}, views,
                        ["the source received writes after the fence: " + ", ".join(f"{r['topic']}[{r['partition']}] +{r['source_writes']}"
                                                                                   for r in leaks[:8]) + "; find that producer, then confirm again"])
     if idle:
-        return Outcome("cutover confirm", "no-direct-writes", 1, rows, talked_to, {"wave": wave}, views,
+        return Outcome("cutover confirm", "no-direct-writes", 1, rows, talked_to, {"wave": wave.name}, views,
                        [f"no direct write on the target yet for {', '.join(idle)} within {timeout:.0f} s: point their producers at the "
                         "target, then confirm again"])
-    ledger.append(view, [Change("topic", t, "producers-moved", evidence=loc, wave=wave,
+    ledger.append(view, [Change("topic", t, "producers-moved", evidence=loc, wave=wave.name,
                                 detail="the target receives direct writes, the source none since the fence") for t in topics],
                   "cutover confirm")
-    return Outcome("cutover confirm", "producers-moved", 0, rows, talked_to, {"wave": wave, "certificate": loc}, views,
+    return Outcome("cutover confirm", "producers-moved", 0, rows, talked_to, {"wave": wave.name, "certificate": loc}, views,
                    [f"recorded in the ledger {ledger.location}: producers of {len(topics)} topic(s) moved; evidence {loc}",
                     "the fence stays on the source (no write may land there); `msk-migrate rollback` unfences first"])
 
