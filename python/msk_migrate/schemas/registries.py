@@ -23,7 +23,8 @@ Rules, for each role (source, target) on its own:
    (the gates). Then the source of the flow given must name registries: a file without a ``schema_registry``
    section, or (no file) a local environment that runs none, is bad input naming ``--env``/``--config`` or
    ``--local``, even when both options are given (the rule ``schemas``, ``lag`` and ``cutover check`` always had;
-   ``validate`` takes its two options both or neither, and consults the file only without them);
+   ``validate`` takes its two options both or neither, and consults the file only without them: its command,
+   ``commands/validate_request.py``, calls this resolver under that rule);
 5. not wanted and no role named anywhere: ``None`` (nothing to check);
 6. one role named and the other not: bad input (exit 2) naming the other's option (``no target registry given``).
 
