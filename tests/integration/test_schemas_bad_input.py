@@ -1,19 +1,24 @@
 """`msk-migrate schemas` bad input: one line naming the option, exit 2, nothing written — an unreachable
 registry, a URL without scheme, a server answering 401 (refused credentials), a server that offers no way to
-keep ids, and --local without registries."""
+keep ids, a target that cannot hold a Protobuf subject of the source, and --local without registries."""
 
 from __future__ import annotations
 
 import http.server
+import json
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+import requests
 
 from msk_migrate.local.procs import free_port
+from tests.integration.registry_fixtures import registry_pair  # noqa: F401 (the fixture)
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -110,3 +115,49 @@ def test_a_malformed_topic_rename_is_one_line_naming_it_before_any_registry_is_a
                     "migration: {topic_renames: {'orders': 'bad name!'}}\n")
     line = one_line(cli("copy", "--config", str(flow)))
     assert "migration.topic_renames" in line and "'bad name!' is not a legal Kafka topic name" in line, line
+
+
+class _AvroOnly(http.server.BaseHTTPRequestHandler):
+    """A Confluent-API registry that keeps ids (IMPORT mode) and holds Avro and JSON Schema only, as a Confluent
+    Schema Registry without its Protobuf provider answers; every write it receives is recorded (none may come)."""
+
+    writes: ClassVar[list[str]] = []
+    answers: ClassVar[dict[str, object]] = {"/mode": {"mode": "READWRITE"}, "/schemas/types": ["AVRO", "JSON"], "/subjects": [], "/config": {}}
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0].rstrip("/") or "/"
+        body = self.answers.get(path)
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        self.end_headers()
+        self.wfile.write(json.dumps(body if body is not None else {"error_code": 40401, "message": "not found"}).encode())
+
+    def _write(self) -> None:
+        type(self).writes.append(f"{self.command} {self.path}")
+        self.send_response(500)
+        self.end_headers()
+
+    do_POST = do_PUT = do_DELETE = _write
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_target_that_cannot_hold_protobuf_is_refused_by_subject_before_anything_is_written(registry_pair) -> None:  # noqa: F811
+    source = registry_pair[0].ccompat_url
+    subject = f"pb-held{uuid.uuid4().hex[:8]}-value"
+    schema = 'syntax = "proto3";\npackage held;\n\nmessage Order {\n  string id = 1;\n}\n'
+    r = requests.post(f"{source}/subjects/{subject}/versions", json={"schema": schema, "schemaType": "PROTOBUF"},
+                      headers={"Content-Type": "application/vnd.schemaregistry.v1+json"}, timeout=10)
+    assert r.status_code == 200, r.text
+    _AvroOnly.writes = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AvroOnly)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        target = f"http://127.0.0.1:{httpd.server_address[1]}"
+        line = one_line(cli("copy", "--source-registry", source, "--target-registry", target, "--subject", subject))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert line.startswith("error: --target-registry:") and "cannot keep PROTOBUF" in line and subject in line, line
+    assert _AvroOnly.writes == []  # refused before the first write reached the target
