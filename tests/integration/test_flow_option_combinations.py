@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import pytest
 
 from msk_migrate.cliutil import run_cli
 from msk_migrate.commands.root import cli
+from tests.cli_tree import leaves
 
 pytestmark = pytest.mark.kafka
 
@@ -52,20 +52,14 @@ class Reached(BaseException):
 REACHED: list[str] = []
 
 
-def _leaves(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    for name, cmd in sorted(group.commands.items()):
-        if isinstance(cmd, click.Group):
-            yield from _leaves(cmd, (*path, name))
-        else:
-            yield (*path, name), cmd
 
 
 def _flow_commands() -> list[tuple[str, ...]]:
-    return [path for path, cmd in _leaves(cli) if {"env", "config", "local"} <= {p.name for p in cmd.params}]
+    return [path for path, cmd in leaves(cli) if {"env", "config", "local"} <= {p.name for p in cmd.params}]
 
 
 def _required(path: tuple[str, ...], tmp: Path) -> list[str]:
-    cmd = dict(_leaves(cli))[path]
+    cmd = dict(leaves(cli))[path]
     out: list[str] = []
     for p in cmd.params:
         if isinstance(p, click.Option) and p.required:
@@ -74,7 +68,7 @@ def _required(path: tuple[str, ...], tmp: Path) -> list[str]:
 
 
 def _takes(path: tuple[str, ...], name: str) -> bool:
-    return name in {p.name for p in dict(_leaves(cli))[path].params}
+    return name in {p.name for p in dict(leaves(cli))[path].params}
 
 
 @pytest.fixture(scope="module")

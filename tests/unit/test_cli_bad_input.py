@@ -23,6 +23,7 @@ import pytest
 
 from msk_migrate.cliutil import run_cli
 from msk_migrate.commands.root import cli
+from tests.cli_tree import named_leaves
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOWHERE_URL = "http://127.0.0.1:9"
@@ -212,12 +213,6 @@ BASELINE: dict[str, str | int] = {
 EXEMPT = {"rehearse": "starts the local environment; its shape options are `local up`'s (fed bad values there)"}
 
 
-def _leaves(group: click.Group, path: tuple[str, ...] = ()):
-    for name, cmd in sorted(group.commands.items()):
-        if isinstance(cmd, click.Group):
-            yield from _leaves(cmd, (*path, name))
-        else:
-            yield " ".join((*path, name)), cmd
 
 
 def _long_name(param: click.Parameter) -> str:
@@ -259,7 +254,7 @@ def _bad_values(param: click.Parameter, path: str = "") -> list[str] | None:
 
 def _cases():
     cases, unclassified = [], []
-    for path, cmd in _leaves(cli):
+    for path, cmd in named_leaves(cli):
         if path in EXEMPT:
             continue
         if path not in BASE:
@@ -288,7 +283,7 @@ def _argv(path: str, param: click.Parameter, value: str) -> list[str]:
     name = _long_name(param)
     if isinstance(param, click.Argument):
         # Replace the baseline's positional value(s) in order: the first ones belong to the first arguments.
-        cmd = dict(_leaves(cli))[path]
+        cmd = dict(named_leaves(cli))[path]
         positional = [p for p in cmd.params if isinstance(p, click.Argument)]
         idx = positional.index(param)
         flags_and_values = []

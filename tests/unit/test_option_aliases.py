@@ -17,6 +17,7 @@ from msk_migrate.clivalues import Aliased
 from msk_migrate.commands.options import in_seconds
 from msk_migrate.commands.root import cli
 from msk_migrate.errors import UsageError
+from tests.cli_tree import named_leaves
 
 
 def _samples(tmp: str) -> dict[str, str]:
@@ -27,15 +28,9 @@ def _samples(tmp: str) -> dict[str, str]:
             "--source-bootstrap": "src:9092", "--target-bootstrap": "b-1.msk:9098"}
 
 
-def _leaves(group: click.Group, path: tuple[str, ...] = ()):
-    for name, cmd in sorted(group.commands.items()):
-        if isinstance(cmd, click.Group):
-            yield from _leaves(cmd, (*path, name))
-        else:
-            yield " ".join((*path, name)), cmd
 
 
-ALIASED = [(path, cmd, param) for path, cmd in _leaves(cli) for param in cmd.params
+ALIASED = [(path, cmd, param) for path, cmd in named_leaves(cli) for param in cmd.params
            if isinstance(param, Aliased) and param.hidden_aliases]
 CASES = [pytest.param(path, cmd, param, alias, id=f"{path} {alias}")
          for path, cmd, param in ALIASED for alias in param.hidden_aliases]
