@@ -225,6 +225,7 @@ from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.ledger import open_ledger
 from msk_migrate.runbook.producers import config_fence
 from msk_migrate.runbook.producers import cutover
+from msk_migrate.runbook.producers.wave import Wave
 bs, ledger_dir, what, *topics = sys.argv[1:]
 real, calls = config_fence._alter, []
 def alter(session, ops, validate_only, why):
