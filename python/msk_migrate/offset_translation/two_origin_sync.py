@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..kafka.selection import topic_selection
 from . import certificate as cert_mod
 from .plan import group_commits, require_group_stopped
-from .planner import Action
+from .planner import Action, action_for
 from .result import SyncResult
 from .two_origin import TwoOriginTranslation
 from .two_origin_read import translate_commits
@@ -65,15 +65,9 @@ class TwoOriginPlacement:
 
 
 def decide(t: TwoOriginTranslation, current: int | None, force: bool) -> Action:
-    """What placing ``t`` does to a commit that is ``current`` now: nothing unproven is written, a commit already
-    there is left, and one that would move backwards is refused unless ``force``."""
-    if not t.proven or t.offset is None:
-        return Action.NONE
-    if current == t.offset:
-        return Action.UNCHANGED
-    if current is not None and current > t.offset:
-        return Action.BACKWARDS_FORCED if force else Action.BACKWARDS_REFUSED
-    return Action.WRITE
+    """What placing ``t`` does to a commit that is ``current`` now: the one-origin rule (:func:`.planner.action_for`:
+    never backwards unless ``force``), with nothing to write for a translation that is not proven."""
+    return action_for(t.offset if t.proven else None, current, force)
 
 
 def certificate(group: str, direction: str, frm: str, to: str, placements: list[TwoOriginPlacement],
