@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient
 
 from msk_migrate.config.migration import MigrationSpec
 from msk_migrate.config.worker_sizing import FlowLoad, worker_memory
@@ -25,6 +25,7 @@ from msk_migrate.connect_api.rest import ConnectClient
 from msk_migrate.connectors.render import render_connectors
 from msk_migrate.local.harness import LocalEnvironment
 from msk_migrate.runbook.preflight_heap import WorkerPlacement, heap_row
+from tests.kafka_helpers import end_offsets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from kafka_load import create_topics_served
@@ -37,9 +38,9 @@ TOPICS, PARTITIONS, RECORDS, SIZE = (12, 250, 40, 1024) if FULL else (4, 250, 10
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _ends(admin: AdminClient, tps: list[TopicPartition]) -> dict[tuple[str, int], int]:
-    futs = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=60)
-    return {(tp.topic, tp.partition): f.result().offset for tp, f in futs.items()}
+def _ends(bootstrap: str, topics: list[str]) -> dict[tuple[str, int], int]:
+    """End offsets of every partition of ``topics``; a partition still settling is asked again (kafka_helpers)."""
+    return {(t, q): end for t in topics for q, end in end_offsets(bootstrap, t).items()}
 
 
 def _mib(heap: str) -> int:
@@ -78,21 +79,17 @@ def test_a_flow_copies_on_a_worker_sized_by_the_model_and_a_smaller_heap_is_refu
                         except (BufferError, KafkaException):  # queue full, or the new partition's metadata not here yet
                             p.poll(0.1)
         assert p.flush(300) == 0
-        tps = [TopicPartition(n, q) for n in names for q in range(PARTITIONS)]
-        want = _ends(AdminClient({"bootstrap.servers": src}), tps)
+        want = _ends(src, names)
+        assert len(want) == parts
 
         worker_pid = env.proc("connect").pid  # type: ignore[union-attr]
         client = ConnectClient(env.worker_urls()[0])
         configs = render_connectors(env.source(), env.target(), m)
         for k in (m.connector_names()["source"], m.connector_names()["checkpoint"]):
             client.put_config(k, {key: v for key, v in configs[k].items() if key != "name"})
-        tadmin, deadline = AdminClient({"bootstrap.servers": tgt}), time.time() + 900
+        deadline = time.time() + 900
         while time.time() < deadline:
-            try:
-                got = _ends(tadmin, tps)
-            except KafkaException:  # a partition whose leadership is still settling: ask again
-                time.sleep(2)
-                continue
+            got = _ends(tgt, names)
             if all(got.get(k, -1) >= e for k, e in want.items()):
                 break
             assert env.proc("connect").alive(), "the worker died during the copy"  # type: ignore[union-attr]
