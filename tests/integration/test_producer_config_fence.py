@@ -210,8 +210,8 @@ def test_no_record_appended_after_the_config_fence_and_the_unfence_restores_the_
     assert ("error" in report or "MSG_SIZE_TOO_LARGE" in report or mode == "acks0"), report
     held = book.read().get("topic", topic).previous_config
     assert held == {"value": "2097152" if mode == "transactional" else "1048588", "explicit": mode == "transactional"}, held
-    u = unfence_and_record(s, book, Wave.of(None, [topic]), {})
-    assert u.verdict == "unfenced", u.notes
+    u = unfence_and_record(s, book, Wave.of(None, [topic]))
+    assert u.verdict == "unfenced", u
     assert _overrides(s.source, [topic]) == before
     assert book.read().get("topic", topic).previous_config == {}
 
@@ -241,7 +241,7 @@ book = open_ledger(ledger_dir, "fx")
 if what == "fence":
     cutover.fence_and_record(s, book, Wave.of(None, topics), 1.0, 5.0, lambda m: None, "config")
 else:
-    cutover.unfence_and_record(s, book, Wave.of(None, topics), {})
+    cutover.unfence_and_record(s, book, Wave.of(None, topics))
 """
 
 
@@ -269,7 +269,7 @@ def test_a_kill_9_between_two_topics_then_fence_and_unfence_again_leave_the_sett
     assert book.read().get("topic", b).previous_config == {"value": "1048588", "explicit": False}
     killed("unfence")
     assert config_fence.carriers(s.source, [a, b]) == [b]
-    assert unfence_and_record(s, book, Wave.of(None, [a, b]), {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [a, b])).verdict == "unfenced"
     assert _overrides(s.source, [a, b]) == before
 
 
@@ -287,7 +287,7 @@ def test_bad_input_names_the_option_and_changes_nothing(source, tmp_path):
     admin = AdminClient({"bootstrap.servers": source})
     config_fence._alter(s.source, {t: ("0", config_fence.AlterConfigOpType.SET)}, False, "test")
     with pytest.raises(UsageError) as e:
-        unfence_and_record(s, book, Wave.of(None, [t]), {})
+        unfence_and_record(s, book, Wave.of(None, [t]))
     assert e.value.field == "--fence" and "holds no previous setting" in str(e.value), str(e.value)
     # ... and a fence of it (it already has the fence's value, nothing recorded)
     with pytest.raises(UsageError) as e:
@@ -340,7 +340,7 @@ def test_a_super_user_is_fenced_on_a_scram_source_by_the_config_fence_beside_the
         report = writer.stop()
     print(f"\nsuper user (librdkafka, idempotent): {report}")
     assert "MSG_SIZE_TOO_LARGE" in report, report
-    assert unfence_and_record(s, book, Wave.of(None, [t]), {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [t])).verdict == "unfenced"
     assert _overrides(s.source, [t]) == {t: {}}
 
 
@@ -360,7 +360,7 @@ def test_an_acl_fence_a_super_user_writes_through_is_reported_once_its_writes_ou
     # the DENY does not bind a super user: its writes go on past the quiet period, and the answer is known then
     assert o.verdict == "writes-seen" and o.exit_code == 1, (o.verdict, o.notes)
     assert took < 60, f"the fence watched {took:.0f} s: it should stop at the first write after its 2 s quiet period"
-    assert unfence_and_record(s, book, Wave.of(None, [t]), {}).verdict == "unfenced"
+    assert unfence_and_record(s, book, Wave.of(None, [t])).verdict == "unfenced"
     # a principal the source refuses AlterConfigs: one line naming --fence and the grant, nothing changed
     with pytest.raises(UsageError) as e:
         fence_and_record(_session(scram_source.conf("app")), open_ledger(str(tmp_path / "l2"), "fx"), Wave.of(None, [t]), 1.0, 5.0,

@@ -103,9 +103,10 @@ def unfence_cmd(wave, output, **kw) -> None:
     Rights: ALTER and DESCRIBE on the source cluster (acl), AlterConfigs and DescribeConfigs on the topics (config).
     Acts as the exported operator principal (MSK_MIGRATE_SOURCE_SASL_USERNAME/_SASL_PASSWORD; any flow kind) when set."""
     from ..runbook.producers.cutover import unfence_and_record
+    from ..runbook.producers.operations import unfence_outcome
 
     s, w, ledger, talked = _open(kw, output, wave)
-    render(unfence_and_record(s, ledger, w, talked), output)
+    render(unfence_outcome("cutover unfence", unfence_and_record(s, ledger, w), talked), output)
 
 
 @click.command("abort")
@@ -116,9 +117,10 @@ def abort_cmd(wave, output, **kw) -> None:
     """Give up moving the wave's producers: remove the fence and record it. Rights: as `cutover unfence` (ALTER and
     DESCRIBE on the source cluster; AlterConfigs on config-fenced topics), as the exported operator principal when set."""
     from ..runbook.producers.cutover import unfence_and_record
+    from ..runbook.producers.operations import unfence_outcome
 
     s, w, ledger, talked = _open(kw, output, wave)
-    render(unfence_and_record(s, ledger, w, talked, command="cutover abort"), output)
+    render(unfence_outcome("cutover abort", unfence_and_record(s, ledger, w, command="cutover abort"), talked), output)
 
 
 @click.command("run")

@@ -31,9 +31,9 @@ from ...store import document, in_directory
 from ..session import MigrationSession
 from . import config_fence
 from . import fence as fence_mod
-from .fence_result import FenceResult
+from .fence_result import FenceResult, UnfenceResult
 from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
-from .operations import fence_notes, gate_outcome, unfence_outcome
+from .operations import fence_notes, gate_outcome
 from .watch import watch
 from .wave import Wave
 
@@ -193,20 +193,20 @@ def unfence_topics(s: MigrationSession, ledger: Ledger, topics: list[str]) -> tu
     return st, sorted(held) if held else restored
 
 
-def unfence_and_record(s: MigrationSession, ledger: Ledger, wave: Wave, talked_to: dict[str, Any],
-                       command: str = "cutover unfence") -> Outcome:
+def unfence_and_record(s: MigrationSession, ledger: Ledger, wave: Wave, command: str = "cutover unfence") -> UnfenceResult:
+    """Take the wave's fence off (:func:`unfence_topics`) and record every topic that was fenced as unfenced."""
     topics = list(wave.topics)
     view = ledger.read()
     ledger.ensure_latest(view)
     st, restored = unfence_topics(s, ledger, topics)
-    o = unfence_outcome(command, st, restored, talked_to, wave.name)
+    res = UnfenceResult(st, restored, wave.name)
     view = ledger.read()
     was = [t for t in topics if view.state_of("topic", t) in ("fenced", "fencing") or t in restored]
     if was:
         ledger.append(view, [Change("topic", t, "unfenced", wave=wave.name, previous_config={} if t in restored else None,
                                     detail=f"{command}: the fence was removed") for t in was], command)
-        o.notes.append(f"recorded in the ledger {ledger.location}: {len(was)} topic(s) unfenced")
-    return o
+        res.recorded, res.ledger = len(was), ledger.location
+    return res
 
 
 # ---- cutover run --------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""What one ``cutover fence`` did (:class:`FenceResult`): the domain value the fence operation returns.
+"""What one ``cutover fence`` did (:class:`FenceResult`), and one ``cutover unfence`` or ``abort``
+(:class:`UnfenceResult`): the domain values the operations return.
 
 ``cutover run`` decides from it whether to go on; ``cutover fence`` renders it (``operations.fence_outcome``).
 Neither reads the other's presentation.
@@ -24,6 +25,7 @@ from . import fence as fence_mod
 from .watch import WatchResult
 
 Verdict = Literal["fenced", "writes-seen", "cannot-fence", "transaction-open"]
+UnfenceVerdict = Literal["unfenced", "cannot-fence"]
 
 
 @dataclass
@@ -76,3 +78,29 @@ class FenceResult:
         """``cutover run`` may go on to the drain: fenced, or unfenceable and quiet (see the module docstring)."""
         quiet = self.watch is not None and self.watch.quiet
         return self.verdict == "fenced" or (self.verdict == "cannot-fence" and quiet)
+
+
+@dataclass
+class UnfenceResult:
+    """One unfence of a wave's topics. ``unfenced`` when the source has an authorizer (the fence's ACLs are gone,
+    or were never there) or a recorded setting was given back; ``cannot-fence`` otherwise: no authorizer and no
+    config fence, so there was nothing to take off."""
+
+    state: fence_mod.FenceState  #: the ACL state after the unfence
+    restored: list[str]  #: topics whose recorded max.message.bytes was given back
+    wave: str | None
+    recorded: int = 0  #: topics the ledger now records as unfenced
+    ledger: str | None = None
+
+    @property
+    def verdict(self) -> UnfenceVerdict:
+        return "unfenced" if self.state.authorizer or self.restored else "cannot-fence"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.verdict == "unfenced" else 1
+
+    @property
+    def mechanisms(self) -> list[str]:
+        """The fence the source can carry and this unfence took off: ``acl`` with an authorizer, else none."""
+        return ["acl"] if self.state.authorizer else []

@@ -21,7 +21,7 @@ from ...outcome import Outcome, View, col, quiet
 from ..session import MigrationSession
 from . import config_fence
 from . import fence as fence_mod
-from .fence_result import FenceResult
+from .fence_result import FenceResult, UnfenceResult
 from .gate import GateResult, GroupsOnWave, build_certificate, producer_gate, write_certificate
 from .watch import WatchResult
 
@@ -57,11 +57,16 @@ def producer_view(w: WatchResult | None, title: str) -> list[View]:
     return [View(title, PRODUCER_VIEW, rows)] if rows else []
 
 
+def _acl_rows(st: fence_mod.FenceState, wave: str | None) -> tuple[list[dict[str, Any]], list[View]]:
+    """The ACL fence's rows per topic and their view (none when the source has no fence ACL to show)."""
+    rows = st.rows()
+    return rows, [View(f"fence on the source {st.cluster} (wave {wave or 'the whole migration'})", FENCE_VIEW, rows)] if rows else []
+
+
 def _fence_rows(res: FenceResult) -> tuple[list[dict[str, Any]], list[View]]:
     """The fence's rows per topic (the ACL's, then the config fence's) and their views."""
     st, cfg, name = res.state, res.config, res.wave or "the whole migration"
-    rows = st.rows() if res.use_acl else []
-    views = [View(f"fence on the source {st.cluster} (wave {name})", FENCE_VIEW, rows)] if rows else []
+    rows, views = _acl_rows(st, res.wave) if res.use_acl else ([], [])
     if cfg is not None:
         crow = [{"topic": t, "acl": f"{config_fence.KEY}={config_fence.VALUE} (was {cfg.previous[t]['value']}"
                  f"{'' if cfg.previous[t]['explicit'] else ', the default'})" if t in cfg.previous else config_fence.describe(t),
@@ -69,6 +74,12 @@ def _fence_rows(res: FenceResult) -> tuple[list[dict[str, Any]], list[View]]:
         views.append(View(f"config fence on the source {st.cluster} (wave {name})", FENCE_VIEW, crow))
         rows = rows + crow
     return rows, views
+
+
+def _cannot_fence(st: fence_mod.FenceState) -> str:
+    return (f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED) and the config "
+            "fence was not used; nothing was written. The producer gate relies on detection alone: no write for the "
+            "quiet period")
 
 
 def fence_notes(res: FenceResult) -> list[str]:
@@ -84,9 +95,7 @@ def fence_notes(res: FenceResult) -> list[str]:
     if res.not_config:
         notes.append(res.not_config)
     if not res.acl_on and not res.config_on:
-        notes.append(f"cannot fence: the source {st.cluster} has no authorizer (DescribeAcls: SECURITY_DISABLED) and the config "
-                     "fence was not used; nothing was written. The producer gate relies on detection alone: no write for the "
-                     "quiet period")
+        notes.append(_cannot_fence(st))
     elif res.verdict == "writes-seen":
         notes.append("a producer the fence does not bind (a super user" + ("" if res.config_on else "; `--fence acl+config` binds "
                      "them too") + ") keeps writing these partitions; stop it, then run the fence again to re-declare the "
@@ -132,22 +141,27 @@ def fence_outcome(command: str, res: FenceResult, talked_to: dict[str, Any]) -> 
     return Outcome(command, res.verdict, res.exit_code, rows, talked_to, extra, views, fence_notes(res))
 
 
-def unfence_outcome(command: str, st: fence_mod.FenceState, restored: list[str], talked_to: dict[str, Any],
-                    wave: str | None) -> Outcome:
-    """The unfence's outcome: ``unfenced`` when the source has an authorizer (the fence's ACLs are gone) or a
-    recorded setting was restored, else ``cannot-fence`` (no authorizer and no config fence: nothing to take off)."""
-    res = FenceResult(st, None, wave)
-    fence_rows, views = _fence_rows(res)
-    done = st.authorizer or bool(restored)
-    notes = [] if done else fence_notes(res)
+def unfence_notes(res: UnfenceResult) -> list[str]:
+    """What the operator is told about an unfence: what was taken off, and where it was recorded."""
+    st = res.state
+    notes = [] if res.verdict == "unfenced" else [_cannot_fence(st)]
     if st.authorizer:
         notes.append(f"removed {len(st.changed)} fence ACL(s): " + (", ".join(st.changed) or "none was there"))
-    if restored:
-        notes.append(f"config fence removed: {config_fence.KEY} of {', '.join(restored)} back to the recorded setting")
-    extra: dict[str, Any] = {"wave": wave, "authorizer": st.authorizer, "fenced_topics": sorted(st.fenced),
+    if res.restored:
+        notes.append(f"config fence removed: {config_fence.KEY} of {', '.join(res.restored)} back to the recorded setting")
+    if res.recorded:
+        notes.append(f"recorded in the ledger {res.ledger}: {res.recorded} topic(s) unfenced")
+    return notes
+
+
+def unfence_outcome(command: str, res: UnfenceResult, talked_to: dict[str, Any]) -> Outcome:
+    """The unfence's outcome (its verdict: :class:`UnfenceResult`)."""
+    st = res.state
+    rows, views = _acl_rows(st, res.wave)
+    extra: dict[str, Any] = {"wave": res.wave, "authorizer": st.authorizer, "fenced_topics": sorted(st.fenced),
                              "changed": st.changed, "source_cluster_id": st.cluster_id, "fence": res.mechanisms}
-    return Outcome(command, "unfenced" if done else "cannot-fence", 0 if done else 1,
-                   [{"kind": "fence", **r} for r in fence_rows], talked_to, extra, views, notes)
+    return Outcome(command, res.verdict, res.exit_code, [{"kind": "fence", **r} for r in rows], talked_to, extra, views,
+                   unfence_notes(res))
 
 
 COND_VIEW = [col("condition", "name"), col("result", lambda c: "ok" if c.ok else "NOT READY", ok=lambda c: c.ok), col("evidence", "evidence")]
