@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from msk_migrate.paths import LOCAL_DIR
-from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, rehearse
-from msk_migrate.rehearsal.demo import SCHEMA_TOPICS
+from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, protobuf_demo, rehearse
+from msk_migrate.rehearsal.demo import PROTOBUF_TOPIC, SCHEMA_TOPICS
 
 from .test_producer_cutover import (
     assert_forgotten_producer_fenced_and_named,
@@ -93,9 +93,18 @@ def assert_schemas_travel_with_the_data(res) -> None:
     for topic, row in rows.items():
         assert row["status"] == "match" and row["ids_seen"] > 0 and row["resolved_identical"] == row["ids_seen"], (topic, row)
     assert rows["shop.ledger"]["ids_seen"] == 3  # every Avro version was written
+    # Protobuf (issue 45): the .proto and the file it imports copied with their ids; every record's message index
+    # proven by validate, and every record decoded on the target by ProtobufDeserializer to the value written
+    proto_ids = reg["ids"][protobuf_demo.SUBJECT] + reg["ids"][protobuf_demo.COMMON_SUBJECT]
+    assert len(proto_ids) == 2 and set(proto_ids) <= set(ids), reg
+    assert rows[PROTOBUF_TOPIC]["ids_seen"] == 1 and rows[PROTOBUF_TOPIC]["resolved_identical"] == 1, rows[PROTOBUF_TOPIC]
+    assert res.schemas["message_indexes"][PROTOBUF_TOPIC] == [
+        {"part": "value", "indexes": [0], "message": protobuf_demo.MESSAGE, "source": SCHEMA_TOPICS[PROTOBUF_TOPIC][1],
+         "target": SCHEMA_TOPICS[PROTOBUF_TOPIC][1]}], res.schemas["message_indexes"]
     decoded = next(s for s in res.steps if s.name == "decode on target").result
     for topic, (_p, n) in SCHEMA_TOPICS.items():
         assert f"{topic} {n}/{n}" in decoded, decoded
+    assert f"{PROTOBUF_TOPIC} {SCHEMA_TOPICS[PROTOBUF_TOPIC][1]}/{SCHEMA_TOPICS[PROTOBUF_TOPIC][1]} (ids {reg['ids'][protobuf_demo.SUBJECT][0]})" in decoded
     back = res.schemas["copy_to_source"]
     assert back["exit_code"] == 0 and back["copied"] >= 1, back
     assert res.schemas["decoded_on_source"]["records"] == MOVED_PRODUCER_RECORDS, res.schemas["decoded_on_source"]

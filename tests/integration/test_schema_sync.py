@@ -50,3 +50,45 @@ def test_a_schema_registered_on_the_source_after_the_copy_is_caught_until_copied
     assert again.exit_code == 0 and again.extra["copied"] == 1, again.notes
     after = schemas_in_sync(s, t, ["sync.orders"])
     assert after is not None and after.ok, after
+
+
+def test_a_protobuf_message_index_naming_no_message_of_the_targets_schema_fails_the_condition(registry_pair) -> None:  # noqa: F811
+    """The gate tallies each record's message-index array with its id (the tail read); an array naming no message
+    of the schema the target registry holds under that id, or records whose array is missing, fail "schemas in sync"
+    even with every version copied: a consumer on the target could not decode them."""
+    import uuid
+
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from msk_migrate.rehearsal import protobuf_demo
+    from msk_migrate.validation.schema_ids import count_ids, ids_of, tally
+
+    source, target = registry_pair
+    s = RegistryClient("source", source.ccompat_url, "--source-registry")
+    t = RegistryClient("target", target.ccompat_url, "--target-registry")
+    run = uuid.uuid4().hex[:6]
+    topic = f"sync.shipments-{run}"
+    client = SchemaRegistryClient({"url": source.ccompat_url})
+    ids: dict[str, int] = {}
+    protobuf_demo.register(client, lambda subject, schema: ids.setdefault(subject, client.register_schema(subject, schema)),
+                           f"{topic}-value", f"sync/common-{run}.proto")
+    assert copy_outcome(Direction(s, t), (), lambda _m: None).exit_code == 0
+    header = b"\x00" + ids[f"{topic}-value"].to_bytes(4, "big")
+
+    def tail(*arrays: bytes) -> dict:
+        counts: dict[bytes, int] = {}
+        for a in arrays:
+            count_ids(counts, header + a + b"\x08\x01")  # the array, then a Shipment (id = 1)
+        return tally([("source", topic, len(arrays), ids_of(counts))])
+
+    proven = schemas_in_sync(s, t, [topic], tail(b"\x00", b"\x02\x00"))  # [0] twice (the shortcut and written out)
+    assert proven is not None and proven.ok, proven
+    unnamed = schemas_in_sync(s, t, [topic], tail(b"\x00", b"\x02\x0a"))  # [5]: the file has one top-level message
+    assert unnamed is not None and not unnamed.ok
+    assert (f"Protobuf message indexes not proven: {topic} value schema id {ids[f'{topic}-value']} (PROTOBUF): message "
+            "index [5] of 1 record(s) names no message of the schema the target registry holds") in unnamed.evidence, unnamed.evidence
+    nested = schemas_in_sync(s, t, [topic], tail(b"\x04\x00\x00"))  # [0, 0]: Shipment.Parcel, a message
+    assert nested is not None and nested.ok, nested
+    none = schemas_in_sync(s, t, [topic], tail(b"\x00", b"\x01"))  # a negative count: no array a deserializer reads
+    assert none is not None and not none.ok
+    assert "1 record(s) carry no readable message-index array after the id (not proven)" in none.evidence, none.evidence

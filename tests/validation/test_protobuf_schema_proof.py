@@ -1,16 +1,16 @@
 """Protobuf end to end (issue 45, part 1) on the harness's two Apicurio Registries and the local clusters:
 records written by confluent-kafka's ``ProtobufSerializer`` (message classes compiled at run time by protoc from
-grpcio-tools) whose schema imports another file; ``schemas copy`` keeps both ids (the import first); ``validate``
-reads each record's message-index array and proves it in the native and the Spark engine alike; a record whose
-message index differs on the target is a difference; an import that no reference names is refused in one line."""
+grpcio-tools, as the rehearsal's Protobuf demo compiles them) whose schema imports another file; ``schemas copy``
+keeps both ids (the import first); ``validate`` reads each record's message-index array and proves it in the native
+and the Spark engine alike; a record whose message index differs on the target is a difference; an import that no
+reference names is refused in one line."""
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 import uuid
-from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +20,7 @@ from tests.integration.registry_fixtures import registry_pair  # noqa: F401 (the
 from tests.kafka_helpers import Pair, Rec, create_pairs
 from validation_helpers import make_request
 
+from msk_migrate.rehearsal.protobuf_demo import compile_files, message_class, pool_of
 from msk_migrate.schemas.client import RegistryClient
 from msk_migrate.schemas.operations import Direction, copy_outcome
 from msk_migrate.validation import run_validation
@@ -30,32 +31,33 @@ ORDERS, REFUNDS = 4, 2
 H = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
 
 
-def compile_protos(tmp: Path, run: str) -> tuple[Any, Any]:
+def compile_protos(run: str) -> tuple[Any, Any]:
     """``pb<run>/common.proto`` (Money) and ``pb<run>/orders.proto`` (Order, Refund; imports common), compiled by
-    grpcio-tools' protoc into modules imported from ``tmp``."""
+    grpcio-tools' protoc (the rehearsal's :func:`~msk_migrate.rehearsal.protobuf_demo.compile_files`): the classes
+    of each file by message name."""
     pkg = f"pb{run}"
-    (tmp / pkg).mkdir(parents=True)
-    (tmp / pkg / "common.proto").write_text(f'syntax = "proto3";\npackage {pkg}.common;\n\nmessage Money {{\n'
-                                            "  string currency = 1;\n  int64 units = 2;\n}\n")
-    (tmp / pkg / "orders.proto").write_text(
-        f'syntax = "proto3";\npackage {pkg}.orders;\n\nimport "{pkg}/common.proto";\n\n'
-        f"message Order {{\n  string id = 1;\n  {pkg}.common.Money total = 2;\n}}\n\n"
-        f"message Refund {{\n  string order_id = 1;\n  {pkg}.common.Money amount = 2;\n}}\n")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{tmp}", f"--python_out={tmp}",
-                    f"{pkg}/common.proto", f"{pkg}/orders.proto"], check=True, capture_output=True)
-    sys.path.insert(0, str(tmp))
-    return importlib.import_module(f"{pkg}.orders_pb2"), importlib.import_module(f"{pkg}.common_pb2")
+    files = {f"{pkg}/common.proto": f'syntax = "proto3";\npackage {pkg}.common;\n\nmessage Money {{\n'
+                                    "  string currency = 1;\n  int64 units = 2;\n}\n",
+             f"{pkg}/orders.proto": f'syntax = "proto3";\npackage {pkg}.orders;\n\nimport "{pkg}/common.proto";\n\n'
+                                    f"message Order {{\n  string id = 1;\n  {pkg}.common.Money total = 2;\n}}\n\n"
+                                    f"message Refund {{\n  string order_id = 1;\n  {pkg}.common.Money amount = 2;\n}}\n"}
+    pool = pool_of(compile_files(files))
+
+    def classes(package: str, *names: str) -> SimpleNamespace:
+        return SimpleNamespace(**{n: message_class(pool.FindMessageTypeByName(f"{package}.{n}")) for n in names})
+
+    return classes(f"{pkg}.orders", "Order", "Refund"), classes(f"{pkg}.common", "Money")
 
 
 @pytest.fixture(scope="module")
-def estate(clusters, registry_pair, tmp_path_factory):  # noqa: F811 (the fixture)
+def estate(clusters, registry_pair):  # noqa: F811 (the fixture)
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     src, tgt = (r.ccompat_url for r in registry_pair)
     run = uuid.uuid4().hex[:6]
-    orders_pb2, common_pb2 = compile_protos(tmp_path_factory.mktemp("protos"), run)
+    orders_pb2, common_pb2 = compile_protos(run)
     names = {k: f"pb-{k}-{run}" for k in ("same", "reindexed")}
     client = SchemaRegistryClient({"url": src})
     conf = {"use.deprecated.format": False}

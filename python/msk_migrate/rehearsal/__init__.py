@@ -14,7 +14,8 @@ clusters and their schema registries (one Apicurio Registry per side).
 - :mod:`.demo`: the demo applications (topics, groups, records, the consumers that check a moved group);
 - :mod:`.context`: what the steps share, typed;
 - :mod:`.schema_demo`: the schema'd demo applications (subjects on the source registry, serialized records,
-  the consumers that decode them);
+  the consumers that decode them; :mod:`.protobuf_demo`: the Protobuf one, the only module importing protobuf
+  and protoc, the ``rehearsal`` extra);
 - :mod:`.steps`: one function per step (:mod:`.schema_steps`: the schema steps);
 - :mod:`.run`: the step runner (:func:`rehearse`);
 - :mod:`.result`: the rows and what the steps measured.

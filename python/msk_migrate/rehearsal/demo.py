@@ -30,8 +30,8 @@ DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
 }
 #: The schema'd demo topics (:mod:`.schema_demo`): topic -> (partitions, records); in the consumers-only wave,
 #: read to their end by MOVED_GROUP besides its topic.
-AVRO_TOPIC, JSON_TOPIC = "shop.ledger", "shop.audit"
-SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120)}
+AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC = "shop.ledger", "shop.audit", "shop.shipments"
+SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120), PROTOBUF_TOPIC: (2, 150)}
 #: group -> (topic, fraction of the log consumed)
 DEMO_GROUPS = {"shop-billing": ("shop.orders", 1.0), "shop-analytics": ("shop.events", 0.6)}
 #: The group moved to the target (no gap), and the group rolled back to the source with its topic.

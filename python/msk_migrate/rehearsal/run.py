@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 from ..local.harness import DEFAULT_DIR, LocalEnvironment
 from ..local.shape import EnvironmentShape, default_shape
 from ..outcome import quiet
-from . import producer_steps, proof_steps, schema_steps, steps
+from . import producer_steps, proof_steps, protobuf_demo, schema_steps, steps
 from .context import RehearsalContext
 from .demo import REHEARSAL_MIGRATION
 from .result import RehearsalResult, Step, StepFailed
@@ -89,6 +89,7 @@ def rehearse(say: Callable[[str], None] = quiet, with_monitoring: bool = True,
         if through not in names:
             raise ValueError(f"rehearse(through={through!r}): no such step; the steps are {', '.join(names)}")
         steps_to_walk = steps_to_walk[:names.index(through) + 1]
+    protobuf_demo.require()  # the Protobuf demo's extra, before anything starts
     t0 = time.time()
     # Always an explicit shape: the environment is brought to it, whatever a previous run left recorded.
     shape = shape or default_shape()

@@ -9,9 +9,12 @@ What the source registry holds after :func:`register_demo_schemas` (all of it is
 - ``shop.customer-ref`` (Avro): the record version 3 of ``shop.ledger-value`` refers to;
 - ``shop.drafts-value`` (Avro): two versions, the first soft-deleted;
 - ``shop.audit-value`` (JSON Schema): one version, for a second wire format;
+- ``shop.shipments-value`` (Protobuf): ``shop/shipments.proto``, which imports ``shop/common.proto`` (subject
+  ``shop/common.proto``, its reference): :mod:`.protobuf_demo`;
 - ids that are not contiguous: throwaway subjects registered between them and deleted permanently.
 
-Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn) and ``shop.audit``.
+Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn), ``shop.audit`` and
+``shop.shipments`` (confluent-kafka's ``ProtobufSerializer``, classes compiled by protoc at run time).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from .demo import AVRO_TOPIC, JSON_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
+from . import protobuf_demo
+from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
 from .result import StepFailed
 
 #: The subject whose compatibility is set per subject, and the setting.
@@ -94,6 +98,7 @@ def register_demo_schemas(url: str) -> dict[str, Any]:
     reg("shop.drafts-value", _schema(_DRAFT_V2))
     c.delete_version("shop.drafts-value", 1)  # soft: the id stays readable, the version is listed as deleted
     reg("shop.audit-value", _schema(_AUDIT, "JSON"))
+    protobuf_demo.register(c, reg)
     every = sorted(i for v in ids.values() for i in v)
     gaps = sum(b - a - 1 for a, b in itertools.pairwise(every))
     if gaps <= 0:
@@ -140,8 +145,9 @@ def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[
 
     p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
     versions = _ledger_versions(url)
-    n_avro, n_json = SCHEMA_TOPICS[AVRO_TOPIC][1], SCHEMA_TOPICS[JSON_TOPIC][1]
-    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value) and {n_json} JSON Schema records")
+    n_avro, n_json, n_proto = (SCHEMA_TOPICS[t][1] for t in (AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC))
+    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value), {n_json} JSON Schema records "
+        f"and {n_proto} Protobuf records")
     avro_ctx = SerializationContext(AVRO_TOPIC, MessageField.VALUE)
     for v, (schema, record) in enumerate(versions):
         ser = AvroSerializer(client, schema, conf=conf)
@@ -151,10 +157,13 @@ def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[
     json_ctx = SerializationContext(JSON_TOPIC, MessageField.VALUE)
     for i in range(n_json):
         produce(p, JSON_TOPIC, None, jser({"seq": i, "actor": f"user-{i % 7}"}, json_ctx), None, delivered)
+    pser = protobuf_demo.serializer(url, PROTOBUF_TOPIC)
+    for i in range(n_proto):
+        produce(p, PROTOBUF_TOPIC, protobuf_demo.record_key(i), pser(i), None, delivered)
     left = p.flush(60)
     if failed or left:
         raise StepFailed(f"schema'd demo records: {len(failed) + left} not delivered" + (f" ({failed[0]})" if failed else ""))
-    return {AVRO_TOPIC: n_avro, JSON_TOPIC: n_json}
+    return {AVRO_TOPIC: n_avro, JSON_TOPIC: n_json, PROTOBUF_TOPIC: n_proto}
 
 
 def write_moved_avro(apps: DemoApps, bootstrap: str, topic: str, records: int, url: str) -> int:
@@ -174,20 +183,51 @@ def write_moved_avro(apps: DemoApps, bootstrap: str, topic: str, records: int, u
     return int(client.get_latest_version(TARGET_ONLY_SUBJECT).schema_id)
 
 
+def _value_type(client: Any, topic: str) -> str:
+    """The type of ``topic``'s value subject (TopicNameStrategy) on the registry; AVRO when it has none."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    try:
+        return str(client.get_latest_version(f"{topic}-value").schema.schema_type or "AVRO").upper()
+    except SchemaRegistryError:
+        return "AVRO"
+
+
+def _value_decoder(topic: str, url: str) -> Callable[[bytes | None, bytes, str], Any]:
+    """(key, value, where) -> the decoded value, with confluent-kafka's deserializer for the type of ``topic``'s value
+    subject on the registry at ``url``; a record that does not decode (or, Protobuf, is not proven:
+    :class:`.protobuf_demo.TopicDecoder`) raises :class:`StepFailed` naming ``where``."""
+    client = registry_client(url)
+    kind = _value_type(client, topic)
+    if kind == "PROTOBUF":
+        return protobuf_demo.TopicDecoder(url, topic)
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    de = JSONDeserializer(None, schema_registry_client=client) if kind == "JSON" else AvroDeserializer(client)
+    sctx = SerializationContext(topic, MessageField.VALUE)
+
+    def decode(_key: bytes | None, value: bytes, where: str) -> Any:
+        try:
+            obj = de(value, sctx)
+        except Exception as exc:
+            raise StepFailed(f"{where} does not decode with the registry at {url}: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if not isinstance(obj, dict):
+            raise StepFailed(f"{where} decoded to {type(obj).__name__}, not a record")
+        return obj
+
+    return decode
+
+
 def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schemad: bool = False,
                timeout: float = 60.0) -> tuple[int, Counter[int]]:
     """Read ``topic`` from its beginning to its current end on ``bootstrap`` and decode every value with
     confluent-kafka's deserializer for its format, resolving ids on the registry at ``url``. Returns
     (records decoded, schema ids seen); a record that does not decode fails the step naming it.
     ``only_schemad``: values not in the wire format (no magic byte) are skipped, not decoded."""
-    from confluent_kafka.schema_registry.avro import AvroDeserializer
-    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
-    from confluent_kafka.serialization import MessageField, SerializationContext
-
-    client = registry_client(url)
-    de = (JSONDeserializer(None, schema_registry_client=client) if topic == JSON_TOPIC
-          else AvroDeserializer(client))
-    sctx = SerializationContext(topic, MessageField.VALUE)
+    decode = _value_decoder(topic, url)
     c = Consumer(apps.config(bootstrap, **{"group.id": f"rehearsal-decoder-{time.time_ns()}", "enable.auto.commit": False,
                                            "isolation.level": "read_committed"}))
     parts = c.list_topics(topic, timeout=10).topics[topic].partitions
@@ -204,13 +244,7 @@ def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schema
                 value = m.value() or b""
                 if only_schemad and not value.startswith(b"\x00"):
                     continue
-                try:
-                    obj = de(value, sctx)
-                except Exception as exc:
-                    raise StepFailed(f"{topic}[{m.partition()}]@{m.offset()} does not decode with the registry at {url}: "
-                                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-                if not isinstance(obj, dict):
-                    raise StepFailed(f"{topic}[{m.partition()}]@{m.offset()} decoded to {type(obj).__name__}, not a record")
+                decode(m.key(), value, f"{topic}[{m.partition()}]@{m.offset()}")
                 decoded += 1
                 ids[int.from_bytes(value[1:5], "big")] += 1
             for p in list(todo):

@@ -5,7 +5,9 @@
 - "late schema caught": a schema registered on the source after the copy fails `cutover check`'s "schemas in
   sync" and `lag`'s line, until `schemas copy` runs again;
 - "decode on target": a consumer on the TARGET decodes every record of the moved group's schema'd topics with
-  confluent-kafka's deserializers and the TARGET registry (as many as the demo produced);
+  confluent-kafka's deserializers and the TARGET registry (as many as the demo produced), each carrying an id
+  registered on the source under its topic's subject (ids kept); the Protobuf topic's records are proven one by one
+  (id, message index, value: :class:`.protobuf_demo.TopicDecoder`);
 - "schemas copy to source": after rollback, what the moved producers registered on the target meanwhile
   goes back (``schemas copy --to source``), and "decode on source" decodes, on the SOURCE with the SOURCE
   registry, every record those producers wrote.
@@ -61,9 +63,10 @@ def schemas_verify(ctx: RehearsalContext) -> str:
 
 
 def check_schema_rows(ctx: RehearsalContext, report: dict[str, Any]) -> str:
-    """The forward report's schema rows: every schema'd demo topic's ids all resolved identically (ids seen > 0)."""
+    """The forward report's schema rows: every schema'd demo topic's ids all resolved identically (ids seen > 0), and
+    every Protobuf id's message-index arrays proven (each names a message, as many records on both sides)."""
     rows = {t["topic"]: t.get("schemas") or {} for t in report.get("topics", [])}
-    kept = {}
+    kept, indexes = {}, {}
     for topic in SCHEMA_TOPICS:
         row = rows.get(topic)
         if not row:
@@ -73,8 +76,25 @@ def check_schema_rows(ctx: RehearsalContext, report: dict[str, Any]) -> str:
         seen, same = row.get("ids_seen") or 0, row.get("resolved_identical") or 0
         if row.get("status") != "match" or not row.get("schemad") or seen == 0 or same != seen:
             raise StepFailed(f"{topic}'s schema row is not all resolved: {kept[topic]}")
+        indexes[topic] = _proven_indexes(topic, row)
     ctx.result.schemas["report_rows"] = kept
+    ctx.result.schemas["message_indexes"] = {t: found for t, found in indexes.items() if found}
     return "; ".join(f"{t} {r['ids_seen']}/{r['ids_seen']} id(s) identical" for t, r in kept.items())
+
+
+def _proven_indexes(topic: str, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The message-index arrays the row proved for its Protobuf ids: each names a message of the schema and is
+    carried by as many records on both sides; a Protobuf id without them was not proven."""
+    found: list[dict[str, Any]] = []
+    for entry in row.get("ids") or []:
+        if entry.get("schema_type") != "PROTOBUF":
+            continue
+        arrays = entry.get("message_indexes") or []
+        bad = [a for a in arrays if a.get("message") is None or a.get("source") != a.get("target")]
+        if not arrays or bad:
+            raise StepFailed(f"{topic}: the message indexes of Protobuf id {entry.get('id')} are not proven: {bad or 'none read'}")
+        found += arrays
+    return found
 
 
 def late_schema_caught(ctx: RehearsalContext) -> str:
@@ -113,12 +133,17 @@ def decode_on_target(ctx: RehearsalContext) -> str:
     """The moved group's schema'd topics, read on the TARGET and decoded with the TARGET registry."""
     _src, tgt = ctx.clusters()
     _s, t = registries(ctx)
+    registered = ctx.result.schemas.get("registered", {}).get("ids", {})
     out = []
     for topic, (_parts, produced) in SCHEMA_TOPICS.items():
         target_topic = topic_selection(ctx.migration).target_name(topic)
         n, ids = decode_all(ctx.apps, tgt.bootstrap_servers, target_topic, t.url)
         if n != produced:
             raise StepFailed(f"{target_topic} on the target: {n} record(s) decoded, {produced} produced")
+        kept = set(registered.get(f"{topic}-value", ()))
+        if not set(ids) <= kept:
+            raise StepFailed(f"{target_topic} on the target: records carry id(s) {sorted(set(ids) - kept)}, not among those "
+                             f"registered on the source under {topic}-value ({sorted(kept)})")
         out.append(f"{target_topic} {n}/{produced} (ids {', '.join(map(str, sorted(ids)))})")
     ctx.result.schemas["decoded_on_target"] = out
     return "decoded with the target registry: " + "; ".join(out)

@@ -104,7 +104,7 @@ def produce_demo_data(ctx: RehearsalContext) -> str:
     ctx.session = session_of(src, tgt, ctx.migration, ctx.env.worker_spec(), ctx.connect())
     ids = sorted(i for v in registered["ids"].values() for i in v)
     return (f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}; "
-            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema) read by {MOVED_GROUP}; "
+            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema, Protobuf) read by {MOVED_GROUP}; "
             f"{len(registered['ids'])} subjects on the source registry, ids {', '.join(map(str, ids))} ({registered['gaps']} gap(s))")
 
 

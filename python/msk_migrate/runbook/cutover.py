@@ -12,7 +12,8 @@ Ready when every condition holds; each row carries its evidence:
    groups' last committed record (the record before each committed offset; offsets-snapshot reports: the
    snapshot's end at or past each committed offset). Each failing condition is named;
 6. schemas in sync (when the gate names the registries and the groups' topics carry schema'd records): every
-   version of the source registry on the target under the same id (:mod:`.schema_sync`).
+   version of the source registry on the target under the same id, and every Protobuf message index the topics'
+   newest records carry naming a message of the schema the target holds under their id (:mod:`.schema_sync`).
 """
 
 from __future__ import annotations

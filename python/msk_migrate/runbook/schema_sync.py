@@ -15,6 +15,11 @@ strategy: the subjects holding those ids on the source registry tell it (:mod:`m
 Topics with a topic-name subject (``<topic>-value`` or ``<topic>-key``) count as schema'd too, records or not
 (an empty topic whose producers will use it), and that is all that is used when no records are given.
 
+Protobuf: each message-index array the newest records carry (tallied with their id) must name a message of the
+schema the target registry holds under that id, which is what a consumer there decodes with
+(:func:`index_problems`). Records that carry no readable array, or whose arrays were not read, are not proven, and
+they fail the condition too, named.
+
 Refused (:class:`UsageError`, exit 2, before any verdict): a part whose ids' subjects fit no strategy for its
 topic, or fit two alike, one line naming the topic, the subject and the fix; a part in Apicurio's 8-byte
 global-id format (not resolved: :func:`msk_migrate.validation.schema_proof.wide_ids_refusal`). A value id the source registry
@@ -31,9 +36,10 @@ from ..errors import UsageError
 from ..outcome import quiet
 from ..schemas.client import RegistryClient
 from ..schemas.operations import Direction, make_plan
+from ..schemas.protobuf import indexes_of_prefix, message_at, show
 from ..schemas.reader import list_subjects, schema_by_id
 from ..schemas.renames import subject_map
-from ..validation.schema_ids import PARTS, TopicIds
+from ..validation.schema_ids import NO_PREFIX, NOT_READ, PARTS, TopicIds
 from ..validation.schema_proof import wide_ids_refusal
 from ..validation.subject_strategy import CLASSES, IdSubjects, PartStrategy, classify, record_name
 
@@ -97,6 +103,32 @@ def record_subjects(source: RegistryClient, record_ids: dict[str, TopicIds], top
     return out
 
 
+def index_problems(target: RegistryClient, record_ids: dict[str, TopicIds], topics: list[str]) -> list[str]:
+    """Per Protobuf id the records of ``topics`` carry: their message-index arrays that name no message of the
+    schema ``target`` holds under the id, and records whose array is missing or was not read (not proven)."""
+    out: list[str] = []
+    for topic in topics:
+        tally = record_ids.get(topic)
+        parts = [tally.part(p) for p in PARTS] if tally is not None else []
+        for part, ids in zip(PARTS, parts, strict=False):
+            if not ids.schemad:
+                continue
+            for i, by in sorted(ids.source.prefixes.items()):
+                body = schema_by_id(target, i)
+                if body is None or str(body.get("schemaType") or "").upper() != "PROTOBUF":
+                    continue  # an id missing on the target fails the version check; other types carry no array
+                where = f"{topic} {part} schema id {i} (PROTOBUF)"
+                for prefix, n in sorted(by.items()):
+                    if prefix == NO_PREFIX:
+                        out.append(f"{where}: {n} record(s) carry no readable message-index array after the id (not proven)")
+                    elif prefix == NOT_READ:
+                        out.append(f"{where}: the message indexes of {n} record(s) were not read (not proven)")
+                    elif message_at(str(body.get("schema", "")), indexes_of_prefix(prefix)) is None:
+                        out.append(f"{where}: message index {show(indexes_of_prefix(prefix))} of {n} record(s) names no "
+                                   f"message of the schema the {target.role} registry holds under that id")
+    return out
+
+
 def schemad_topics(source: RegistryClient, topics: list[str], found: RecordSubjects | None = None) -> list[str]:
     """The topics among ``topics`` with a topic-name-strategy subject on the ``source`` registry, and (given
     what the registry says of the ids their records carry, :func:`record_subjects`) those whose records carry ids."""
@@ -128,9 +160,14 @@ def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list
                           f"{source.option})", strategies)
     renames = subject_map(topic_renames or {}, rollback=source.role == "target")
     plan, origin, _ = make_plan(Direction(source, target, renames), (), quiet)
-    if plan.in_sync:
+    unproven = index_problems(target, record_ids or {}, schemad)
+    if plan.in_sync and not unproven:
         return SchemaSync(True, schemad, where + f"all {len(origin.versions)} version(s) on the {target.role} registry "
                           "under the same id with the same schema", strategies)
+    if plan.in_sync:
+        more = f" (and {len(unproven) - 1} more)" if len(unproven) > 1 else ""
+        return SchemaSync(False, schemad, where + f"all {len(origin.versions)} version(s) on the {target.role} registry, "
+                          f"but Protobuf message indexes not proven: {unproven[0]}{more}", strategies)
     missing = [f"{v.subject} v{v.version} (id {v.id})" for v in plan.to_copy[:LISTED]]
     more = f" and {len(plan.to_copy) - LISTED} more" if len(plan.to_copy) > LISTED else ""
     parts = []
@@ -140,6 +177,8 @@ def schemas_in_sync(source: RegistryClient, target: RegistryClient, topics: list
     if plan.conflicts:
         c = plan.conflicts[0]
         parts.append(f"{len(plan.conflicts)} conflicting, e.g. {c.subject} v{c.version} (id {c.id}): {c.reason}")
+    if unproven:
+        parts.append(f"Protobuf message indexes not proven: {unproven[0]}")
     if not parts:
         parts.append(f"{len(plan.compatibility) + bool(plan.global_compatibility)} compatibility setting(s) differ "
                      f"(run `msk-migrate schemas copy --to {target.role}`)")
