@@ -38,12 +38,13 @@ first copy), so a restart never makes a translation inexact; the duplicates are 
 the group will read past the offset (MM2 wrote them again; every consumer of that side reads them) are named apart
 (``duplicates_ahead``), never as the translation's re-delivery.
 
-Pure: no I/O. :mod:`.two_origin_read` reads the logs.
+Pure: no I/O. :mod:`.two_origin_window` translates from windows of both partitions (this definition is its
+oracle); :mod:`.two_origin_read` reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import NamedTuple
@@ -56,6 +57,7 @@ class OriginRec(NamedTuple):
     offset: int
     origin: str
     fp: int
+    ts: int = 0  #: its timestamp (ms; part of its identity): bounds the windows of :mod:`.two_origin_window`
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,9 @@ class TwoOriginTranslation:
     problems: tuple[str, ...] = field(default_factory=tuple)
     duplicates: dict[str, int] = field(default_factory=dict)
     duplicates_ahead: int = 0
+    #: the windows it was computed from (:mod:`.two_origin_window`): then ``consumed``/``covered`` count from the
+    #: native side's window start and ``duplicates`` from the aligned copies; None: whole logs, counts from the start
+    window: dict[str, object] | None = None
 
     @property
     def exact(self) -> bool:
@@ -117,7 +122,8 @@ class TwoOriginTranslation:
         return {"position": self.position, "offset": self.offset, "proven": self.proven, "exact": self.exact,
                 "consumed": dict(self.consumed), "covered": dict(self.covered),
                 "redelivered": [r.as_dict() for r in self.redelivered], "reason": self.reason,
-                "restart_duplicates": dict(self.duplicates), "restart_duplicates_ahead": self.duplicates_ahead}
+                "restart_duplicates": dict(self.duplicates), "restart_duplicates_ahead": self.duplicates_ahead,
+                **({"window": self.window} if self.window is not None else {})}
 
 
 def _by_origin(recs: Iterable[OriginRec]) -> dict[str, list[OriginRec]]:
@@ -147,13 +153,17 @@ class Placed(NamedTuple):
         return self.first.count(False)
 
 
-def place_copies(copies: Sequence[OriginRec], natives: Sequence[OriginRec]) -> Placed:
+def place_copies(copies: Sequence[OriginRec], natives: Sequence[OriginRec],
+                 unsure: Callable[[OriginRec], bool] | None = None) -> Placed:
     """Place every copy on its native (see the module doc, "MM2 restarts"). The decision per copy, in this order:
     it continues the current re-run (the next native of the run, before the first not yet copied: a re-run ends
     before new copies begin); it is the next native not yet copied; it starts a re-run at the latest earlier native
     of its identity whose following natives the next copies repeat up to the first not yet copied (as far as the
     log goes). A copy that could be the next native and a re-run alike (identical natives) is refused rather than
-    guessed, as is one that is neither."""
+    guessed, as is one that is neither.
+
+    ``unsure``: copies that may be identical to a native *before* ``natives`` (a window of them): such a copy is
+    not taken as the next native unless a re-run within ``natives`` is excluded too, which it cannot be; refused."""
     where: dict[int, list[int]] = {}
     for k, r in enumerate(natives):
         where.setdefault(r.fp, []).append(k)
@@ -173,6 +183,9 @@ def place_copies(copies: Sequence[OriginRec], natives: Sequence[OriginRec]) -> P
             if start is not None:  # the same record twice among the natives: which one this is decides the position
                 return Placed(index, first, f"copy #{i} (offset {c.offset}) is the next record ({nxt}) or a restart re-run "
                                             f"from record {start}, which is identical to it: cannot be placed by identity")
+            if unsure is not None and unsure(c):  # a re-run from an identical native before the window is not excluded
+                return Placed(index, first, f"copy #{i} (offset {c.offset}) is the next record ({nxt}) or may re-run an "
+                                            "identical record before the window")
             index.append(nxt)
             first.append(True)
             nxt, run = nxt + 1, None
@@ -239,14 +252,20 @@ def translate_position(frm: Sequence[OriginRec], position: int, to: Sequence[Ori
             redelivered.append(Redelivery(origin, present, want - have - len(present)))
     duplicates = {side: n for side, n in (("source", sum(p.duplicates for p in here_p.values())),
                                           ("target", sum(p.duplicates for p in there_p.values()))) if n}
+    return TwoOriginTranslation(position, offset, consumed, covered, tuple(redelivered),
+                                reason=reason(offset, redelivered, duplicates, ahead), duplicates=duplicates,
+                                duplicates_ahead=ahead)
+
+
+def reason(offset: int, redelivered: Sequence[Redelivery], duplicates: dict[str, int], ahead: int) -> str:
+    """The one-line reason of a proven translation (shared by the whole and the windowed computation)."""
     why = ("exact: every record consumed lies before the offset and none after it" if not redelivered else
            f"no exact offset: resuming at {offset} re-delivers " +
            ", ".join(f"{r.count} record(s) of origin {r.origin}" for r in redelivered) + "; none is skipped")
     if duplicates:
         why += (f"; MM2 restart duplicates recognised by identity and position: {sum(duplicates.values())}"
                 + (f", {ahead} past the offset (MM2 wrote them twice: every consumer of this side reads them)" if ahead else ""))
-    return TwoOriginTranslation(position, offset, consumed, covered, tuple(redelivered), reason=why,
-                                duplicates=duplicates, duplicates_ahead=ahead)
+    return why
 
 
 def exact_offsets(frm: Sequence[OriginRec], position: int, to: Sequence[OriginRec]) -> list[int]:
