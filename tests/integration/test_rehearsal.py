@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from msk_migrate.paths import LOCAL_DIR
-from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, protobuf_demo, rehearse
-from msk_migrate.rehearsal.demo import PROTOBUF_TOPIC, SCHEMA_TOPICS
+from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, protobuf_demo, rehearse, returns_demo
+from msk_migrate.rehearsal.demo import PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
 
 from .test_producer_cutover import (
     assert_forgotten_producer_fenced_and_named,
@@ -105,6 +105,7 @@ def assert_schemas_travel_with_the_data(res) -> None:
     for topic, (_p, n) in SCHEMA_TOPICS.items():
         assert f"{topic} {n}/{n}" in decoded, decoded
     assert f"{PROTOBUF_TOPIC} {SCHEMA_TOPICS[PROTOBUF_TOPIC][1]}/{SCHEMA_TOPICS[PROTOBUF_TOPIC][1]} (ids {reg['ids'][protobuf_demo.SUBJECT][0]})" in decoded
+    assert_keys_and_two_strategies_travel(res)
     back = res.schemas["copy_to_source"]
     assert back["exit_code"] == 0 and back["copied"] >= 1, back
     assert res.schemas["decoded_on_source"]["records"] == MOVED_PRODUCER_RECORDS, res.schemas["decoded_on_source"]
@@ -115,6 +116,37 @@ def assert_schemas_travel_with_the_data(res) -> None:
     assert not late["caught"]["ok"] and f"shop.ledger-value v4 (id {late['id']})" in late["caught"]["evidence"], late
     assert late["lag_before_copy"] is False and late["lag_after_copy"] is True, late
     assert late["recopied"] == 1 and late["after_copy"]["ok"], late
+
+
+def assert_keys_and_two_strategies_travel(res) -> None:
+    """Issue 45: shop.returns' Avro keys (TopicNameStrategy, shop.returns-key) and Avro values (RecordNameStrategy,
+    shop.Return: no shop.returns-value subject) are copied with their ids, proven by `validate` on every record, key
+    and value apart, found from the records by the gate, and decoded on the target by AvroDeserializer, key and value
+    each under its own subject; every other demo topic's keys stay plain bytes."""
+    reg = res.schemas["registered"]["ids"]
+    subjects = returns_demo.Returns().subjects
+    key_id, value_id = (reg[subjects[p]] for p in ("key", "value"))
+    assert len(key_id) == 1 and len(value_id) == 1 and key_id != value_id, reg
+    assert "shop.returns-value" not in reg, reg
+    n = SCHEMA_TOPICS[RETURNS_TOPIC][1]
+    rows = res.schemas["report_rows"]
+    assert rows[RETURNS_TOPIC]["ids_seen"] == 2 and rows[RETURNS_TOPIC]["resolved_identical"] == 2, rows[RETURNS_TOPIC]
+    assert rows[RETURNS_TOPIC]["parts"] == {
+        "key": {"schemad": True, "strategy": "topic", "subjects": ["shop.returns-key"], "records": {"source": n, "target": n}},
+        "value": {"schemad": True, "strategy": "record", "subjects": ["shop.Return"], "records": {"source": n, "target": n}},
+    }, rows[RETURNS_TOPIC]
+    for topic in set(SCHEMA_TOPICS) - {RETURNS_TOPIC}:  # plain-bytes keys, as other steps read them
+        assert not rows[topic]["parts"]["key"]["schemad"] and rows[topic]["parts"]["value"]["strategy"] == "topic", rows[topic]
+    validate = next(s for s in res.steps if s.name == "validate").result
+    assert f"{RETURNS_TOPIC} 2/2 id(s) identical (key TopicNameStrategy, value RecordNameStrategy)" in validate, validate
+    # the gate found each part from the records' ids (the value subject names no topic)
+    gate = next(s for s in res.steps if s.name == "cutover check").result
+    for named in ("shop.returns key: TopicNameStrategy (shop.returns-key)", "shop.returns value: RecordNameStrategy (shop.Return)"):
+        assert named in gate and named in res.schemas["gate_strategies"], (named, gate)
+    assert len(res.schemas["gate_strategies"]) == sum(len(p) for p in SCHEMA_PARTS.values())
+    decoded = next(s for s in res.steps if s.name == "decode on target").result
+    assert (f"{RETURNS_TOPIC} {n}/{n} (key ids {key_id[0]} under shop.returns-key, TopicNameStrategy; value ids "
+            f"{value_id[0]} under shop.Return, RecordNameStrategy)") in decoded, decoded
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ clusters and their schema registries (one Apicurio Registry per side).
 - :mod:`.context`: what the steps share, typed;
 - :mod:`.schema_demo`: the schema'd demo applications (subjects on the source registry, serialized records,
   the consumers that decode them; :mod:`.protobuf_demo`: the Protobuf one, the only module importing protobuf
-  and protoc, the ``rehearsal`` extra);
+  and protoc, the ``rehearsal`` extra; :mod:`.returns_demo`: the topic whose keys are Avro too, values under
+  RecordNameStrategy);
 - :mod:`.steps`: one function per step (:mod:`.schema_steps`: the schema steps);
 - :mod:`.run`: the step runner (:func:`rehearse`);
 - :mod:`.result`: the rows and what the steps measured.

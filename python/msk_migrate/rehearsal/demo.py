@@ -31,7 +31,20 @@ DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
 #: The schema'd demo topics (:mod:`.schema_demo`): topic -> (partitions, records); in the consumers-only wave,
 #: read to their end by MOVED_GROUP besides its topic.
 AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC = "shop.ledger", "shop.audit", "shop.shipments"
-SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120), PROTOBUF_TOPIC: (2, 150)}
+#: The topic whose keys are schema'd too (:mod:`.returns_demo`): Avro keys and values, two subject name strategies.
+RETURNS_TOPIC = "shop.returns"
+SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120), PROTOBUF_TOPIC: (2, 150),
+                                             RETURNS_TOPIC: (2, 100)}
+#: Per schema'd demo topic, each part its producers serialize with a registry: part -> (subject name strategy,
+#: subject on the source registry). The parts not named carry plain bytes (or no key). What `validate`, the gate
+#: and "decode on target" must find from the records: ``shop.returns``' values are under RecordNameStrategy (the
+#: record's full name), so no ``shop.returns-value`` subject exists to find them by.
+SCHEMA_PARTS: dict[str, dict[str, tuple[str, str]]] = {
+    AVRO_TOPIC: {"value": ("topic", f"{AVRO_TOPIC}-value")},
+    JSON_TOPIC: {"value": ("topic", f"{JSON_TOPIC}-value")},
+    PROTOBUF_TOPIC: {"value": ("topic", f"{PROTOBUF_TOPIC}-value")},
+    RETURNS_TOPIC: {"key": ("topic", f"{RETURNS_TOPIC}-key"), "value": ("record", "shop.Return")},
+}
 #: group -> (topic, fraction of the log consumed)
 DEMO_GROUPS = {"shop-billing": ("shop.orders", 1.0), "shop-analytics": ("shop.events", 0.6)}
 #: The group moved to the target (no gap), and the group rolled back to the source with its topic.

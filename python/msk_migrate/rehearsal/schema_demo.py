@@ -11,10 +11,14 @@ What the source registry holds after :func:`register_demo_schemas` (all of it is
 - ``shop.audit-value`` (JSON Schema): one version, for a second wire format;
 - ``shop.shipments-value`` (Protobuf): ``shop/shipments.proto``, which imports ``shop/common.proto`` (subject
   ``shop/common.proto``, its reference): :mod:`.protobuf_demo`;
+- ``shop.returns-key`` (Avro, TopicNameStrategy) and ``shop.Return`` (Avro, RecordNameStrategy): the keys and the
+  values of ``shop.returns``, :mod:`.returns_demo`;
 - ids that are not contiguous: throwaway subjects registered between them and deleted permanently.
 
-Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn), ``shop.audit`` and
-``shop.shipments`` (confluent-kafka's ``ProtobufSerializer``, classes compiled by protoc at run time).
+Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn), ``shop.audit``,
+``shop.shipments`` (confluent-kafka's ``ProtobufSerializer``, classes compiled by protoc at run time) and
+``shop.returns`` (Avro keys and values, the only schema'd keys: the other topics' keys are plain bytes, which other
+steps read as such).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from . import protobuf_demo
-from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
+from . import protobuf_demo, returns_demo
+from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
 from .result import StepFailed
 
 #: The subject whose compatibility is set per subject, and the setting.
@@ -99,6 +103,7 @@ def register_demo_schemas(url: str) -> dict[str, Any]:
     c.delete_version("shop.drafts-value", 1)  # soft: the id stays readable, the version is listed as deleted
     reg("shop.audit-value", _schema(_AUDIT, "JSON"))
     protobuf_demo.register(c, reg)
+    returns_demo.register(reg)
     every = sorted(i for v in ids.values() for i in v)
     gaps = sum(b - a - 1 for a, b in itertools.pairwise(every))
     if gaps <= 0:
@@ -145,9 +150,9 @@ def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[
 
     p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
     versions = _ledger_versions(url)
-    n_avro, n_json, n_proto = (SCHEMA_TOPICS[t][1] for t in (AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC))
-    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value), {n_json} JSON Schema records "
-        f"and {n_proto} Protobuf records")
+    n_avro, n_json, n_proto, n_returns = (SCHEMA_TOPICS[t][1] for t in (AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC))
+    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value), {n_json} JSON Schema records, "
+        f"{n_proto} Protobuf records and {n_returns} records with Avro keys and values")
     avro_ctx = SerializationContext(AVRO_TOPIC, MessageField.VALUE)
     for v, (schema, record) in enumerate(versions):
         ser = AvroSerializer(client, schema, conf=conf)
@@ -160,10 +165,14 @@ def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[
     pser = protobuf_demo.serializer(url, PROTOBUF_TOPIC)
     for i in range(n_proto):
         produce(p, PROTOBUF_TOPIC, protobuf_demo.record_key(i), pser(i), None, delivered)
+    rser = returns_demo.serializer(client)
+    for i in range(n_returns):
+        key, value = rser(i)
+        produce(p, RETURNS_TOPIC, key, value, None, delivered)
     left = p.flush(60)
     if failed or left:
         raise StepFailed(f"schema'd demo records: {len(failed) + left} not delivered" + (f" ({failed[0]})" if failed else ""))
-    return {AVRO_TOPIC: n_avro, JSON_TOPIC: n_json, PROTOBUF_TOPIC: n_proto}
+    return {AVRO_TOPIC: n_avro, JSON_TOPIC: n_json, PROTOBUF_TOPIC: n_proto, RETURNS_TOPIC: n_returns}
 
 
 def write_moved_avro(apps: DemoApps, bootstrap: str, topic: str, records: int, url: str) -> int:
@@ -221,20 +230,39 @@ def _value_decoder(topic: str, url: str) -> Callable[[bytes | None, bytes, str],
     return decode
 
 
+#: (key, value, where) -> the decoded value; raises :class:`StepFailed` naming ``where`` for a record it cannot prove.
+Decoder = Callable[[bytes | None, bytes, str], Any]
+
+
+def _wire_id(data: bytes | None) -> int | None:
+    """The schema id in ``data``'s wire prefix (magic byte 0, 4-byte id); None for bytes not in that format."""
+    return int.from_bytes(data[1:5], "big") if data is not None and len(data) >= 5 and data[0] == 0 else None
+
+
 def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schemad: bool = False,
-               timeout: float = 60.0) -> tuple[int, Counter[int]]:
+               timeout: float = 60.0, decoder: Decoder | None = None) -> tuple[int, Counter[int]]:
     """Read ``topic`` from its beginning to its current end on ``bootstrap`` and decode every value with
     confluent-kafka's deserializer for its format, resolving ids on the registry at ``url``. Returns
-    (records decoded, schema ids seen); a record that does not decode fails the step naming it.
-    ``only_schemad``: values not in the wire format (no magic byte) are skipped, not decoded."""
-    decode = _value_decoder(topic, url)
+    (records decoded, the values' schema ids seen); a record that does not decode fails the step naming it.
+    ``only_schemad``: values not in the wire format (no magic byte) are skipped, not decoded. ``decoder``: the
+    proof of each record (key and value) when the value subject's type does not say it (:func:`decode_parts`)."""
+    n, ids = decode_parts(apps, bootstrap, topic, url, only_schemad, timeout, decoder)
+    return n, ids["value"]
+
+
+def decode_parts(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schemad: bool = False,
+                 timeout: float = 60.0, decoder: Decoder | None = None) -> tuple[int, dict[str, Counter[int]]]:
+    """:func:`decode_all`, returning the schema ids seen per part (``key``, ``value``): a key is tallied when it is
+    in the wire format, which the demo's plain-bytes keys never are. Keys are decoded and proven only by a
+    ``decoder`` that does so (:class:`.returns_demo.TopicDecoder`)."""
+    decode = decoder or _value_decoder(topic, url)
     c = Consumer(apps.config(bootstrap, **{"group.id": f"rehearsal-decoder-{time.time_ns()}", "enable.auto.commit": False,
                                            "isolation.level": "read_committed"}))
     parts = c.list_topics(topic, timeout=10).topics[topic].partitions
     ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
     c.assign([TopicPartition(topic, p, lo) for p, (lo, _hi) in ends.items()])
     todo = {p for p, (lo, hi) in ends.items() if hi > lo}
-    decoded, ids = 0, Counter[int]()
+    decoded, ids = 0, {"key": Counter[int](), "value": Counter[int]()}
     deadline = time.time() + timeout
     try:
         while todo and time.time() < deadline:
@@ -246,7 +274,10 @@ def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schema
                     continue
                 decode(m.key(), value, f"{topic}[{m.partition()}]@{m.offset()}")
                 decoded += 1
-                ids[int.from_bytes(value[1:5], "big")] += 1
+                for part, data in (("key", m.key()), ("value", value)):
+                    found = _wire_id(data)
+                    if found is not None:
+                        ids[part][found] += 1
             for p in list(todo):
                 if c.position([TopicPartition(topic, p)])[0].offset >= ends[p][1]:
                     todo.discard(p)

@@ -4,10 +4,14 @@
   (:mod:`msk_migrate.schemas.operations`), source -> target, after the connectors are applied;
 - "late schema caught": a schema registered on the source after the copy fails `cutover check`'s "schemas in
   sync" and `lag`'s line, until `schemas copy` runs again;
+- "validate" (its schema rows, :func:`check_schema_rows`) and "cutover check" (:func:`check_gate_strategies`): each
+  schema'd part of each demo topic (:data:`.demo.SCHEMA_PARTS`: ``shop.returns``' keys too) found from the records,
+  under the subject name strategy and subject its producers used, and no other part schema'd;
 - "decode on target": a consumer on the TARGET decodes every record of the moved group's schema'd topics with
-  confluent-kafka's deserializers and the TARGET registry (as many as the demo produced), each carrying an id
-  registered on the source under its topic's subject (ids kept); the Protobuf topic's records are proven one by one
-  (id, message index, value: :class:`.protobuf_demo.TopicDecoder`);
+  confluent-kafka's deserializers and the TARGET registry (as many as the demo produced), each part carrying an id
+  registered on the source under that part's subject (ids kept); the Protobuf topic's records are proven one by one
+  (id, message index, value: :class:`.protobuf_demo.TopicDecoder`), and so are ``shop.returns``' keys and values
+  (id per part, key and value as written together: :class:`.returns_demo.TopicDecoder`);
 - "schemas copy to source": after rollback, what the moved producers registered on the target meanwhile
   goes back (``schemas copy --to source``), and "decode on source" decodes, on the SOURCE with the SOURCE
   registry, every record those producers wrote.
@@ -24,10 +28,12 @@ from ..runbook.lag import lag
 from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
 from ..schemas.client import RegistryClient
 from ..schemas.operations import Direction, copy_outcome, verify_outcome
+from ..validation.subject_strategy import CLASSES
+from . import returns_demo
 from .context import RehearsalContext
-from .demo import MOVED_GROUP, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, SCHEMA_TOPICS
+from .demo import MOVED_GROUP, MOVED_PRODUCER_RECORDS, RETURNS_TOPIC, ROLLBACK_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
 from .result import StepFailed
-from .schema_demo import decode_all, register_late_version
+from .schema_demo import decode_all, decode_parts, register_late_version
 
 
 def registries(ctx: RehearsalContext) -> tuple[RegistryClient, RegistryClient]:
@@ -63,10 +69,13 @@ def schemas_verify(ctx: RehearsalContext) -> str:
 
 
 def check_schema_rows(ctx: RehearsalContext, report: dict[str, Any]) -> str:
-    """The forward report's schema rows: every schema'd demo topic's ids all resolved identically (ids seen > 0), and
-    every Protobuf id's message-index arrays proven (each names a message, as many records on both sides)."""
+    """The forward report's schema rows: every schema'd demo topic's ids all resolved identically (ids seen > 0),
+    each part :data:`.demo.SCHEMA_PARTS` names proven on every record it produced, under the strategy and subject its
+    producers used (:func:`_proven_parts`), and every Protobuf id's message-index arrays proven (each names a
+    message, as many records on both sides)."""
     rows = {t["topic"]: t.get("schemas") or {} for t in report.get("topics", [])}
-    kept, indexes = {}, {}
+    kept: dict[str, dict[str, Any]] = {}
+    indexes: dict[str, list[dict[str, Any]]] = {}
     for topic in SCHEMA_TOPICS:
         row = rows.get(topic)
         if not row:
@@ -76,10 +85,50 @@ def check_schema_rows(ctx: RehearsalContext, report: dict[str, Any]) -> str:
         seen, same = row.get("ids_seen") or 0, row.get("resolved_identical") or 0
         if row.get("status") != "match" or not row.get("schemad") or seen == 0 or same != seen:
             raise StepFailed(f"{topic}'s schema row is not all resolved: {kept[topic]}")
+        kept[topic]["parts"] = _proven_parts(topic, row)
         indexes[topic] = _proven_indexes(topic, row)
     ctx.result.schemas["report_rows"] = kept
     ctx.result.schemas["message_indexes"] = {t: found for t, found in indexes.items() if found}
-    return "; ".join(f"{t} {r['ids_seen']}/{r['ids_seen']} id(s) identical" for t, r in kept.items())
+    return "; ".join(f"{t} {r['ids_seen']}/{r['ids_seen']} id(s) identical ("
+                     + ", ".join(f"{p} {CLASSES[s['strategy']]}" for p, s in r["parts"].items() if s["schemad"]) + ")"
+                     for t, r in kept.items())
+
+
+def _proven_parts(topic: str, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per part of the row: each part :data:`.demo.SCHEMA_PARTS` names for ``topic`` is schema'd, under its strategy and
+    subject, with every record the demo produced carrying an id on both sides; any other part is not schema'd."""
+    produced, want = SCHEMA_TOPICS[topic][1], SCHEMA_PARTS[topic]
+    out: dict[str, dict[str, Any]] = {}
+    for part, found in (row.get("parts") or {}).items():
+        src, tgt = (found.get(side) or {} for side in ("source", "target"))
+        out[part] = {"schemad": bool(found.get("schemad")), "strategy": found.get("strategy"),
+                     "subjects": found.get("subjects") or [], "records": {"source": src.get("wire_format"),
+                                                                          "target": tgt.get("wire_format")}}
+        if part not in want:
+            if out[part]["schemad"]:
+                raise StepFailed(f"{topic}: its {part}s, plain bytes as the demo writes them, are reported schema'd: {out[part]}")
+            continue
+        strategy, subject = want[part]
+        if (not out[part]["schemad"] or out[part]["strategy"] != strategy or out[part]["subjects"] != [subject]
+                or out[part]["records"] != {"source": produced, "target": produced}):
+            raise StepFailed(f"{topic} {part}s: expected {produced} record(s) per side proven under {CLASSES[strategy]} "
+                             f"({subject}), the report says {out[part]}")
+    missing = set(want) - set(out)
+    if missing:
+        raise StepFailed(f"{topic}'s schema row has no {', '.join(sorted(missing))} part (expected {sorted(want)})")
+    return out
+
+
+def check_gate_strategies(evidence: str) -> list[str]:
+    """The parts of :data:`.demo.SCHEMA_PARTS` whose strategy and subject the gate's "schemas in sync" evidence names,
+    found from the records' ids (``shop.returns value: RecordNameStrategy (shop.Return)``: no ``<topic>-value``
+    subject would find it); a part it does not name fails the step."""
+    named = [f"{t} {p}: {CLASSES[strategy]} ({subject})" for t, parts in SCHEMA_PARTS.items()
+             for p, (strategy, subject) in parts.items()]
+    missing = [n for n in named if n not in evidence]
+    if missing:
+        raise StepFailed(f"'{SCHEMAS_IN_SYNC}' does not name {'; '.join(missing)} from the records: {evidence}")
+    return named
 
 
 def _proven_indexes(topic: str, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,14 +186,28 @@ def decode_on_target(ctx: RehearsalContext) -> str:
     out = []
     for topic, (_parts, produced) in SCHEMA_TOPICS.items():
         target_topic = topic_selection(ctx.migration).target_name(topic)
-        n, ids = decode_all(ctx.apps, tgt.bootstrap_servers, target_topic, t.url)
+        # the keyed topic's decoder proves keys and values apart; the others', the values (their keys are plain bytes)
+        decoder = returns_demo.TopicDecoder(t.url, returns_demo.Returns(target_topic)) if topic == RETURNS_TOPIC else None
+        n, ids = decode_parts(ctx.apps, tgt.bootstrap_servers, target_topic, t.url, decoder=decoder)
         if n != produced:
             raise StepFailed(f"{target_topic} on the target: {n} record(s) decoded, {produced} produced")
-        kept = set(registered.get(f"{topic}-value", ()))
-        if not set(ids) <= kept:
-            raise StepFailed(f"{target_topic} on the target: records carry id(s) {sorted(set(ids) - kept)}, not among those "
-                             f"registered on the source under {topic}-value ({sorted(kept)})")
-        out.append(f"{target_topic} {n}/{produced} (ids {', '.join(map(str, sorted(ids)))})")
+        want = SCHEMA_PARTS[topic]
+        for part, seen in ids.items():
+            if part not in want:
+                if seen:
+                    raise StepFailed(f"{target_topic} on the target: {part}s carry schema id(s) {sorted(seen)}; the demo "
+                                     f"writes them as plain bytes")
+                continue
+            subject = want[part][1]
+            kept = set(registered.get(subject, ()))
+            if sum(seen.values()) != produced or not set(seen) <= kept:
+                raise StepFailed(f"{target_topic} on the target: {sum(seen.values())} {part}(s) carry id(s) {sorted(seen)}; "
+                                 f"expected {produced}, among those registered on the source under {subject} ({sorted(kept)})")
+        if set(want) == {"value"}:
+            out.append(f"{target_topic} {n}/{produced} (ids {', '.join(map(str, sorted(ids['value'])))})")
+        else:
+            out.append(f"{target_topic} {n}/{produced} (" + "; ".join(
+                f"{p} ids {', '.join(map(str, sorted(ids[p])))} under {want[p][1]}, {CLASSES[want[p][0]]}" for p in want) + ")")
     ctx.result.schemas["decoded_on_target"] = out
     return "decoded with the target registry: " + "; ".join(out)
 

@@ -41,6 +41,7 @@ from .demo import (
     DEMO_TOPICS,
     MOVED_GROUP,
     MOVED_PRODUCER_RECORDS,
+    RETURNS_TOPIC,
     ROLLBACK_GROUP,
     ROLLBACK_TOPIC,
     SCHEMA_TOPICS,
@@ -104,7 +105,8 @@ def produce_demo_data(ctx: RehearsalContext) -> str:
     ctx.session = session_of(src, tgt, ctx.migration, ctx.env.worker_spec(), ctx.connect())
     ids = sorted(i for v in registered["ids"].values() for i in v)
     return (f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}; "
-            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema, Protobuf) read by {MOVED_GROUP}; "
+            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema, Protobuf; Avro keys too on "
+            f"{RETURNS_TOPIC}) read by {MOVED_GROUP}; "
             f"{len(registered['ids'])} subjects on the source registry, ids {', '.join(map(str, ids))} ({registered['gaps']} gap(s))")
 
 
@@ -259,6 +261,8 @@ def cutover_ready(ctx: RehearsalContext) -> str:
     sync = next((c for c in conds if c.name == SCHEMAS_IN_SYNC), None)
     if sync is None:  # the moved group reads schema'd topics: the gate must have asked
         raise StepFailed(f"no '{SCHEMAS_IN_SYNC}' condition although {MOVED_GROUP} reads {', '.join(SCHEMA_TOPICS)}")
+    # each schema'd part found from the records, under its producers' strategy (shop.returns' values: no <topic>-value)
+    ctx.result.schemas["gate_strategies"] = schema_steps.check_gate_strategies(sync.evidence)
     text = f"ready: {len(conds)} conditions met for {MOVED_GROUP}, {ROLLBACK_GROUP}; {SCHEMAS_IN_SYNC}: {sync.evidence}"
     return f"{text}; {proof_steps.cutover_evidence(ctx, conds)}" if ctx.proof_mark else text
 
