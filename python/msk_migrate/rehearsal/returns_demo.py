@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .decoding import decode_record, first_line
 from .demo import RETURNS_TOPIC
 from .result import StepFailed
 
@@ -92,10 +93,6 @@ def serializer(client: Any, demo: Returns = Returns()) -> Callable[[int], tuple[
     return lambda i: (kser(key_of(i), kctx), vser(value_of(i), vctx))
 
 
-def _first_line(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-
-
 class TopicDecoder:
     """Decodes one record of the keyed topic, key and value, with confluent-kafka's ``AvroDeserializer`` and the
     registry at ``url``, proving per part that its id is one the registry maps to that part's subject (keys to
@@ -123,7 +120,7 @@ class TopicDecoder:
         try:
             versions = self._client.get_versions(subject)
         except Exception as exc:
-            raise StepFailed(f"the registry at {self.url} has no subject {subject}: {_first_line(exc)}") from None
+            raise StepFailed(f"the registry at {self.url} has no subject {subject}: {first_line(exc)}") from None
         return {self._client.get_version(subject, v).schema_id: v for v in versions}
 
     def _part(self, part: str, data: bytes | None, where: str) -> dict[str, Any]:
@@ -136,14 +133,8 @@ class TopicDecoder:
         if schema_id not in ids:
             raise StepFailed(f"{where} {part} carries schema id {schema_id}; the registry at {self.url} maps {subject} to "
                              f"id(s) {', '.join(map(str, sorted(ids)))}")
-        try:
-            obj = self._de[part](data, self._ctx[part])
-        except Exception as exc:
-            raise StepFailed(f"{where} {part} does not decode as {subject} v{ids[schema_id]} (id {schema_id}): "
-                             f"{_first_line(exc)}") from None
-        if not isinstance(obj, dict):
-            raise StepFailed(f"{where} {part} decoded to {type(obj).__name__}, not a record")
-        return obj
+        return decode_record(self._de[part], data, self._ctx[part], f"{where} {part}",
+                             f"as {subject} v{ids[schema_id]} (id {schema_id})")
 
     def __call__(self, key: bytes | None, value: bytes | None, where: str) -> dict[str, Any]:
         got_key = self._part("key", key, where)

@@ -34,6 +34,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from . import protobuf_demo, returns_demo
+from .decoding import decode_record
 from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
 from .result import StepFailed
 
@@ -218,14 +219,7 @@ def _value_decoder(topic: str, url: str) -> Callable[[bytes | None, bytes, str],
     sctx = SerializationContext(topic, MessageField.VALUE)
 
     def decode(_key: bytes | None, value: bytes, where: str) -> Any:
-        try:
-            obj = de(value, sctx)
-        except Exception as exc:
-            raise StepFailed(f"{where} does not decode with the registry at {url}: "
-                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-        if not isinstance(obj, dict):
-            raise StepFailed(f"{where} decoded to {type(obj).__name__}, not a record")
-        return obj
+        return decode_record(de, value, sctx, where, f"with the registry at {url}")
 
     return decode
 
