@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from msk_migrate.paths import LOCAL_DIR
-from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, protobuf_demo, rehearse, returns_demo
-from msk_migrate.rehearsal.demo import PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
+from msk_migrate.rehearsal import DEMO_TOPICS, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, protobuf_demo, rehearse
+from msk_migrate.rehearsal.demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
 
 from .test_producer_cutover import (
     assert_forgotten_producer_fenced_and_named,
@@ -93,18 +93,20 @@ def assert_schemas_travel_with_the_data(res) -> None:
     for topic, row in rows.items():
         assert row["status"] == "match" and row["ids_seen"] > 0 and row["resolved_identical"] == row["ids_seen"], (topic, row)
     assert rows["shop.ledger"]["ids_seen"] == 3  # every Avro version was written
-    # Protobuf (issue 45): the .proto and the file it imports copied with their ids; every record's message index
-    # proven by validate, and every record decoded on the target by ProtobufDeserializer to the value written
-    proto_ids = reg["ids"][protobuf_demo.SUBJECT] + reg["ids"][protobuf_demo.COMMON_SUBJECT]
-    assert len(proto_ids) == 2 and set(proto_ids) <= set(ids), reg
-    assert rows[PROTOBUF_TOPIC]["ids_seen"] == 1 and rows[PROTOBUF_TOPIC]["resolved_identical"] == 1, rows[PROTOBUF_TOPIC]
-    assert res.schemas["message_indexes"][PROTOBUF_TOPIC] == [
-        {"part": "value", "indexes": [0], "message": protobuf_demo.MESSAGE, "source": SCHEMA_TOPICS[PROTOBUF_TOPIC][1],
-         "target": SCHEMA_TOPICS[PROTOBUF_TOPIC][1]}], res.schemas["message_indexes"]
+    # Protobuf (issue 45): the .proto and the file it imports copied with their ids, and the keys' .proto; every
+    # record's message index proven by validate, key and value, and every record decoded on the target by
+    # ProtobufDeserializer to the key and value written
+    proto_ids = reg["ids"][protobuf_demo.SUBJECT] + reg["ids"][protobuf_demo.COMMON_SUBJECT] + reg["ids"][protobuf_demo.KEY_SUBJECT]
+    assert len(set(proto_ids)) == 3 and set(proto_ids) <= set(ids), reg
+    n_proto = SCHEMA_TOPICS[PROTOBUF_TOPIC][1]
+    assert sorted(res.schemas["message_indexes"][PROTOBUF_TOPIC], key=lambda a: a["part"]) == [
+        {"part": "key", "indexes": [0], "message": protobuf_demo.KEY_MESSAGE, "source": n_proto, "target": n_proto},
+        {"part": "value", "indexes": [0], "message": protobuf_demo.MESSAGE, "source": n_proto, "target": n_proto},
+    ], res.schemas["message_indexes"]
     decoded = next(s for s in res.steps if s.name == "decode on target").result
     for topic, (_p, n) in SCHEMA_TOPICS.items():
         assert f"{topic} {n}/{n}" in decoded, decoded
-    assert f"{PROTOBUF_TOPIC} {SCHEMA_TOPICS[PROTOBUF_TOPIC][1]}/{SCHEMA_TOPICS[PROTOBUF_TOPIC][1]} (ids {reg['ids'][protobuf_demo.SUBJECT][0]})" in decoded
+    assert f"{AVRO_TOPIC} {SCHEMA_TOPICS[AVRO_TOPIC][1]}/{SCHEMA_TOPICS[AVRO_TOPIC][1]} (ids " in decoded, decoded
     assert_keys_and_two_strategies_travel(res)
     back = res.schemas["copy_to_source"]
     assert back["exit_code"] == 0 and back["copied"] >= 1, back
@@ -118,35 +120,41 @@ def assert_schemas_travel_with_the_data(res) -> None:
     assert late["recopied"] == 1 and late["after_copy"]["ok"], late
 
 
+#: The topics whose keys are schema'd, one per format: every format is exercised on keys as on values (issue 45).
+KEYED = {RETURNS_TOPIC: "Avro", JSON_TOPIC: "JSON Schema", PROTOBUF_TOPIC: "Protobuf"}
+
+
 def assert_keys_and_two_strategies_travel(res) -> None:
-    """Issue 45: shop.returns' Avro keys (TopicNameStrategy, shop.returns-key) and Avro values (RecordNameStrategy,
-    shop.Return: no shop.returns-value subject) are copied with their ids, proven by `validate` on every record, key
-    and value apart, found from the records by the gate, and decoded on the target by AvroDeserializer, key and value
-    each under its own subject; every other demo topic's keys stay plain bytes."""
+    """Issue 45: every format has a schema'd key part (Avro on shop.returns, JSON Schema on shop.audit, Protobuf on
+    shop.shipments, each under TopicNameStrategy: ``<topic>-key``); shop.returns' Avro values are under
+    RecordNameStrategy (shop.Return: no shop.returns-value subject). Each key and value subject is copied with its id,
+    proven by `validate` on every record, key and value apart, found from the records by the gate, and decoded on the
+    target, key and value each under its own subject and as written together; shop.ledger's keys stay plain bytes."""
     reg = res.schemas["registered"]["ids"]
-    subjects = returns_demo.Returns().subjects
-    key_id, value_id = (reg[subjects[p]] for p in ("key", "value"))
-    assert len(key_id) == 1 and len(value_id) == 1 and key_id != value_id, reg
+    assert {t for t, parts in SCHEMA_PARTS.items() if "key" in parts} == set(KEYED) == set(SCHEMA_TOPICS) - {AVRO_TOPIC}
     assert "shop.returns-value" not in reg, reg
-    n = SCHEMA_TOPICS[RETURNS_TOPIC][1]
     rows = res.schemas["report_rows"]
-    assert rows[RETURNS_TOPIC]["ids_seen"] == 2 and rows[RETURNS_TOPIC]["resolved_identical"] == 2, rows[RETURNS_TOPIC]
-    assert rows[RETURNS_TOPIC]["parts"] == {
-        "key": {"schemad": True, "strategy": "topic", "subjects": ["shop.returns-key"], "records": {"source": n, "target": n}},
-        "value": {"schemad": True, "strategy": "record", "subjects": ["shop.Return"], "records": {"source": n, "target": n}},
-    }, rows[RETURNS_TOPIC]
-    for topic in set(SCHEMA_TOPICS) - {RETURNS_TOPIC}:  # plain-bytes keys, as other steps read them
-        assert not rows[topic]["parts"]["key"]["schemad"] and rows[topic]["parts"]["value"]["strategy"] == "topic", rows[topic]
     validate = next(s for s in res.steps if s.name == "validate").result
-    assert f"{RETURNS_TOPIC} 2/2 id(s) identical (key TopicNameStrategy, value RecordNameStrategy)" in validate, validate
-    # the gate found each part from the records' ids (the value subject names no topic)
     gate = next(s for s in res.steps if s.name == "cutover check").result
-    for named in ("shop.returns key: TopicNameStrategy (shop.returns-key)", "shop.returns value: RecordNameStrategy (shop.Return)"):
-        assert named in gate and named in res.schemas["gate_strategies"], (named, gate)
-    assert len(res.schemas["gate_strategies"]) == sum(len(p) for p in SCHEMA_PARTS.values())
     decoded = next(s for s in res.steps if s.name == "decode on target").result
-    assert (f"{RETURNS_TOPIC} {n}/{n} (key ids {key_id[0]} under shop.returns-key, TopicNameStrategy; value ids "
-            f"{value_id[0]} under shop.Return, RecordNameStrategy)") in decoded, decoded
+    for topic in KEYED:
+        n, want = SCHEMA_TOPICS[topic][1], SCHEMA_PARTS[topic]
+        key_id, value_id = (reg[want[p][1]] for p in ("key", "value"))
+        assert len(key_id) == 1 and len(value_id) == 1 and key_id != value_id, (topic, reg)
+        assert want["key"] == ("topic", f"{topic}-key"), want
+        assert rows[topic]["ids_seen"] == 2 and rows[topic]["resolved_identical"] == 2, rows[topic]
+        assert rows[topic]["parts"] == {
+            p: {"schemad": True, "strategy": strategy, "subjects": [subject], "records": {"source": n, "target": n}}
+            for p, (strategy, subject) in want.items()}, rows[topic]
+        value_class = "RecordNameStrategy" if topic == RETURNS_TOPIC else "TopicNameStrategy"
+        assert f"{topic} 2/2 id(s) identical (key TopicNameStrategy, value {value_class})" in validate, validate
+        # the gate found each part from the records' ids (shop.returns' value subject names no topic)
+        for named in (f"{topic} key: TopicNameStrategy ({topic}-key)", f"{topic} value: {value_class} ({want['value'][1]})"):
+            assert named in gate and named in res.schemas["gate_strategies"], (named, gate)
+        assert (f"{topic} {n}/{n} (key ids {key_id[0]} under {topic}-key, TopicNameStrategy; value ids {value_id[0]} under "
+                f"{want['value'][1]}, {value_class})") in decoded, decoded
+    assert not rows[AVRO_TOPIC]["parts"]["key"]["schemad"] and rows[AVRO_TOPIC]["parts"]["value"]["strategy"] == "topic", rows[AVRO_TOPIC]
+    assert len(res.schemas["gate_strategies"]) == sum(len(p) for p in SCHEMA_PARTS.values())
 
 
 @pytest.fixture(scope="module")

@@ -31,18 +31,19 @@ DEMO_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
 #: The schema'd demo topics (:mod:`.schema_demo`): topic -> (partitions, records); in the consumers-only wave,
 #: read to their end by MOVED_GROUP besides its topic.
 AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC = "shop.ledger", "shop.audit", "shop.shipments"
-#: The topic whose keys are schema'd too (:mod:`.returns_demo`): Avro keys and values, two subject name strategies.
+#: The topic whose values are under RecordNameStrategy (:mod:`.returns_demo`): Avro keys and values.
 RETURNS_TOPIC = "shop.returns"
 SCHEMA_TOPICS: dict[str, tuple[int, int]] = {AVRO_TOPIC: (2, 300), JSON_TOPIC: (1, 120), PROTOBUF_TOPIC: (2, 150),
                                              RETURNS_TOPIC: (2, 100)}
 #: Per schema'd demo topic, each part its producers serialize with a registry: part -> (subject name strategy,
-#: subject on the source registry). The parts not named carry plain bytes (or no key). What `validate`, the gate
-#: and "decode on target" must find from the records: ``shop.returns``' values are under RecordNameStrategy (the
+#: subject on the source registry). The parts not named carry plain bytes. What `validate`, the gate and "decode on
+#: target" must find from the records: every format on keys as on values (JSON Schema on ``shop.audit``, Protobuf
+#: on ``shop.shipments``, Avro on ``shop.returns``), and ``shop.returns``' values under RecordNameStrategy (the
 #: record's full name), so no ``shop.returns-value`` subject exists to find them by.
 SCHEMA_PARTS: dict[str, dict[str, tuple[str, str]]] = {
     AVRO_TOPIC: {"value": ("topic", f"{AVRO_TOPIC}-value")},
-    JSON_TOPIC: {"value": ("topic", f"{JSON_TOPIC}-value")},
-    PROTOBUF_TOPIC: {"value": ("topic", f"{PROTOBUF_TOPIC}-value")},
+    JSON_TOPIC: {"key": ("topic", f"{JSON_TOPIC}-key"), "value": ("topic", f"{JSON_TOPIC}-value")},
+    PROTOBUF_TOPIC: {"key": ("topic", f"{PROTOBUF_TOPIC}-key"), "value": ("topic", f"{PROTOBUF_TOPIC}-value")},
     RETURNS_TOPIC: {"key": ("topic", f"{RETURNS_TOPIC}-key"), "value": ("record", "shop.Return")},
 }
 #: group -> (topic, fraction of the log consumed)

@@ -3,8 +3,11 @@ import as a reference, records written with confluent-kafka's ``ProtobufSerializ
 ``ProtobufDeserializer``; the message classes on both sides are compiled at run time by protoc (grpcio-tools).
 
 - :data:`FILES`: ``shop/common.proto`` (``Address``) and ``shop/shipments.proto`` (``Shipment``, which imports it
-  and nests ``Parcel``), registered as :data:`COMMON_SUBJECT` and :data:`SUBJECT` (:func:`register`);
-- :func:`write`: the producer; :class:`TopicDecoder`: the consumer's proof per record (id, message index, value);
+  and nests ``Parcel``), registered as :data:`COMMON_SUBJECT` and :data:`SUBJECT` (:func:`register`), and the keys'
+  ``shop/shipment_key.proto`` (``ShipmentKey``), registered as :data:`KEY_SUBJECT` (:func:`register_key`): keys
+  and values are Protobuf, each under TopicNameStrategy;
+- :func:`serializer`: the producer (key and value); :class:`TopicDecoder`: the consumer's proof per record, each part
+  by :class:`ProtobufPart` (id, message index, bytes), then the value against the one written under the key;
 - :func:`registry_client`: confluent-kafka's registry client, except that a Protobuf schema asked for in the
   ``serialized`` format (what both clients ask for) is compiled here from the text and references the registry
   serves. Apicurio 3.3.3 answers that format with bytes that are not the registered file (docs/schemas.md), so
@@ -28,14 +31,15 @@ from typing import Any
 
 from ..errors import UsageError
 from ..schemas.protobuf import descriptor_messages, is_builtin, read_message_indexes, show
+from .decoding import PairedDecoder, first_line, proven_id, subject_ids
 from .result import StepFailed
 
 #: The subject of the demo topic's values (TopicNameStrategy) and the subject of the file it imports (named by
-#: its import path, as confluent-kafka's serializers name a reference's subject).
-SUBJECT, COMMON_SUBJECT = "shop.shipments-value", "shop/common.proto"
-COMMON_PATH, SHIPMENTS_PATH = "shop/common.proto", "shop/shipments.proto"
-#: The message every demo record holds.
-MESSAGE = "shop.shipments.Shipment"
+#: its import path, as confluent-kafka's serializers name a reference's subject); the subject of its keys.
+SUBJECT, COMMON_SUBJECT, KEY_SUBJECT = "shop.shipments-value", "shop/common.proto", "shop.shipments-key"
+COMMON_PATH, SHIPMENTS_PATH, KEY_PATH = "shop/common.proto", "shop/shipments.proto", "shop/shipment_key.proto"
+#: The message every demo record's value holds, and the one its key holds.
+MESSAGE, KEY_MESSAGE = "shop.shipments.Shipment", "shop.shipments.ShipmentKey"
 FILES: dict[str, str] = {
     COMMON_PATH: """syntax = "proto3";
 package shop.common;
@@ -63,6 +67,15 @@ message Shipment {
   }
 }
 """,
+    # a file of its own: the value's file stays the one registered (and proven) before keys were schema'd
+    KEY_PATH: """syntax = "proto3";
+package shop.shipments;
+
+// The key of a shipment record: the shipment's id.
+message ShipmentKey {
+  int64 id = 1;
+}
+""",
 }
 _CITIES = ("Lyon", "Porto", "Gdansk", "Turku")
 #: How a missing extra is fixed.
@@ -84,8 +97,9 @@ def require() -> None:
         _module(name)
 
 
-def record_key(i: int) -> bytes:
-    return f"shipment-{i}".encode()
+def key_of(i: int) -> dict[str, Any]:
+    """The key of demo record ``i`` (field names as in the ``.proto``)."""
+    return {"id": i}
 
 
 def shipment(i: int) -> dict[str, Any]:
@@ -94,11 +108,11 @@ def shipment(i: int) -> dict[str, Any]:
             "parcels": [{"sku": f"sku-{(i + p) % 13}", "grams": 100 * (p + 1)} for p in range(i % 3 + 1)]}
 
 
-def expected(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
-    """(message, value) the demo producer wrote under ``key``; None for a key it never writes."""
-    text = (key or b"").decode(errors="replace")
-    prefix, _, n = text.partition("-")
-    return (MESSAGE, shipment(int(n))) if prefix == "shipment" and n.isdigit() else None
+def as_read(cls: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` as a decoded message of ``cls`` reads (protobuf's JSON mapping: int64 as text, defaults left out),
+    so a decoded part compares with what was written."""
+    json_format = _module("google.protobuf.json_format")
+    return dict(json_format.MessageToDict(json_format.ParseDict(fields, cls()), preserving_proto_field_name=True))
 
 
 # ---- protoc -----------------------------------------------------------------------------------------------------
@@ -241,44 +255,52 @@ def register(client: Any, reg: Callable[[str, Any], None], subject: str = SUBJEC
     reg(subject, sr.Schema(FILES[SHIPMENTS_PATH], "PROTOBUF", [sr.SchemaReference(COMMON_PATH, common_subject, version)]))
 
 
-def serializer(url: str, topic: str) -> Callable[[int], bytes]:
-    """Record i -> its value bytes: confluent-kafka's ``ProtobufSerializer`` writing :data:`MESSAGE` compiled from
-    :data:`FILES`, under the id of the latest version of ``topic``'s subject (it registers nothing)."""
+def register_key(reg: Callable[[str, Any], None], subject: str = KEY_SUBJECT) -> None:
+    """Register the keys' file (:data:`KEY_PATH`, no imports) through ``reg(subject, schema)``."""
+    sr = _module("confluent_kafka.schema_registry")
+    reg(subject, sr.Schema(FILES[KEY_PATH], "PROTOBUF", []))
+
+
+def serializer(url: str, topic: str) -> Callable[[int], tuple[bytes, bytes]]:
+    """Record i -> (key bytes, value bytes): confluent-kafka's ``ProtobufSerializer`` per part, writing
+    :data:`KEY_MESSAGE` and :data:`MESSAGE` compiled from :data:`FILES`, each under the id of the latest version of
+    ``topic``'s subject for that part (TopicNameStrategy; it registers nothing)."""
     pb = _module("confluent_kafka.schema_registry.protobuf")
     ser_mod = _module("confluent_kafka.serialization")
     json_format = _module("google.protobuf.json_format")
-    cls = message_class(demo_classes().FindMessageTypeByName(MESSAGE))
+    pool = demo_classes()
+    conf = {"auto.register.schemas": False, "use.latest.version": True}
     client = registry_client(url)
-    ser = pb.ProtobufSerializer(cls, client, {"auto.register.schemas": False, "use.latest.version": True})
-    ctx = ser_mod.SerializationContext(topic, ser_mod.MessageField.VALUE)
-    return lambda i: ser(json_format.ParseDict(shipment(i), cls()), ctx)
+    parts = {}
+    for part, name, field, fields_of in (("key", KEY_MESSAGE, ser_mod.MessageField.KEY, key_of),
+                                         ("value", MESSAGE, ser_mod.MessageField.VALUE, shipment)):
+        cls = message_class(pool.FindMessageTypeByName(name))
+        parts[part] = (pb.ProtobufSerializer(cls, client, conf), ser_mod.SerializationContext(topic, field), cls, fields_of)
+
+    def write(i: int) -> tuple[bytes, bytes]:
+        key, value = (ser(json_format.ParseDict(fields_of(i), cls()), ctx) for ser, ctx, cls, fields_of in parts.values())
+        return key, value
+
+    return write
 
 
-class TopicDecoder:
-    """Decodes one topic's Protobuf values with confluent-kafka's ``ProtobufDeserializer`` and the registry at
-    ``url``, proving each record: its schema id is one the registry maps to the topic's value subject, its
-    message-index array names a message of that schema, its bytes decode, and to the value the demo producer
-    wrote under its key (``expect``). Any failure raises :class:`StepFailed` naming the record and the reason."""
+class ProtobufPart:
+    """One part (key or value) of a topic's records, decoded with confluent-kafka's ``ProtobufDeserializer`` and the
+    registry of ``client`` (at ``url``) and proven: its schema id is one the registry maps to ``subject``, its
+    message-index array names a message of that schema, its bytes decode, and to ``message`` (the one the demo
+    producer writes in this part). Returns the message as :func:`as_read` reads it; any failure raises
+    :class:`StepFailed` naming the record part and the reason."""
 
-    def __init__(self, url: str, topic: str,
-                 expect: Callable[[bytes | None], tuple[str, dict[str, Any]] | None] = expected) -> None:
-        self.url, self.topic, self.subject, self._expect = url, topic, f"{topic}-value", expect
-        self._client = registry_client(url)
+    def __init__(self, client: Any, url: str, topic: str, part: str, subject: str, message: str) -> None:
+        self.url, self.subject, self.message, self._client = url, subject, message, client
         self._pb = _module("confluent_kafka.schema_registry.protobuf")
         ser_mod = _module("confluent_kafka.serialization")
         self._json = _module("google.protobuf.json_format")
-        self._ctx = ser_mod.SerializationContext(topic, ser_mod.MessageField.VALUE)
-        self.ids = self._subject_ids()
+        field = ser_mod.MessageField.KEY if part == "key" else ser_mod.MessageField.VALUE
+        self._ctx = ser_mod.SerializationContext(topic, field)
+        self.ids = subject_ids(client, subject, url)
         self._files: dict[int, Any] = {}
         self._deserializers: dict[str, Any] = {}
-
-    def _subject_ids(self) -> dict[int, int]:
-        """id -> version of every version the registry holds under the subject."""
-        try:
-            versions = self._client.get_versions(self.subject)
-        except Exception as exc:
-            raise StepFailed(f"the registry at {self.url} has no subject {self.subject}: {exc}") from None
-        return {self._client.plain_version(self.subject, v).schema_id: v for v in versions}
 
     def _file(self, schema_id: int) -> Any:
         """The writer schema of ``schema_id`` compiled from the registry's text (once per id)."""
@@ -294,16 +316,12 @@ class TopicDecoder:
                 message_class(descriptor), {}, schema_registry_client=self._client)
         return self._deserializers[descriptor.full_name]
 
-    def __call__(self, key: bytes | None, value: bytes, where: str) -> Any:
-        """Decode and prove one record (``where``: ``topic[p]@offset`` for the messages); returns the message."""
-        if len(value) < 6 or value[0] != 0:
-            raise StepFailed(f"{where} is not in the Confluent wire format (magic byte 0, 4-byte id, message indexes)")
-        schema_id = int.from_bytes(value[1:5], "big")
-        if schema_id not in self.ids:
-            raise StepFailed(f"{where} carries schema id {schema_id}; the registry at {self.url} maps {self.subject} to "
-                             f"id(s) {', '.join(map(str, sorted(self.ids)))}")
+    def __call__(self, data: bytes | None, where: str) -> dict[str, Any]:
+        """Decode and prove one part (``where``: ``topic[p]@offset key|value`` for the messages)."""
+        schema_id = proven_id(data, where, self.subject, self.ids, self.url, "message indexes")
+        assert data is not None  # proven_id refused None
         try:
-            indexes, _at = read_message_indexes(value)
+            indexes, _at = read_message_indexes(data)
         except ValueError as exc:
             raise StepFailed(f"{where}: its message-index array does not read ({exc})") from None
         descriptor = descriptor_at(self._file(schema_id), indexes)
@@ -311,23 +329,32 @@ class TopicDecoder:
             raise StepFailed(f"{where}: message index {show(indexes)} names no message of {self.subject} "
                              f"v{self.ids[schema_id]} (id {schema_id}) on the registry at {self.url}")
         try:
-            msg = self._deserializer(descriptor)(value, self._ctx)
+            msg = self._deserializer(descriptor)(data, self._ctx)
         except Exception as exc:
-            raise StepFailed(f"{where} does not decode as {descriptor.full_name} (id {schema_id}): {type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        self._check_value(key, msg, where)
-        return msg
+            raise StepFailed(f"{where} does not decode as {descriptor.full_name} (id {schema_id}): {first_line(exc)}") from None
+        if msg.DESCRIPTOR.full_name != self.message:
+            raise StepFailed(f"{where} decoded as {msg.DESCRIPTOR.full_name}; the producer wrote {self.message}")
+        return dict(self._json.MessageToDict(msg, preserving_proto_field_name=True))
 
-    def _check_value(self, key: bytes | None, msg: Any, where: str) -> None:
-        want = self._expect(key)
-        if want is None:
-            raise StepFailed(f"{where}: key {key!r} is not one the demo producer writes")
-        name, fields = want
-        got = self._json.MessageToDict(msg, preserving_proto_field_name=True)
-        if msg.DESCRIPTOR.full_name != name:
-            raise StepFailed(f"{where} decoded as {msg.DESCRIPTOR.full_name}; the producer wrote {name}")
-        written = self._json.MessageToDict(self._json.ParseDict(fields, type(msg)()), preserving_proto_field_name=True)
-        if got != written:
-            field = next((f for f in sorted(set(got) | set(written)) if got.get(f) != written.get(f)), "?")
-            raise StepFailed(f"{where} decoded to a value other than the one written: field {field} is "
-                             f"{got.get(field)!r}, written {written.get(field)!r}")
+
+class TopicDecoder(PairedDecoder):
+    """Decodes one record of a topic the Protobuf demo wrote, key and value, with ``ProtobufDeserializer`` and the
+    registry at ``url``, each part proven by :class:`ProtobufPart` under its own subject (``<topic>-key``,
+    ``<topic>-value``); then the key must be one the demo producer writes and the value the one written under it
+    (:class:`.decoding.PairedDecoder`). ``__call__`` returns the value as :func:`as_read` reads it."""
+
+    def __init__(self, url: str, topic: str) -> None:
+        self.url, self.topic = url, topic
+        client = registry_client(url)
+        pool = demo_classes()
+        key_cls, value_cls = (message_class(pool.FindMessageTypeByName(n)) for n in (KEY_MESSAGE, MESSAGE))
+        key = ProtobufPart(client, url, topic, "key", f"{topic}-key", KEY_MESSAGE)
+        value = ProtobufPart(client, url, topic, "value", f"{topic}-value", MESSAGE)
+        #: part -> {id: version} of every version the registry holds under the part's subject
+        self.ids = {"key": key.ids, "value": value.ids}
+
+        def index_of(got: dict[str, Any]) -> int | None:
+            text = str(got.get("id", "0"))  # int64 reads as text; id 0, a default, is left out
+            return int(text) if text.isdigit() and got == as_read(key_cls, key_of(int(text))) else None
+
+        super().__init__(key, value, index_of, lambda i: as_read(value_cls, shipment(i)))

@@ -21,9 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .decoding import decode_record, first_line
+from .decoding import PairedDecoder, RegistryPart
 from .demo import RETURNS_TOPIC
-from .result import StepFailed
 
 #: The first order id of the demo's keys (record ``i`` is order ``ORDER_BASE + i``): a key below it, or whose value
 #: is not the one written for it, is not the demo producer's.
@@ -93,12 +92,11 @@ def serializer(client: Any, demo: Returns = Returns()) -> Callable[[int], tuple[
     return lambda i: (kser(key_of(i), kctx), vser(value_of(i), vctx))
 
 
-class TopicDecoder:
+class TopicDecoder(PairedDecoder):
     """Decodes one record of the keyed topic, key and value, with confluent-kafka's ``AvroDeserializer`` and the
     registry at ``url``, proving per part that its id is one the registry maps to that part's subject (keys to
     ``<topic>-key``, values to ``<namespace>.Return``: never each other's) and that its bytes decode; then that
-    the key is one the demo producer writes and the value is the one written under it. Any failure raises
-    :class:`StepFailed` naming the record, the part and the reason. ``__call__`` returns the decoded value."""
+    the key is one the demo producer writes and the value is the one written under it (:class:`.decoding.PairedDecoder`)."""
 
     def __init__(self, url: str, demo: Returns = Returns()) -> None:
         from confluent_kafka.schema_registry import SchemaRegistryClient, record_subject_name_strategy, topic_subject_name_strategy
@@ -106,45 +104,19 @@ class TopicDecoder:
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         self.url, self.demo = url, demo
-        self._client = SchemaRegistryClient({"url": url})
-        #: part -> {id: version} of every version the registry holds under the part's subject
-        self.ids = {part: self._subject_ids(subject) for part, subject in demo.subjects.items()}
+        client = SchemaRegistryClient({"url": url})
         # each part's deserializer names its subject the way its serializer did (the value's: from the record name
         # the writer schema gives, not <topic>-value, which does not exist)
         strategies = {"key": topic_subject_name_strategy, "value": record_subject_name_strategy}
-        self._de = {p: AvroDeserializer(self._client, conf={"subject.name.strategy": strategies[p]}) for p in PARTS}
         fields = {"key": MessageField.KEY, "value": MessageField.VALUE}
-        self._ctx = {p: SerializationContext(demo.topic, fields[p]) for p in PARTS}
+        parts = {p: RegistryPart(client, url, demo.subjects[p], AvroDeserializer(client, conf={"subject.name.strategy": strategies[p]}),
+                                 SerializationContext(demo.topic, fields[p]), "Avro bytes") for p in PARTS}
+        #: part -> {id: version} of every version the registry holds under the part's subject
+        self.ids = {p: part.ids for p, part in parts.items()}
+        super().__init__(parts["key"], parts["value"], _index_of, value_of)
 
-    def _subject_ids(self, subject: str) -> dict[int, int]:
-        try:
-            versions = self._client.get_versions(subject)
-        except Exception as exc:
-            raise StepFailed(f"the registry at {self.url} has no subject {subject}: {first_line(exc)}") from None
-        return {self._client.get_version(subject, v).schema_id: v for v in versions}
 
-    def _part(self, part: str, data: bytes | None, where: str) -> dict[str, Any]:
-        """One part decoded and its id proven; ``where`` names the record."""
-        subject, ids = self.demo.subjects[part], self.ids[part]
-        if data is None or len(data) < 6 or data[0] != 0:
-            raise StepFailed(f"{where} {part} is not in the Confluent wire format (magic byte 0, 4-byte id, Avro bytes): "
-                             f"the demo producer writes every {part} with AvroSerializer under {subject}")
-        schema_id = int.from_bytes(data[1:5], "big")
-        if schema_id not in ids:
-            raise StepFailed(f"{where} {part} carries schema id {schema_id}; the registry at {self.url} maps {subject} to "
-                             f"id(s) {', '.join(map(str, sorted(ids)))}")
-        return decode_record(self._de[part], data, self._ctx[part], f"{where} {part}",
-                             f"as {subject} v{ids[schema_id]} (id {schema_id})")
-
-    def __call__(self, key: bytes | None, value: bytes | None, where: str) -> dict[str, Any]:
-        got_key = self._part("key", key, where)
-        order = got_key.get("order_id")
-        if not isinstance(order, int) or order < ORDER_BASE or got_key != key_of(order - ORDER_BASE):
-            raise StepFailed(f"{where} key decoded to {got_key}: not a key the demo producer writes (order_id from "
-                             f"{ORDER_BASE})")
-        got, written = self._part("value", value, where), value_of(order - ORDER_BASE)
-        if got != written:
-            field = next((f for f in sorted(set(got) | set(written)) if got.get(f) != written.get(f)), "?")
-            raise StepFailed(f"{where} value decoded to a value other than the one written under key order_id {order}: "
-                             f"field {field} is {got.get(field)!r}, written {written.get(field)!r}")
-        return got
+def _index_of(key: dict[str, Any]) -> int | None:
+    """The demo record whose key ``key`` is (order ``ORDER_BASE + i``); None for a key the producer never writes."""
+    order = key.get("order_id")
+    return order - ORDER_BASE if isinstance(order, int) and order >= ORDER_BASE and key == key_of(order - ORDER_BASE) else None

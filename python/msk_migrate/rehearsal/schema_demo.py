@@ -8,17 +8,20 @@ What the source registry holds after :func:`register_demo_schemas` (all of it is
   type is a referenced record), compatibility ``BACKWARD_TRANSITIVE`` on the subject;
 - ``shop.customer-ref`` (Avro): the record version 3 of ``shop.ledger-value`` refers to;
 - ``shop.drafts-value`` (Avro): two versions, the first soft-deleted;
-- ``shop.audit-value`` (JSON Schema): one version, for a second wire format;
+- ``shop.audit-key`` and ``shop.audit-value`` (JSON Schema, TopicNameStrategy): one version each, for a second wire
+  format;
 - ``shop.shipments-value`` (Protobuf): ``shop/shipments.proto``, which imports ``shop/common.proto`` (subject
-  ``shop/common.proto``, its reference): :mod:`.protobuf_demo`;
+  ``shop/common.proto``, its reference), and ``shop.shipments-key`` (Protobuf, ``shop/shipment_key.proto``):
+  :mod:`.protobuf_demo`;
 - ``shop.returns-key`` (Avro, TopicNameStrategy) and ``shop.Return`` (Avro, RecordNameStrategy): the keys and the
   values of ``shop.returns``, :mod:`.returns_demo`;
 - ids that are not contiguous: throwaway subjects registered between them and deleted permanently.
 
-Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn), ``shop.audit``,
-``shop.shipments`` (confluent-kafka's ``ProtobufSerializer``, classes compiled by protoc at run time) and
-``shop.returns`` (Avro keys and values, the only schema'd keys: the other topics' keys are plain bytes, which other
-steps read as such).
+Records (a few hundred: CI size) go to ``shop.ledger`` (every Avro version in turn; plain-bytes keys),
+``shop.audit`` (JSON Schema keys and values), ``shop.shipments`` (Protobuf keys and values: confluent-kafka's
+``ProtobufSerializer``, classes compiled by protoc at run time) and ``shop.returns`` (Avro keys and values): every
+format on keys as on values (:data:`.demo.SCHEMA_PARTS`). :func:`topic_decoder` is the proof of each record a
+consumer reads, both parts where both are schema'd.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from . import protobuf_demo, returns_demo
-from .decoding import decode_record
+from .decoding import PairedDecoder, RegistryPart, decode_record
 from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
 from .result import StepFailed
 
@@ -54,6 +57,9 @@ _DRAFT_V1 = {"type": "record", "name": "Draft", "namespace": "shop", "fields": [
 _DRAFT_V2 = {**_DRAFT_V1, "fields": [*_DRAFT_V1["fields"], {"name": "rev", "type": "int", "default": 0}]}
 _AUDIT = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Audit", "type": "object",
           "properties": {"seq": {"type": "integer"}, "actor": {"type": "string"}}, "required": ["seq", "actor"]}
+#: The keys of shop.audit (TopicNameStrategy: ``shop.audit-key``): record i's key is ``{"seq": i}``.
+_AUDIT_KEY = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "AuditKey", "type": "object",
+              "properties": {"seq": {"type": "integer"}}, "required": ["seq"]}
 _MOVED = {"type": "record", "name": "MovedOrder", "namespace": "shop", "fields": [{"name": "moved", "type": "int"}]}
 
 
@@ -102,8 +108,9 @@ def register_demo_schemas(url: str) -> dict[str, Any]:
     reg("shop.drafts-value", _schema(_DRAFT_V1))
     reg("shop.drafts-value", _schema(_DRAFT_V2))
     c.delete_version("shop.drafts-value", 1)  # soft: the id stays readable, the version is listed as deleted
-    reg("shop.audit-value", _schema(_AUDIT, "JSON"))
+    register_audit(reg)
     protobuf_demo.register(c, reg)
+    protobuf_demo.register_key(reg)
     returns_demo.register(reg)
     every = sorted(i for v in ids.values() for i in v)
     gaps = sum(b - a - 1 for a, b in itertools.pairwise(every))
@@ -133,12 +140,63 @@ def _ledger_versions(url: str) -> list[tuple[Any, Callable[[int], dict[str, Any]
                                                          "customer": {"customer_id": i % 50, "tier": "gold"}})]
 
 
+def register_audit(reg: Callable[[str, Any], None], topic: str = JSON_TOPIC) -> None:
+    """Register shop.audit's key and value schemas (JSON Schema) through ``reg(subject, schema)``, under
+    ``<topic>-key`` and ``<topic>-value`` (TopicNameStrategy)."""
+    reg(f"{topic}-key", _schema(_AUDIT_KEY, "JSON"))
+    reg(f"{topic}-value", _schema(_AUDIT, "JSON"))
+
+
+def audit_key(i: int) -> dict[str, Any]:
+    """The key of shop.audit's record ``i``."""
+    return {"seq": i}
+
+
+def audit_value(i: int) -> dict[str, Any]:
+    """The value shop.audit's producer writes under the key of record ``i``."""
+    return {"seq": i, "actor": f"user-{i % 7}"}
+
+
+def audit_serializer(client: Any, topic: str = JSON_TOPIC) -> Callable[[int], tuple[bytes, bytes]]:
+    """Record i -> (key bytes, value bytes): confluent-kafka's ``JSONSerializer`` per part, each under its
+    TopicNameStrategy subject (``<topic>-key``, ``<topic>-value``), looked up, never registered."""
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    conf = {"auto.register.schemas": False}
+    kser, vser = (JSONSerializer(json.dumps(body), client, conf=conf) for body in (_AUDIT_KEY, _AUDIT))
+    kctx, vctx = (SerializationContext(topic, f) for f in (MessageField.KEY, MessageField.VALUE))
+    return lambda i: (kser(audit_key(i), kctx), vser(audit_value(i), vctx))
+
+
+class AuditDecoder(PairedDecoder):
+    """Decodes one record of shop.audit, key and value, with confluent-kafka's ``JSONDeserializer`` and the registry
+    at ``url``: each part's id one the registry maps to its subject (``<topic>-key``, ``<topic>-value``), its bytes
+    decoding, the key one the producer writes and the value the one written under it (:class:`.decoding.PairedDecoder`)."""
+
+    def __init__(self, url: str, topic: str = JSON_TOPIC) -> None:
+        from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        client = registry_client(url)
+        key, value = (RegistryPart(client, url, f"{topic}-{p}", JSONDeserializer(None, schema_registry_client=client),
+                                   SerializationContext(topic, f), "JSON text")
+                      for p, f in (("key", MessageField.KEY), ("value", MessageField.VALUE)))
+        #: part -> {id: version} of every version the registry holds under the part's subject
+        self.ids = {"key": key.ids, "value": value.ids}
+
+        def index_of(got: dict[str, Any]) -> int | None:
+            seq = got.get("seq")
+            return seq if isinstance(seq, int) and seq >= 0 and got == audit_key(seq) else None
+
+        super().__init__(key, value, index_of, audit_value)
+
+
 def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[[str], None]) -> dict[str, int]:
     """Write the schema'd records with confluent-kafka's serializers against the registry at ``url``; the
     schemas must be registered (the serializers look them up: no registration on the way). Returns the
     records written per topic."""
     from confluent_kafka.schema_registry.avro import AvroSerializer
-    from confluent_kafka.schema_registry.json_schema import JSONSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     client = registry_client(url)
@@ -152,24 +210,20 @@ def produce_schema_demo(apps: DemoApps, bootstrap: str, url: str, say: Callable[
     p = Producer(apps.config(bootstrap, **{"linger.ms": 5}))
     versions = _ledger_versions(url)
     n_avro, n_json, n_proto, n_returns = (SCHEMA_TOPICS[t][1] for t in (AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC))
-    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value), {n_json} JSON Schema records, "
-        f"{n_proto} Protobuf records and {n_returns} records with Avro keys and values")
+    say(f"producing {n_avro} Avro records ({len(versions)} versions of shop.ledger-value), {n_json} records with JSON "
+        f"Schema keys and values, {n_proto} with Protobuf keys and values and {n_returns} with Avro keys and values")
     avro_ctx = SerializationContext(AVRO_TOPIC, MessageField.VALUE)
     for v, (schema, record) in enumerate(versions):
         ser = AvroSerializer(client, schema, conf=conf)
         for i in range(v, n_avro, len(versions)):
             produce(p, AVRO_TOPIC, f"ledger-{i}".encode(), ser(record(i), avro_ctx), None, delivered)
-    jser = JSONSerializer(json.dumps(_AUDIT), client, conf=conf)
-    json_ctx = SerializationContext(JSON_TOPIC, MessageField.VALUE)
-    for i in range(n_json):
-        produce(p, JSON_TOPIC, None, jser({"seq": i, "actor": f"user-{i % 7}"}, json_ctx), None, delivered)
-    pser = protobuf_demo.serializer(url, PROTOBUF_TOPIC)
-    for i in range(n_proto):
-        produce(p, PROTOBUF_TOPIC, protobuf_demo.record_key(i), pser(i), None, delivered)
-    rser = returns_demo.serializer(client)
-    for i in range(n_returns):
-        key, value = rser(i)
-        produce(p, RETURNS_TOPIC, key, value, None, delivered)
+    # the topics whose keys are schema'd too: one serializer per part, (key, value) per record
+    keyed = ((JSON_TOPIC, n_json, audit_serializer(client)), (PROTOBUF_TOPIC, n_proto, protobuf_demo.serializer(url, PROTOBUF_TOPIC)),
+             (RETURNS_TOPIC, n_returns, returns_demo.serializer(client)))
+    for topic, n, write in keyed:
+        for i in range(n):
+            key, value = write(i)
+            produce(p, topic, key, value, None, delivered)
     left = p.flush(60)
     if failed or left:
         raise StepFailed(f"schema'd demo records: {len(failed) + left} not delivered" + (f" ({failed[0]})" if failed else ""))
@@ -203,10 +257,24 @@ def _value_type(client: Any, topic: str) -> str:
         return "AVRO"
 
 
+def topic_decoder(topic: str, target_topic: str, url: str) -> Decoder | None:
+    """The proof of each record of the schema'd demo topic ``topic`` (read as ``target_topic``) with the registry at
+    ``url``: key and value for the topics whose keys are schema'd (:data:`.demo.SCHEMA_PARTS`), None for a topic
+    whose values only are (:func:`decode_parts` then decodes the values by their subject's type)."""
+    if topic == JSON_TOPIC:
+        return AuditDecoder(url, target_topic)
+    if topic == PROTOBUF_TOPIC:
+        return protobuf_demo.TopicDecoder(url, target_topic)
+    if topic == RETURNS_TOPIC:
+        return returns_demo.TopicDecoder(url, returns_demo.Returns(target_topic))
+    return None
+
+
 def _value_decoder(topic: str, url: str) -> Callable[[bytes | None, bytes, str], Any]:
     """(key, value, where) -> the decoded value, with confluent-kafka's deserializer for the type of ``topic``'s value
-    subject on the registry at ``url``; a record that does not decode (or, Protobuf, is not proven:
-    :class:`.protobuf_demo.TopicDecoder`) raises :class:`StepFailed` naming ``where``."""
+    subject on the registry at ``url``; a record that does not decode raises :class:`StepFailed` naming ``where``.
+    A Protobuf topic is the Protobuf demo's, whose keys are Protobuf too: both parts proven
+    (:class:`.protobuf_demo.TopicDecoder`)."""
     client = registry_client(url)
     kind = _value_type(client, topic)
     if kind == "PROTOBUF":
@@ -248,7 +316,7 @@ def decode_parts(apps: DemoApps, bootstrap: str, topic: str, url: str, only_sche
                  timeout: float = 60.0, decoder: Decoder | None = None) -> tuple[int, dict[str, Counter[int]]]:
     """:func:`decode_all`, returning the schema ids seen per part (``key``, ``value``): a key is tallied when it is
     in the wire format, which the demo's plain-bytes keys never are. Keys are decoded and proven only by a
-    ``decoder`` that does so (:class:`.returns_demo.TopicDecoder`)."""
+    ``decoder`` that does so (:func:`topic_decoder`: a :class:`.decoding.PairedDecoder`)."""
     decode = decoder or _value_decoder(topic, url)
     c = Consumer(apps.config(bootstrap, **{"group.id": f"rehearsal-decoder-{time.time_ns()}", "enable.auto.commit": False,
                                            "isolation.level": "read_committed"}))

@@ -5,13 +5,14 @@
 - "late schema caught": a schema registered on the source after the copy fails `cutover check`'s "schemas in
   sync" and `lag`'s line, until `schemas copy` runs again;
 - "validate" (its schema rows, :func:`check_schema_rows`) and "cutover check" (:func:`check_gate_strategies`): each
-  schema'd part of each demo topic (:data:`.demo.SCHEMA_PARTS`: ``shop.returns``' keys too) found from the records,
-  under the subject name strategy and subject its producers used, and no other part schema'd;
+  schema'd part of each demo topic (:data:`.demo.SCHEMA_PARTS`: the keys of ``shop.audit``, ``shop.shipments`` and
+  ``shop.returns`` too) found from the records, under the subject name strategy and subject its producers used, and
+  no other part schema'd;
 - "decode on target": a consumer on the TARGET decodes every record of the moved group's schema'd topics with
   confluent-kafka's deserializers and the TARGET registry (as many as the demo produced), each part carrying an id
-  registered on the source under that part's subject (ids kept); the Protobuf topic's records are proven one by one
-  (id, message index, value: :class:`.protobuf_demo.TopicDecoder`), and so are ``shop.returns``' keys and values
-  (id per part, key and value as written together: :class:`.returns_demo.TopicDecoder`);
+  registered on the source under that part's subject (ids kept); where keys are schema'd, each record's key and
+  value are proven apart and as written together (id per part, bytes, the value written under the key:
+  :func:`.schema_demo.topic_decoder`; Protobuf parts' message indexes too);
 - "schemas copy to source": after rollback, what the moved producers registered on the target meanwhile
   goes back (``schemas copy --to source``), and "decode on source" decodes, on the SOURCE with the SOURCE
   registry, every record those producers wrote.
@@ -29,11 +30,10 @@ from ..runbook.schema_sync import NAME as SCHEMAS_IN_SYNC
 from ..schemas.client import RegistryClient
 from ..schemas.operations import Direction, copy_outcome, verify_outcome
 from ..validation.subject_strategy import CLASSES
-from . import returns_demo
 from .context import RehearsalContext
-from .demo import MOVED_GROUP, MOVED_PRODUCER_RECORDS, RETURNS_TOPIC, ROLLBACK_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
+from .demo import MOVED_GROUP, MOVED_PRODUCER_RECORDS, ROLLBACK_TOPIC, SCHEMA_PARTS, SCHEMA_TOPICS
 from .result import StepFailed
-from .schema_demo import decode_all, decode_parts, register_late_version
+from .schema_demo import decode_all, decode_parts, register_late_version, topic_decoder
 
 
 def registries(ctx: RehearsalContext) -> tuple[RegistryClient, RegistryClient]:
@@ -186,9 +186,8 @@ def decode_on_target(ctx: RehearsalContext) -> str:
     out = []
     for topic, (_parts, produced) in SCHEMA_TOPICS.items():
         target_topic = topic_selection(ctx.migration).target_name(topic)
-        # the keyed topic's decoder proves keys and values apart; the others', the values (their keys are plain bytes)
-        decoder = returns_demo.TopicDecoder(t.url, returns_demo.Returns(target_topic)) if topic == RETURNS_TOPIC else None
-        n, ids = decode_parts(ctx.apps, tgt.bootstrap_servers, target_topic, t.url, decoder=decoder)
+        # a topic with schema'd keys: both parts proven per record; the others', the values (their keys are plain bytes)
+        n, ids = decode_parts(ctx.apps, tgt.bootstrap_servers, target_topic, t.url, decoder=topic_decoder(topic, target_topic, t.url))
         if n != produced:
             raise StepFailed(f"{target_topic} on the target: {n} record(s) decoded, {produced} produced")
         want = SCHEMA_PARTS[topic]

@@ -41,9 +41,9 @@ from .demo import (
     DEMO_TOPICS,
     MOVED_GROUP,
     MOVED_PRODUCER_RECORDS,
-    RETURNS_TOPIC,
     ROLLBACK_GROUP,
     ROLLBACK_TOPIC,
+    SCHEMA_PARTS,
     SCHEMA_TOPICS,
     commit,
     commit_groups,
@@ -105,8 +105,8 @@ def produce_demo_data(ctx: RehearsalContext) -> str:
     ctx.session = session_of(src, tgt, ctx.migration, ctx.env.worker_spec(), ctx.connect())
     ids = sorted(i for v in registered["ids"].values() for i in v)
     return (f"{sum(n for _, n, _ in DEMO_TOPICS.values()):,} records in {len(DEMO_TOPICS)} topics, groups {', '.join(DEMO_GROUPS)}; "
-            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema, Protobuf; Avro keys too on "
-            f"{RETURNS_TOPIC}) read by {MOVED_GROUP}; "
+            f"schema'd: {', '.join(f'{t} {n}' for t, n in written.items())} (Avro, JSON Schema, Protobuf; keys too on "
+            f"{', '.join(t for t, parts in SCHEMA_PARTS.items() if 'key' in parts)}) read by {MOVED_GROUP}; "
             f"{len(registered['ids'])} subjects on the source registry, ids {', '.join(map(str, ids))} ({registered['gaps']} gap(s))")
 
 
