@@ -36,6 +36,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from ..validation.schema_ids import wire_id
 from . import protobuf_demo, returns_demo
 from .decoding import PairedDecoder, RegistryPart, decode_record
 from .demo import AVRO_TOPIC, JSON_TOPIC, PROTOBUF_TOPIC, RETURNS_TOPIC, SCHEMA_TOPICS, DemoApps, commit, produce, retrying
@@ -296,11 +297,6 @@ def _value_decoder(topic: str, url: str) -> Callable[[bytes | None, bytes, str],
 Decoder = Callable[[bytes | None, bytes, str], Any]
 
 
-def _wire_id(data: bytes | None) -> int | None:
-    """The schema id in ``data``'s wire prefix (magic byte 0, 4-byte id); None for bytes not in that format."""
-    return int.from_bytes(data[1:5], "big") if data is not None and len(data) >= 5 and data[0] == 0 else None
-
-
 def decode_all(apps: DemoApps, bootstrap: str, topic: str, url: str, only_schemad: bool = False,
                timeout: float = 60.0, decoder: Decoder | None = None) -> tuple[int, Counter[int]]:
     """Read ``topic`` from its beginning to its current end on ``bootstrap`` and decode every value with
@@ -337,7 +333,7 @@ def decode_parts(apps: DemoApps, bootstrap: str, topic: str, url: str, only_sche
                 decode(m.key(), value, f"{topic}[{m.partition()}]@{m.offset()}")
                 decoded += 1
                 for part, data in (("key", m.key()), ("value", value)):
-                    found = _wire_id(data)
+                    found = wire_id(data)
                     if found is not None:
                         ids[part][found] += 1
             for p in list(todo):
