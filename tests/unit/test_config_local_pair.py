@@ -104,3 +104,47 @@ def test_without_local_the_gates_ask_for_a_worker_and_schemas_beside_local_take_
     assert run_cli(cli, ["schemas", "plan", "--config", str(flow_file), "--local"], "msk-migrate") == 2
     _, err = capfd.readouterr()
     assert "--config/--local" not in err and "no schema_registry section" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", [["lag"], ["cutover", "check", "--group", "g"], ["validate"]], ids=lambda c: c[0])
+def test_a_command_with_a_flow_takes_its_registries_from_the_flow_without_reading_the_file_again(command, recorded_env, stops,
+                                                                                               tmp_path, capfd, monkeypatch):
+    """The flow's file is read once, with the flow: the registry resolver gets the section read then (a second read,
+    which could see another file, is refused here). `validate` stops where it would read the clusters."""
+    import msk_migrate.config.schema_registry as schema_registry
+
+    def read_again(*_a, **_k):
+        raise AssertionError("the flow's file was read again for its registries")
+
+    monkeypatch.setattr(schema_registry, "registry_file", read_again)
+    flow_file = tmp_path / "lab.yaml"
+    flow_file.write_text(NAMED)
+    if command == ["validate"]:
+        import msk_migrate.validation.job as job
+
+        def stop_validation(req, **_k):
+            stops["request"] = req
+            raise STOP
+
+        monkeypatch.setattr(job, "run_validation", stop_validation)
+    code = run_cli(cli, [*command, "--config", str(flow_file), "--local"], "msk-migrate")
+    _, err = capfd.readouterr()
+    assert code == 2 and "stopped before any connection" in err, err
+    regs = stops["registries"]
+    assert regs.urls() == {"source": "http://lab-source:8081", "target": "http://lab-target:8081"}
+    assert regs.source.named_by == "--config (schema_registry.source)"
+
+
+def test_a_local_flow_names_the_local_environments_registries_and_a_file_flow_its_section(recorded_env, tmp_path) -> None:
+    from msk_migrate.commands.flow import resolve_flow
+
+    local = resolve_flow(None, None, True, None, None)
+    assert local.registry_file is None and local.registry_urls() == {
+        "source": "http://127.0.0.1:18081/apis/ccompat/v7", "target": "http://127.0.0.1:18082/apis/ccompat/v7"}
+    flow_file = tmp_path / "lab.yaml"
+    flow_file.write_text(LAB)
+    bare = resolve_flow(None, flow_file, True, None, None)  # beside a file, --local is the worker only
+    assert bare.local_registries is None and bare.registry_urls() is None
+    flow_file.write_text(NAMED)
+    named = resolve_flow(None, flow_file, False, None, None)
+    assert named.registry_urls() == {"source": "http://lab-source:8081", "target": "http://lab-target:8081"}

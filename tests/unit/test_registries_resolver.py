@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from msk_migrate.config.schema_registry import RegistryFile, SchemaRegistrySection
+from msk_migrate.config.schema_registry import LocalRegistries, RegistryFile, SchemaRegistrySection
 from msk_migrate.errors import UsageError
-from msk_migrate.schemas.registries import LocalRegistries, resolve_registries
+from msk_migrate.schemas.registries import resolve_registries
 
 SRC, TGT = "http://opt-source:8081", "http://opt-target:8081"
 SECTION = SchemaRegistrySection(source="http://file-source:8081", target="https://file-target/apis/ccompat/v7",

@@ -32,7 +32,7 @@ def test_a_glue_registry_given_to_schemas_is_refused_naming_the_option_and_why()
 
 
 def _preflight(registries: dict[str, str] | None) -> Preflight:
-    session = SimpleNamespace(flow=SimpleNamespace(schema_registry=registries))
+    session = SimpleNamespace(flow=SimpleNamespace(registry_urls=lambda: registries))
     return Preflight(session, PreflightReport())  # type: ignore[arg-type]
 
 

@@ -31,6 +31,7 @@ from ..paths import LOCAL_DIR
 from .options import CONNECT_URL, ENV, READ_FILE
 
 if TYPE_CHECKING:  # the session imports the Kafka client: loaded when a command opens one, not at start-up
+    from ..config.schema_registry import LocalRegistries
     from ..local.state import LocalState
     from ..runbook.session import MigrationSession, Needs
 
@@ -77,9 +78,16 @@ def local_flow(base_dir: Path | None = None) -> Flow:
         worker=worker,
         connect_url=f"http://127.0.0.1:{worker.rest_port}",
         ledger_location=str(local_dir(base_dir) / "ledger"),
-        schema_registry={"source": state.registries["source"].url, "target": state.registries["target"].url}
-        if state.registries else None,
+        local_registries=registries_of_state(local_dir(base_dir), state),
     )
+
+
+def registries_of_state(base: Path, state: LocalState) -> LocalRegistries:
+    """The registries a local environment's state records (``msk-migrate local up --schema-registry``; none
+    without one), as the registry resolver takes them."""
+    from ..config.schema_registry import LocalRegistries
+
+    return LocalRegistries(base, {role: ports.url for role, ports in state.registries.items()})
 
 
 def local_worker_url(flow: Flow | None, base_dir: Path | None = None) -> str:

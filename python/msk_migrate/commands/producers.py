@@ -234,14 +234,3 @@ def rollback_topics(s: Any, asked: list[str], wave: str | None, applying: bool) 
                                 for t in topics], "rollback apply")
 
     return topics, record
-
-
-def session_for_wave(kw: dict[str, Any], output: str, wave: str | None, worker: str = "no", why: str = "this command") -> Any:
-    """:func:`.flow.session_from_kwargs` with ``--wave`` checked against the flow first (an unknown wave is one
-    line, exit 2, before any cluster is asked)."""
-    from ..runbook.session import open_session
-
-    flow = flow_from_kwargs(kw)
-    check_wave(flow, wave)
-    announce(flow, output)
-    return open_session(flow, worker=worker, why=why)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,7 +23,10 @@ from .flow import announce, flow_from_kwargs, flow_options
 from .local import shape_options  # the rehearsal takes `local up`'s shape options
 from .options import GROUP, READ_LOCATION, TOPIC, WRITE_FILE, WRITE_LOCATION, in_seconds
 from .topology import other_flows, with_flows_options
-from .waves import check_wave, nothing_in_wave, session_in_wave, wave_option
+from .waves import check_wave, nothing_in_wave, open_in_wave, session_in_wave, wave_option
+
+if TYPE_CHECKING:
+    from ..config.flow import Flow
 
 _GROUPS = click.option("--group", "groups", multiple=True, type=GROUP, help="Only these groups (default: the migration's group regexes).")
 
@@ -206,11 +210,12 @@ def lag(topics, max_records, max_age, source_registry, target_registry, watch: b
     from ..runbook.lag import lag as run
     from .worker_down import WorkerPlace, explained
 
-    regs = _gate_registries(kw, source_registry, target_registry)
     place = WorkerPlace.of(kw)
+    flow = flow_from_kwargs(kw)
+    regs = _gate_registries(flow, kw, source_registry, target_registry)
 
     def measured():
-        s, scope = session_in_wave(kw, output, wave, worker="yes")
+        s, scope = session_in_wave(kw, output, wave, flow, worker="yes")
         chosen = scope.narrow(topics, "--topic", "topic") if scope else (list(topics) or None)
 
         def measure():
@@ -224,12 +229,13 @@ def lag(topics, max_records, max_age, source_registry, target_registry, watch: b
 _watch = watch  # the option named --watch shadows the renderer's function inside `lag`
 
 
-def _gate_registries(kw: dict, source_url: str | None, target_url: str | None):
-    """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere
-    (:func:`msk_migrate.schemas.registries.resolve_registries`: beside --env/--config, --local is the worker only)."""
+def _gate_registries(flow: Flow, kw: dict, source_url: str | None, target_url: str | None):
+    """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere: the
+    options, else the flow's (:func:`msk_migrate.schemas.registries.resolve_registries`: beside --env/--config,
+    --local is the worker only). Resolved from the flow before any connection is opened."""
     from .schemas import registries_from_options
 
-    regs = registries_from_options({**kw, "source_url": source_url, "target_url": target_url})
+    regs = registries_from_options({**kw, "source_url": source_url, "target_url": target_url}, flow=flow)
     return regs.clients() if regs is not None else None
 
 
@@ -286,10 +292,9 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_recor
         check_producers_cmd(wave, quiet_seconds, timeout, certificate, output, kw, proof_mark=report, max_mark_age_s=max_report_age_s)
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
-    from .producers import session_for_wave
-
-    regs = _gate_registries(kw, source_registry, target_registry)
-    s = session_for_wave(kw, output, wave, worker="yes")
+    flow = flow_from_kwargs(kw)
+    regs = _gate_registries(flow, kw, source_registry, target_registry)
+    s = open_in_wave(kw, output, wave, flow, worker="yes")
     render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age_s, certificate,
                            registries=regs)), output)
 
@@ -312,9 +317,9 @@ _TOPICS = click.option("--topic", "topics", multiple=True, type=TOPIC,
 def rollback_plan(topics, wave, output, **kw) -> None:
     """Show the forward exclusion and the reverse connectors for TOPIC(s); change nothing."""
     from ..runbook.rollback import rollback_plan as run
-    from .producers import rollback_topics, session_for_wave
+    from .producers import rollback_topics
 
-    s = session_for_wave(kw, output, wave, why="rollback")
+    s = open_in_wave(kw, output, wave, why="rollback")
     render(run(s, rollback_topics(s, list(topics), wave, applying=False)[0]), output)
 
 
@@ -328,9 +333,9 @@ def rollback_apply(topics, wave, timeout, output, **kw) -> None:
     """Stop the forward flow for TOPIC(s), then replicate them target -> source from the producers' first
     record on the target, with checkpoints for the groups that move back."""
     from ..runbook.rollback import rollback_apply as run
-    from .producers import rollback_topics, session_for_wave
+    from .producers import rollback_topics
 
-    s = session_for_wave(kw, output, wave, worker="yes", why="rollback")
+    s = open_in_wave(kw, output, wave, worker="yes", why="rollback")
     chosen, record = rollback_topics(s, list(topics), wave, applying=True)  # the ledger's topics; the fence comes off first
     with progress(output, "rolling back") as say:
         outcome = run(s, chosen, timeout, say)

@@ -25,8 +25,10 @@ from ..render import render
 from .options import ENV, READ_FILE, SECRET_ARN
 
 if TYPE_CHECKING:
+    from ..config.flow import Flow
+    from ..config.schema_registry import LocalRegistries
     from ..schemas.operations import Direction
-    from ..schemas.registries import LocalRegistries, Registries
+    from ..schemas.registries import Registries
 
 SOURCE_URL = Checked("url", lambda v: _url(v, "--source-registry"), metavar="URL")
 TARGET_URL = Checked("url", lambda v: _url(v, "--target-registry"), metavar="URL")
@@ -71,16 +73,21 @@ def registry_options(f):
     return f
 
 
-def registries_from_options(options: Mapping[str, Any], required: bool = False) -> Registries | None:
+def registries_from_options(options: Mapping[str, Any], required: bool = False, flow: Flow | None = None) -> Registries | None:
     """The registries of a command's options, by the one resolver (:func:`msk_migrate.schemas.registries.resolve_registries`):
-    ``source_url``/``target_url`` (and ``source_secret``/``target_secret``), the ``schema_registry`` section of the
-    ``env``/``config`` file (read when one is given), else the ``local`` environment's registries (``local_dir``)."""
+    ``source_url``/``target_url`` (and ``source_secret``/``target_secret``), then the flow's own registry inputs
+    (``flow``: its file's ``schema_registry`` section or its local environment's registries, read once with the
+    flow); a command without a flow (``schemas``) names them by ``env``/``config`` (the file's section, read here:
+    a registry command needs no cluster settings), else the ``local`` environment's (``local_dir``)."""
     from ..config.schema_registry import registry_file
     from ..schemas.registries import resolve_registries
 
-    env, config = options.get("env"), options.get("config")
-    file = registry_file(env, config) if env or config else None
-    local = local_registries(options.get("local_dir")) if options.get("local") and file is None else None
+    if flow is not None:
+        file, local = flow.registry_file, flow.local_registries
+    else:
+        env, config = options.get("env"), options.get("config")
+        file = registry_file(env, config) if env or config else None
+        local = local_registries(options.get("local_dir")) if options.get("local") and file is None else None
     return resolve_registries(source_url=options.get("source_url"), target_url=options.get("target_url"),
                               source_secret=options.get("source_secret"), target_secret=options.get("target_secret"),
                               file=file, local=local, required=required)
@@ -89,13 +96,16 @@ def registries_from_options(options: Mapping[str, Any], required: bool = False) 
 def local_registries(local_dir: Path | None) -> LocalRegistries:
     """The registries the local environment records (``msk-migrate local up --schema-registry``); none without one."""
     from ..local.state import StateFile
-    from ..schemas.registries import LocalRegistries
     from .flow import local_dir as resolve_local_dir
+    from .flow import registries_of_state
 
     base = resolve_local_dir(local_dir)
     store = StateFile(base)
-    found = store.load().registries if store.exists() else {}
-    return LocalRegistries(base, {role: ports.url for role, ports in found.items()})
+    if not store.exists():
+        from ..config.schema_registry import LocalRegistries
+
+        return LocalRegistries(base)
+    return registries_of_state(base, store.load())
 
 
 def _direction(to: str, **options: Any) -> Direction:

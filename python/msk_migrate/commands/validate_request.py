@@ -113,11 +113,11 @@ def _copy_marks(kw: dict[str, Any], flow: Flow | None) -> dict[str, str | None] 
     return None
 
 
-def _registries(kw: dict[str, Any]) -> dict[str, str] | None:
+def _registries(kw: dict[str, Any], flow: Flow | None) -> dict[str, str] | None:
     """The registries whose ids the records carry, by the one resolver
     (:func:`msk_migrate.schemas.registries.resolve_registries`) under validate's option rule: its two registry
-    options both or neither, and the file (``--env``/``--config``) or ``--local`` consulted only without them.
-    None when none is named (the proof per record then reports schema'd topics as not checked,
+    options both or neither, and the flow's own (its file's section, or ``--local``'s registries) consulted only
+    without them. None when none is named (the proof per record then reports schema'd topics as not checked,
     docs/schema-proof.md)."""
     from .schemas import registries_from_options
 
@@ -125,10 +125,7 @@ def _registries(kw: dict[str, Any]) -> dict[str, str] | None:
     if bool(src) != bool(tgt):
         missing = "--target-registry" if src else "--source-registry"
         raise UsageError(missing, "one registry given without the other", f"give {missing} URL too")
-    given = bool(src)
-    regs = registries_from_options({"source_url": src, "target_url": tgt, "env": None if given else kw.get("env"),
-                                    "config": None if given else kw.get("config"),
-                                    "local": False if given else kw.get("local"), "local_dir": kw.get("local_dir")})
+    regs = registries_from_options({"source_url": src, "target_url": tgt}, flow=None if src else flow)
     return regs.urls() if regs is not None else None
 
 
@@ -250,7 +247,7 @@ def build_request(kw: dict[str, Any]) -> ValidationRequest:
         data["report_dir"] = kw.get("report_dir") or str(
             Path("reports") / f"validation-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}"
         )
-    registries = _registries(kw)
+    registries = _registries(kw, flow)
     if registries:
         data["schema_registry"] = registries
     marks = _copy_marks(kw, flow)

@@ -40,16 +40,24 @@ def check_wave(flow: Flow, wave: str | None) -> str | None:
     return wave
 
 
-def session_in_wave(kw: dict, output: str, wave: str | None, **needs: Any) -> tuple[MigrationSession, WaveScope | None]:
-    """The command's session (``--wave`` checked against the flow before any connection) and the wave's scope
-    on the source (None without ``--wave``)."""
+def open_in_wave(kw: dict, output: str, wave: str | None, flow: Flow | None = None, **needs: Any) -> MigrationSession:
+    """The command's one session: its flow (``flow`` when the command resolved it first, to read its registries
+    before any connection; else from the options), ``--wave`` checked against it (an unknown wave is one line,
+    exit 2, before any cluster is asked), stated on the console, then opened
+    (:func:`msk_migrate.runbook.session.open_session` with ``needs``)."""
     from ..runbook.session import open_session
     from .flow import announce, flow_from_kwargs
 
-    flow = flow_from_kwargs(kw)
+    flow = flow if flow is not None else flow_from_kwargs(kw)
     check_wave(flow, wave)
     announce(flow, output)
-    s = open_session(flow, **needs)
+    return open_session(flow, **needs)
+
+
+def session_in_wave(kw: dict, output: str, wave: str | None, flow: Flow | None = None,
+                    **needs: Any) -> tuple[MigrationSession, WaveScope | None]:
+    """:func:`open_in_wave` and the wave's scope on the source (None without ``--wave``)."""
+    s = open_in_wave(kw, output, wave, flow, **needs)
     return s, wave_scope(s, wave)
 
 

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from .environment_files import environment_path
 from .migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from .recorded import load_record, owner_of, save_record
+from .schema_registry import LocalRegistries, RegistryFile
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,21 @@ class Flow:
     #: where the migration's ledger lives (msk_migrate.ledger.location): set where the flow is read, from
     #: the same file or directory the flow came from, so no caller parses :attr:`origin` for it
     ledger_location: str | None = None
-    #: the schema registries the flow names (``schema_registry``: source, target Confluent-API URLs), or None
-    schema_registry: dict[str, str] | None = None
+    #: the file's ``schema_registry`` section as read with the flow (``--env``/``--config``; its section may be None):
+    #: the input of the one registry resolver (msk_migrate.schemas.registries), so no command reads the file again
+    registry_file: RegistryFile | None = None
+    #: the local environment's registries (``--local`` without a file): the resolver's other input
+    local_registries: LocalRegistries | None = None
+
+    def registry_urls(self) -> dict[str, str] | None:
+        """``{"source": URL, "target": URL}`` the flow names (its file's section, else the local environment's
+        registries), or None: what the flow says, as preflight reports it. Which registry a command talks to
+        (its options first) is the resolver's to decide."""
+        if self.registry_file is not None:
+            section = self.registry_file.section
+            return {"source": section.source, "target": section.target} if section is not None else None
+        urls = self.local_registries.urls if self.local_registries is not None else {}
+        return {"source": urls["source"], "target": urls["target"]} if "source" in urls and "target" in urls else None
 
     def record_first_apply(self) -> None:
         """``connectors apply --env``: the environment's clusters become the recorded ones (first apply only)."""
@@ -179,7 +193,7 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
                     env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v},
                     ledger_location=f"s3://{cfg.config_bucket_name}/{ledger_key_prefix(cfg.migration.name)}",
-                    schema_registry=registries_of(cfg.schema_registry))
+                    registry_file=RegistryFile("--env", path, cfg.schema_registry))
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
         return flow
@@ -191,10 +205,5 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         where = Path(config).resolve()  # the same ledger from any working directory
         return Flow(f"flow file {config}", mf.source, mf.target, mf.migration, mf.worker,
                     ledger_location=str(where.parent / f"{where.stem}-ledger"),
-                    schema_registry=registries_of(mf.schema_registry))
+                    registry_file=RegistryFile("--config", Path(str(config)), mf.schema_registry))
     return None
-
-
-def registries_of(section: Any) -> dict[str, str] | None:
-    """``{"source": URL, "target": URL}`` of a ``schema_registry`` section, or None without one."""
-    return {"source": section.source, "target": section.target} if section is not None else None

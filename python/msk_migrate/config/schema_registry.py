@@ -19,7 +19,8 @@ the validation job) get egress to those peers on the port of the registry's URL,
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -131,6 +132,16 @@ class RegistryFile:
         if self.section is None:
             raise self.no_section()
         return self.section
+
+
+@dataclass(frozen=True)
+class LocalRegistries:
+    """The local environment's registries: its directory (named in messages) and role -> Confluent-API URL
+    (empty when it runs none, or when there is no local environment there). The input of the one registry
+    resolver beside :class:`RegistryFile`."""
+
+    base: Path
+    urls: Mapping[str, str] = field(default_factory=dict)
 
 
 def registry_file(env: str | None, config: Path | None) -> RegistryFile:

@@ -347,7 +347,7 @@ def check_schema_registry(p: Preflight) -> None:
     from ..schemas.glue import NOTE, is_glue
 
     flow = p.session.flow
-    regs = flow.schema_registry if flow is not None else None
+    regs = flow.registry_urls() if flow is not None else None
     if not regs:
         p.report.add("schema registries", "skip", "the flow names no schema_registry (records carrying schema ids are "
                      "proven by validate only against registries: docs/schemas.md)")

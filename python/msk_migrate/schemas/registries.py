@@ -1,8 +1,10 @@
 """Where a command's source and target schema registries are: the ONE resolver (:func:`resolve_registries`).
 
 Every command that talks to the registries asks it: ``schemas plan|copy|verify``, the gates' "schemas in sync"
-(``lag``, ``cutover check``: :func:`msk_migrate.commands.schemas.registries_from_options` gathers its inputs from
-their options) and, for the validator's proof per record, ``validate`` (:meth:`Registries.urls`). Its inputs are
+(``lag``, ``cutover check``) and, for the validator's proof per record, ``validate`` (:meth:`Registries.urls`);
+:func:`msk_migrate.commands.schemas.registries_from_options` gathers its inputs: the options, and the flow's own
+(read once with the flow: :attr:`msk_migrate.config.flow.Flow.registry_file` / ``local_registries``), or for the
+``schemas`` commands, which need no cluster settings, the file's section alone. Its inputs are
 already read; the resolver itself reads no file, no local state and no environment variable, opens no
 connection, and never decides on an exception's text:
 
@@ -10,7 +12,7 @@ connection, and never decides on an exception's text:
   where click parses them) and ``--<role>-registry-secret-arn``;
 - the flow's file (``--env`` / ``--config``) as a :class:`~msk_migrate.config.schema_registry.RegistryFile`: its
   ``schema_registry`` section, or none;
-- the local environment's registries (:class:`LocalRegistries`), recorded by ``msk-migrate local up --schema-registry``.
+- the local environment's registries (:class:`~msk_migrate.config.schema_registry.LocalRegistries`), recorded by ``msk-migrate local up --schema-registry``.
 
 Rules, for each role (source, target) on its own:
 
@@ -38,29 +40,18 @@ section's ``<role>_secret_arn``; the same inputs give the same answer whatever t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # the HTTP client (requests) is loaded when a command builds its clients
-    from ..config.schema_registry import RegistryFile
+    from ..config.schema_registry import LocalRegistries, RegistryFile
     from .client import RegistryClient
     from .tls import RegistryTls
 
 Role = Literal["source", "target"]
 ROLES: tuple[Role, Role] = ("source", "target")
-
-
-@dataclass(frozen=True)
-class LocalRegistries:
-    """The local environment's registries: its directory (named in messages) and role -> Confluent-API URL
-    (empty when it runs none, or when there is no local environment there)."""
-
-    base: Path
-    urls: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
