@@ -33,7 +33,7 @@ from . import config_fence
 from . import fence as fence_mod
 from .fence_result import FenceResult, UnfenceResult
 from .gate import GroupsOnWave, check_groups, check_replicated, producer_gate, read_certificate
-from .operations import fence_notes, gate_outcome
+from .operations import certify, fence_notes, moved_note
 from .watch import watch
 from .wave import Wave
 
@@ -271,10 +271,10 @@ def run_wave(s: MigrationSession, ledger: Ledger, wave: Wave, *, quiet_seconds: 
                             quiet_seconds=quiet_seconds, timeout=timeout, source_ep=s.source_endpoint, target_ep=s.target_endpoint,
                             report_dir=str(evidence_place(ledger, f"validation-{wave.label}")).removesuffix("/"),
                             progress=progress)
-        o = gate_outcome(s, res, talked_to, cert_loc)
-        bad = res.first_failure()
+        certify(s, res, talked_to, cert_loc)
+        bad, moved = res.first_failure(), moved_note(res)
         return res.ready, (f"certificate {', '.join(res.locations)}" if res.ready else f"{bad.name}: {bad.evidence}" if bad else "not ready") + \
-            ("; " + o.notes[0] if res.watch and res.watch.moved else "")
+            (f"; {moved}" if moved else "")
 
     for name, fn in (("checks", checks), ("fence", fence), ("drain", drain), ("snapshot validation and certificate", gate)):
         if not step(name, fn):

@@ -167,16 +167,27 @@ def unfence_outcome(command: str, res: UnfenceResult, talked_to: dict[str, Any])
 COND_VIEW = [col("condition", "name"), col("result", lambda c: "ok" if c.ok else "NOT READY", ok=lambda c: c.ok), col("evidence", "evidence")]
 
 
-def gate_outcome(s: MigrationSession, res: GateResult, talked_to: dict[str, Any], certificate: str | None) -> Outcome:
+def certify(s: MigrationSession, res: GateResult, talked_to: dict[str, Any], certificate: str | None) -> GateResult:
+    """The gate's producer certificate, built from its result and written to ``certificate`` (never for bad input:
+    nothing is written then); ``res`` carries both (``certificate``, ``locations``) for whoever reports it."""
     sel = topic_selection(s.migration)
-    cert = build_certificate(res, talked_to.get("source_cluster_id"), talked_to.get("target_cluster_id"), sel.target_name)
-    res.certificate = cert
-    if certificate and not res.error:  # bad input: nothing written
-        res.locations = write_certificate(cert, certificate)
-    notes = []
+    res.certificate = build_certificate(res, talked_to.get("source_cluster_id"), talked_to.get("target_cluster_id"), sel.target_name)
+    if certificate and not res.error:
+        res.locations = write_certificate(res.certificate, certificate)
+    return res
+
+
+def moved_note(res: GateResult) -> str | None:
+    """The partitions written after the fence, named (the first 20), or None when there are none."""
+    return "partitions written after the fence: " + res.watch.moved_names(20) if res.watch and res.watch.moved else None
+
+
+def gate_outcome(res: GateResult, talked_to: dict[str, Any]) -> Outcome:
+    """The producer gate's outcome from its certified result (:func:`certify`)."""
+    cert = res.certificate
+    assert cert is not None, "gate_outcome reports a certified result (certify first)"
+    notes = [n for n in (moved_note(res),) if n]
     bad = res.first_failure()
-    if res.watch and res.watch.moved:
-        notes.append("partitions written after the fence: " + res.watch.moved_names(20))
     notes.append(("producers may move: point them at the target, then `msk-migrate cutover confirm --wave "
                   f"{res.wave}`") if res.ready else f"not ready: {bad.name if bad else 'no condition'}")
     if res.locations:
@@ -206,4 +217,4 @@ def check_producers(s: MigrationSession, topics: list[str], wave: str | None, le
     res = producer_gate(s, topics, wave=wave, ledger=ledger, fenced_ends=fenced_ends, quiet_seconds=quiet_seconds,
                         timeout=timeout, source_ep=source_ep, target_ep=target_ep, report_dir=report_dir, progress=progress,
                         proof_mark=proof_mark, max_mark_age_s=max_mark_age_s)
-    return gate_outcome(s, res, talked_to, certificate), res
+    return gate_outcome(certify(s, res, talked_to, certificate), talked_to), res

@@ -24,6 +24,7 @@ from typing import Any
 from ...access.secrets import SecretResolver
 from ...access.spark_options import spark_kafka_options
 from ...errors import UsageError
+from ...outcome import quiet
 from ..plan import MetadataFactory
 from ..request import ValidationRequest
 from .cluster_facts import FollowClusters, prepare
@@ -65,7 +66,7 @@ class ChainedResult:
 
 
 def chained_run(req: ValidationRequest, mark: str, migration: str, spark: Any, metadata: MetadataFactory,
-                resolver: SecretResolver, s3: Any = None, say: Callable[[str], None] = lambda _m: None,
+                resolver: SecretResolver, s3: Any = None, say: Callable[[str], None] = quiet,
                 mark_field: str = "--mark") -> ChainedResult:
     """One chained run (see the module doc). ``s3``: the client an ``s3://`` mark is read and written with
     (boto3's by default; the job passes its JVM's); ``mark_field``: what a refusal of the mark names."""
