@@ -159,3 +159,49 @@ def test_every_command_with_a_flow_refuses_two_sources_of_one_thing_in_one_line(
         if kind != "exit" or what[0] != 2 or err.count("\n") or not all(n in err for n in names):
             wrong[" ".join(path)] = f"{kind} {what}"
     assert not wrong, wrong
+
+
+def test_every_command_refuses_an_exported_target_bootstrap_of_another_region_beside_env(local_env, stops, tmp_path,
+                                                                                        monkeypatch):
+    """MSK_MIGRATE_TARGET_BOOTSTRAP left exported from another environment is checked against ``--env`` by every
+    command that takes the target's bootstrap servers (``validate`` too, whose option has no variable of its own):
+    one line naming the variable, exit 2, before any cluster, worker or registry is reached."""
+    monkeypatch.setenv("MSK_MIGRATE_TARGET_BOOTSTRAP", "b-1.other.c2.kafka.us-east-1.amazonaws.com:9098")
+    wrong: dict[str, str] = {}
+    checked = 0
+    for path in _flow_commands():
+        if not _takes(path, "target_bootstrap"):
+            continue  # a command without the target's servers (schemas) reads no such variable
+        checked += 1
+        kind, what = _run(path, ["--env", "dev", *_required(path, tmp_path)], local_env)
+        err = what[1].strip() if kind == "exit" else ""
+        if kind != "exit" or what[0] != 2 or err.count("\n") or "MSK_MIGRATE_TARGET_BOOTSTRAP" not in err \
+                or "us-east-1; --env dev is in eu-west-1" not in err:
+            wrong[" ".join(path)] = f"{kind} {what}"
+    assert not wrong, wrong
+    assert checked >= 10 and ("validate",) in [p for p in _flow_commands() if _takes(p, "target_bootstrap")]
+
+
+def test_every_command_with_a_worker_refuses_an_exported_connect_url_of_another_environment_beside_env(
+        local_env, stops, tmp_path, monkeypatch):
+    """MSK_MIGRATE_CONNECT_URL holding environment prod's recorded worker, beside ``--env dev``: every command that
+    takes a worker refuses it (the ``connectors`` commands too), one line naming the variable, exit 2."""
+    import json as _json
+
+    from msk_migrate.config.recorded import RECORD_DIR_ENV
+
+    records = tmp_path / "recorded"
+    records.mkdir()
+    (records / "prod.json").write_text(_json.dumps({"environment": "prod", "connect_url": "https://connect.prod.example:8083"}))
+    monkeypatch.setenv(RECORD_DIR_ENV, str(records))
+    monkeypatch.delenv("MSK_MIGRATE_TARGET_BOOTSTRAP", raising=False)
+    monkeypatch.setenv("MSK_MIGRATE_CONNECT_URL", "https://connect.prod.example:8083")
+    wrong: dict[str, str] = {}
+    takers = [p for p in _flow_commands() if _takes(p, "connect_url")]
+    for path in takers:
+        kind, what = _run(path, ["--env", "dev", *_required(path, tmp_path)], local_env)
+        err = what[1].strip() if kind == "exit" else ""
+        if kind != "exit" or what[0] != 2 or err.count("\n") or "environment prod's connect url, not dev's" not in err:
+            wrong[" ".join(path)] = f"{kind} {what}"
+    assert not wrong, wrong
+    assert ("connectors", "apply") in takers and len(takers) >= 10

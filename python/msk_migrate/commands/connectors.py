@@ -21,7 +21,7 @@ from ..connect_api.sources import from_dir, from_s3
 from ..errors import UsageError
 from ..outcome import Outcome, View, col
 from ..render import render
-from .flow import flow_options, resolve_flow, with_rest_options
+from .flow import flow_from_kwargs, flow_options, with_rest_options
 from .options import READ_DIR, S3_PREFIX, WRITE_DIR, seconds
 from .topology import other_flows, with_flows_options
 from .waves import check_wave, wave_option
@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 def _flow(kw: dict, need_flow: bool = False) -> Flow:
     """The flow and worker of the options (a flow without migration when neither --env/--config/--local
     was given: only the worker named by --connect-url)."""
-    env, config, local = kw.pop("env", None), kw.pop("config", None), kw.pop("local", False)
-    url, tb, local_dir = kw.pop("connect_url", None), kw.pop("target_bootstrap", None), kw.pop("local_dir", None)
-    if env or config or local:
-        return with_rest_options(resolve_flow(env, config, local, url, tb, local_dir))
+    if kw.get("env") or kw.get("config") or kw.get("local"):
+        return flow_from_kwargs(kw)  # as every runbook command: exported variables checked against --env
+    url = kw.pop("connect_url", None)
+    for key in ("env", "config", "local", "target_bootstrap", "local_dir"):
+        kw.pop(key, None)
     if need_flow:
         raise UsageError("--env", "no migration given", "pass --env NAME, --config FILE or --local")
     flow = Flow("-", None, None, None, None)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from ..config.auth import AuthConfig
-from ..config.flow import Flow
+from ..config.flow import VARIABLES, Flow
 from ..config.loader import validate_model
 from ..config.migration import ClusterEndpoint
 from ..errors import UsageError
@@ -92,10 +92,13 @@ def validate_flow(kw: dict[str, Any]) -> Flow:
                          f"the clusters, auth and secrets come from {chosen}; drop {given[0]}")
     if chosen == "--local" and kw.get("target_bootstrap"):
         raise UsageError("--target-bootstrap", "the local environment names the target's bootstrap servers", "drop it")
-    target_bootstrap = kw.get("target_bootstrap") or os.environ.get("MSK_MIGRATE_TARGET_BOOTSTRAP")
+    # the exported variable, as every runbook command's --target-bootstrap takes it: checked against --env's record
+    # and region (:func:`msk_migrate.config.flow.check_variables`), a leftover of another environment refused
+    exported = None if kw.get("target_bootstrap") else os.environ.get(VARIABLES["target_bootstrap"])
+    target_bootstrap = kw.get("target_bootstrap") or exported
     config = Path(kw["config"]) if kw.get("config") else None
     flow = resolve_flow(kw.get("env"), config, bool(kw.get("local")), None, target_bootstrap if kw.get("env") else None,
-                        kw.get("local_dir"))
+                        kw.get("local_dir"), {"target_bootstrap"} if exported else set())
     if config and kw.get("target_bootstrap"):
         raise UsageError("--target-bootstrap", "the flow file names the target's bootstrap servers", "drop it")
     flow.require_target("validate")
