@@ -132,7 +132,7 @@ def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: 
     p = cfg.resource_prefix
     people = {
         name: GeneratedCredentials(
-            scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{p}/connect-rest/{name}",
+            scope, f"connect_rest_person_{name.replace('-', '_')}", name=f"{cfg.connect_rest_secret_name}/{name}",
             description=f"{name}'s own login to the Kafka Connect REST API, Prometheus and Grafana of {p} "
             "(generated; keys username, password, password_bcrypt)",
             username=name, kms_key_arn=kms_key_arn, bcrypt=True,
@@ -142,7 +142,7 @@ def operator_credentials(scope: Construct, cfg: EnvironmentConfig, kms_key_arn: 
     return OperatorCredentials(
         people=people,
         connect_rest=GeneratedCredentials(
-            scope, "connect_rest_auth", name=f"{p}/connect-rest",
+            scope, "connect_rest_auth", name=cfg.connect_rest_secret_name,
             description=f"Basic auth of the Kafka Connect REST API of {p} (generated; keys username, password)",
             username=CONNECT_REST_USER, kms_key_arn=kms_key_arn,
         ),

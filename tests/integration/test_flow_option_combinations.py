@@ -205,3 +205,48 @@ def test_every_command_with_a_worker_refuses_an_exported_connect_url_of_another_
             wrong[" ".join(path)] = f"{kind} {what}"
     assert not wrong, wrong
     assert ("connectors", "apply") in takers and len(takers) >= 10
+
+
+def test_every_command_with_a_worker_sends_it_no_rest_secret_of_another_environment(local_env, stops, tmp_path, monkeypatch):
+    """MSK_MIGRATE_CONNECT_SECRET_ARN (or --connect-secret-arn) beside ``--env dev`` must be one of dev's Connect REST
+    secrets (``<prefix>/connect-rest`` or a person's ``<prefix>/connect-rest/<name>``, in dev's account and region):
+    prod's, or one of another account or region, is one line naming where it came from, exit 2, and Secrets Manager
+    is never asked (the password would otherwise go to dev's worker). dev's own secret gets past the check."""
+    from msk_migrate.config.environment import load_environment
+    from msk_migrate.config.environment_files import environment_path
+    from msk_migrate.connect_api import rest
+
+    asked: list[str] = []
+    monkeypatch.setattr(rest, "credentials_from_secret", lambda arn: asked.append(arn) or ("u", "p"))
+    dev = load_environment(environment_path("dev"))
+    own = f"arn:aws:secretsmanager:{dev.region}:{dev.account_id}:secret:{dev.connect_rest_secret_name}-AbCdEf"
+    person = f"arn:aws:secretsmanager:{dev.region}:{dev.account_id}:secret:{dev.connect_rest_secret_name}/alice-AbCdEf"
+    foreign = {"prod's": own.replace(dev.connect_rest_secret_name, "msk-migrate-prod/connect-rest"),
+               "another account's": own.replace(dev.account_id, "222222222222"),
+               "another region's": own.replace(dev.region, "us-east-1"),
+               "a look-alike": own.replace("connect-rest", "connect-rest-copy")}
+    monkeypatch.delenv("MSK_MIGRATE_CONNECT_URL", raising=False)
+    takers = [p for p in _flow_commands() if _takes(p, "connect_url")]
+    base = ["--env", "dev", "--connect-url", "http://127.0.0.1:9", "--target-bootstrap", "127.0.0.1:9"]
+    wrong: dict[str, str] = {}
+    for path in takers:
+        args = [*base, *_required(path, tmp_path)]
+        for what, arn in foreign.items():
+            monkeypatch.setenv("MSK_MIGRATE_CONNECT_SECRET_ARN", arn)
+            kind, got = _run(path, args, local_env)
+            err = got[1].strip() if kind == "exit" else ""
+            if kind != "exit" or got[0] != 2 or err.count("\n") or "MSK_MIGRATE_CONNECT_SECRET_ARN" not in err \
+                    or "is not a Connect REST secret of --env dev" not in err:
+                wrong[f"{' '.join(path)} ({what})"] = f"{kind} {got}"
+        monkeypatch.delenv("MSK_MIGRATE_CONNECT_SECRET_ARN")
+        kind, got = _run(path, [*args, "--connect-secret-arn", foreign["prod's"]], local_env)
+        if kind != "exit" or got[0] != 2 or "--connect-secret-arn" not in got[1]:
+            wrong[f"{' '.join(path)} (option)"] = f"{kind} {got}"
+        for mine in (own, person):
+            monkeypatch.setenv("MSK_MIGRATE_CONNECT_SECRET_ARN", mine)
+            kind, got = _run(path, args, local_env)
+            if kind == "exit" and "is not a Connect REST secret" in got[1]:
+                wrong[f"{' '.join(path)} (dev's own)"] = f"{kind} {got}"
+    assert not wrong, "\n".join(f"{k}: {v}" for k, v in wrong.items())
+    assert asked and set(asked) <= {own, person}, asked  # only dev's own secrets were ever read
+    assert ("connectors", "apply") in takers and ("lag",) in takers

@@ -102,9 +102,12 @@ def stack(moto_url):
     other_subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.70.2.0/24")["Subnet"]["SubnetId"]
     sg = ec2.create_security_group(GroupName="connect-boundary", Description="connect", VpcId=vpc)["GroupId"]
     open_sg = ec2.create_security_group(GroupName="anywhere-boundary", Description="egress anywhere", VpcId=vpc)["GroupId"]
-    secret = sm.create_secret(Name="msk-migrate-dev/connect-rest-boundary", SecretString=json.dumps(MACHINE_LOGIN))["ARN"]
+    # a person's REST login of the stack (<prefix>/connect-rest/<name>): a secret of dev's own, which a command beside
+    # --env dev accepts; dev's account is moto's (the account the stack lives in)
+    secret = sm.create_secret(Name="msk-migrate-dev/connect-rest/boundary", SecretString=json.dumps(MACHINE_LOGIN))["ARN"]
     worker, attacker, metadata = Listener(), Listener(), Metadata()
     cfg = load_environment(REPO_ROOT / "infra" / "environments" / "dev.yaml")
+    cfg = cfg.model_copy(update={"account_id": secret.split(":")[4]})
     env = {**stack_environment(subnets=[subnet], security_groups=[sg], environment=environment_yaml(cfg), environment_name=cfg.name,
                                target_bootstrap="b-1.dev.example:9098", connect_url=worker.url, connect_secret_arn=secret),
            "AWS_REGION": REGION}

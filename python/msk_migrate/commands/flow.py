@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..config.environ import CA_ENV, SECRET_ARN_ENV
-from ..config.flow import VARIABLES, Flow, check_connect_url, check_one_source, read_flow
+from ..config.flow import VARIABLES, Flow, check_connect_url, check_one_source, check_rest_secret, read_flow
 from ..config.identifiers import SECRET_ARN
 from ..errors import UsageError
 from ..paths import LOCAL_DIR
@@ -142,6 +142,8 @@ def _rest_option(ctx: click.Context, param: click.Parameter, value: str | None) 
     if param.name == "connect_ca" and not Path(value).is_file():
         raise UsageError("--connect-ca", f"{value} is not a file", "pass the PEM CA bundle of the worker's certificate")
     ctx.meta.setdefault(REST_OPTIONS, {})[str(param.name)] = value
+    if ctx.get_parameter_source(str(param.name)) == click.core.ParameterSource.ENVIRONMENT:
+        ctx.meta[REST_OPTIONS][f"{param.name}_variable"] = param.envvar
 
 
 def _check_target_bootstrap(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -192,6 +194,8 @@ def with_rest_options(flow: Flow) -> Flow:
     ctx = click.get_current_context(silent=True)
     rest = ctx.meta.get(REST_OPTIONS, {}) if ctx is not None else {}
     flow.connect_ca, flow.connect_secret_arn = rest.get("connect_ca"), rest.get("connect_secret_arn")
+    if flow.connect_secret_arn:
+        check_rest_secret(flow, flow.connect_secret_arn, rest.get("connect_secret_arn_variable") or "--connect-secret-arn")
     return flow
 
 

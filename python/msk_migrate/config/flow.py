@@ -67,6 +67,9 @@ class Flow:
     #: where the migration's ledger lives (msk_migrate.ledger.location): set where the flow is read, from
     #: the same file or directory the flow came from, so no caller parses :attr:`origin` for it
     ledger_location: str | None = None
+    #: ``--env``'s Connect REST secrets, as (region, account, name): the stack's ``<prefix>/connect-rest`` and each
+    #: person's ``<prefix>/connect-rest/<person>``; the only secrets a command sends to this flow's worker
+    rest_secret: tuple[str, str, str] | None = None
     #: the file's ``schema_registry`` section as read with the flow (``--env``/``--config``; its section may be None):
     #: the input of the one registry resolver (msk_migrate.schemas.registries), so no command reads the file again
     registry_file: RegistryFile | None = None
@@ -158,6 +161,25 @@ def check_variables(env: str, region: str, values: dict[str, str | None], from_v
                                  f"unset {var}, or pass the --env of that cluster")
 
 
+def check_rest_secret(flow: Flow, arn: str, field: str) -> None:
+    """``arn`` (the worker's REST credentials secret) beside ``--env`` must be one of that environment's REST
+    secrets (:attr:`Flow.rest_secret`): another environment's, account's or region's secret is bad input naming
+    ``field`` (the option, or the exported variable it came from), refused before the secret is read, so its
+    password never reaches this flow's worker."""
+    from .identifiers import SECRET_ARN, SECRET_ARN_SUFFIX
+
+    if flow.rest_secret is None:
+        return
+    region, account, name = flow.rest_secret
+    parts = arn.split(":")
+    found = SECRET_ARN.match(arn)
+    secret = SECRET_ARN_SUFFIX.sub("", found.group(1)) if found else ""
+    if not found or parts[3] != region or parts[4] != account or not (secret == name or secret.startswith(name + "/")):
+        raise UsageError(field, f"{arn} is not a Connect REST secret of --env {flow.env_name} ({name} or "
+                         f"{name}/<person> in account {account}, {region})",
+                         f"pass the stack output connect_rest_auth_secret_arn of {flow.env_name}, or unset it")
+
+
 def check_one_source(env: str | None, config: Path | None) -> None:
     """``--env`` and ``--config`` are two sources of the flow: at most one may be given."""
     chosen = [n for n, v in (("--env", env), ("--config", config)) if v]
@@ -193,7 +215,8 @@ def read_flow(env: str | None, config: Path | None, target_bootstrap: str | None
         flow = Flow(f"environment {cfg.name} ({path})", cfg.source.endpoint(), target, cfg.migration, cfg.worker,
                     env_name=cfg.name, msk_cluster_arns={k: v for k, v in arns.items() if v},
                     ledger_location=f"s3://{cfg.config_bucket_name}/{ledger_key_prefix(cfg.migration.name)}",
-                    registry_file=RegistryFile("--env", path, cfg.schema_registry))
+                    registry_file=RegistryFile("--env", path, cfg.schema_registry),
+                    rest_secret=(cfg.region, cfg.account_id, cfg.connect_rest_secret_name))
         check_variables(cfg.name, cfg.region, {"connect_url": connect_url, "target_bootstrap": target_bootstrap},
                         from_variables or set())
         return flow

@@ -296,6 +296,13 @@ class EnvironmentConfig(BaseModel):
         return self.prefix or default_prefix(self.name)
 
     @property
+    def connect_rest_secret_name(self) -> str:
+        """The Connect REST basic-auth secret the stack generates (``<prefix>/connect-rest``); each person's own
+        login of ``connect.people`` is ``<prefix>/connect-rest/<person>``. A command given ``--env`` refuses any
+        other secret for its worker (:func:`msk_migrate.config.flow.check_rest_secret`)."""
+        return f"{self.resource_prefix}/connect-rest"
+
+    @property
     def stack_name(self) -> str:
         return f"migration-{self.name}"
 
