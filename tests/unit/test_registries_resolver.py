@@ -95,6 +95,54 @@ def test_the_clients_carry_the_name_of_what_gave_each_url(monkeypatch) -> None:
     assert (tgt.role, tgt.url, tgt.option, tgt.auth) == ("target", LOCAL.urls["target"], "--local", None)
 
 
+def test_rule_7_an_exported_url_or_secret_that_contradicts_the_files_section_is_refused_naming_the_variable() -> None:
+    with pytest.raises(UsageError) as err:
+        resolve_registries(target_url=TGT, file=WITH, exported={"target_url": "MSK_MIGRATE_TARGET_REGISTRY_URL"})
+    assert err.value.field == "MSK_MIGRATE_TARGET_REGISTRY_URL"
+    assert "contradicts --config (schema_registry.target), which names https://file-target" in str(err.value)
+    other = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:reg-prod"
+    with pytest.raises(UsageError) as err:
+        resolve_registries(target_secret=other, file=WITH, exported={"target_secret": "MSK_MIGRATE_TARGET_REGISTRY_SECRET_ARN"})
+    assert err.value.field == "MSK_MIGRATE_TARGET_REGISTRY_SECRET_ARN" and "schema_registry.target_secret_arn" in str(err.value)
+    # the same values typed on the command line are the operator's choice (rule 1); the section's own value exported
+    # agrees; without a section, or where the section names no secret, nothing contradicts
+    assert resolve_registries(target_url=TGT, file=WITH).target.url == TGT
+    same = resolve_registries(target_url=SECTION.target + "/", file=WITH, exported={"target_url": "MSK_MIGRATE_TARGET_REGISTRY_URL"})
+    assert same is not None
+    assert resolve_registries(source_url=SRC, target_url=TGT, exported={"target_url": "MSK_MIGRATE_TARGET_REGISTRY_URL"}) is not None
+    assert resolve_registries(source_secret=other, file=WITH, exported={"source_secret": "MSK_MIGRATE_SOURCE_REGISTRY_SECRET_ARN"})
+
+
+def test_an_exported_registry_of_another_flow_reaches_no_registry(tmp_path: Path, monkeypatch, capfd) -> None:
+    """The boundary from the other side: MSK_MIGRATE_TARGET_REGISTRY_URL left exported from another environment
+    points at a listener of this test's own; `schemas copy --config F` (F names its registries) and `lag --config F`
+    refuse it in one line naming the variable, exit 2, and the listener never hears a request."""
+    import socket
+
+    from msk_migrate.cliutil import run_cli
+    from msk_migrate.commands.root import cli
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)  # a connection made at any time waits in the backlog: accept() finds it at once
+    port = listener.getsockname()[1]
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(FLOW + "migration: {name: lab, topics: ['lab-.*']}\n"
+                    "schema_registry: {source: 'http://127.0.0.1:9/', target: 'http://127.0.0.1:9/'}\n")
+    monkeypatch.setenv("MSK_MIGRATE_TARGET_REGISTRY_URL", f"http://127.0.0.1:{port}/apis/ccompat/v7")
+    try:
+        for command in (["schemas", "copy"], ["schemas", "plan"], ["lag", "--connect-url", "http://127.0.0.1:9"]):
+            code = run_cli(cli, [*command, "--config", str(flow)], "msk-migrate")
+            _, err = capfd.readouterr()
+            assert code == 2 and err.count("\n") == 1 and "MSK_MIGRATE_TARGET_REGISTRY_URL" in err \
+                and "contradicts --config (schema_registry.target)" in err, (command, err)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing connected
+    finally:
+        listener.close()
+
+
 # ---- the inputs, from a command's options (msk_migrate.commands.schemas.registries_from_options) ----------------
 FLOW = "source: {alias: source, bootstrap_servers: '127.0.0.1:9'}\ntarget: {alias: target, bootstrap_servers: '127.0.0.1:9'}\n"
 

@@ -90,7 +90,24 @@ def registries_from_options(options: Mapping[str, Any], required: bool = False, 
         local = local_registries(options.get("local_dir")) if options.get("local") and file is None else None
     return resolve_registries(source_url=options.get("source_url"), target_url=options.get("target_url"),
                               source_secret=options.get("source_secret"), target_secret=options.get("target_secret"),
-                              file=file, local=local, required=required)
+                              file=file, local=local, required=required, exported=exported_registry_values())
+
+
+#: The variables of the registry options, by the resolver's name of the value they give.
+REGISTRY_VARIABLES = {"MSK_MIGRATE_SOURCE_REGISTRY_URL": "source_url", "MSK_MIGRATE_TARGET_REGISTRY_URL": "target_url",
+                      "MSK_MIGRATE_SOURCE_REGISTRY_SECRET_ARN": "source_secret",
+                      "MSK_MIGRATE_TARGET_REGISTRY_SECRET_ARN": "target_secret"}
+
+
+def exported_registry_values() -> dict[str, str]:
+    """Which registry values of the running command came from an exported variable (resolver name -> variable),
+    not from its command line: the resolver checks those against the flow's file (its rule 7)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    return {REGISTRY_VARIABLES[p.envvar]: p.envvar for p in ctx.command.params
+            if isinstance(p.envvar, str) and p.envvar in REGISTRY_VARIABLES and p.name
+            and ctx.get_parameter_source(p.name) == click.core.ParameterSource.ENVIRONMENT}
 
 
 def local_registries(local_dir: Path | None) -> LocalRegistries:

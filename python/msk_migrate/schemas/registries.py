@@ -28,7 +28,10 @@ Rules, for each role (source, target) on its own:
    ``validate`` takes its two options both or neither, and consults the file only without them: its command,
    ``commands/validate_request.py``, calls this resolver under that rule);
 5. not wanted and no role named anywhere: ``None`` (nothing to check);
-6. one role named and the other not: bad input (exit 2) naming the other's option (``no target registry given``).
+6. one role named and the other not: bad input (exit 2) naming the other's option (``no target registry given``);
+7. a URL or secret that came from an exported variable (MSK_MIGRATE_<ROLE>_REGISTRY_URL / _SECRET_ARN, not the
+   command line) and differs from what the file's section names for it is bad input naming the variable: a
+   leftover of another environment would otherwise send this one's schemas (and credentials) to another registry.
 
 Invariants: each URL returned carries the name of the option or setting that gave it (``--source-registry``,
 ``--config (schema_registry.source)``, ``--local``) into every later message; a section's URL passes
@@ -40,6 +43,7 @@ section's ``<role>_secret_arn``; the same inputs give the same answer whatever t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -99,9 +103,14 @@ def _option(role: Role) -> str:
 
 def resolve_registries(*, source_url: str | None = None, target_url: str | None = None, source_secret: str | None = None,
                        target_secret: str | None = None, file: RegistryFile | None = None, local: LocalRegistries | None = None,
-                       required: bool = False) -> Registries | None:
-    """The command's registries by the module's rules, or None when nothing names one (``required``: bad input)."""
+                       required: bool = False, exported: Mapping[str, str] | None = None) -> Registries | None:
+    """The command's registries by the module's rules, or None when nothing names one (``required``: bad input).
+    ``exported``: which of the values came from an exported variable rather than the command line (``source_url``,
+    ``target_secret``, ... -> the variable's name), for rule 7."""
     from .client import check_registry_url
+
+    _check_exported(exported or {}, {"source_url": source_url, "target_url": target_url, "source_secret": source_secret,
+                                     "target_secret": target_secret}, file)
 
     if required or source_url or target_url:  # rule 4
         if file is not None and file.section is None:
@@ -136,6 +145,22 @@ def resolve_registries(*, source_url: str | None = None, target_url: str | None 
             raise UsageError(_option(role), f"no {role} registry given",
                              f"pass {_option(role)} URL, --local, or --env/--config with a schema_registry section")
     return Registries(found["source"], found["target"])
+
+
+def _check_exported(exported: Mapping[str, str], values: Mapping[str, str | None], file: RegistryFile | None) -> None:
+    """Rule 7: a value that came from an exported variable, beside a file whose section names that setting otherwise,
+    is a leftover of another environment or flow, not this command's choice: bad input naming the variable (the
+    same value typed as the option is the operator's choice and wins, rule 1)."""
+    if file is None or file.section is None:
+        return
+    for key, variable in exported.items():
+        role, _, kind = key.partition("_")
+        setting = role if kind == "url" else f"{role}_secret_arn"
+        named, value = getattr(file.section, setting, None), values.get(key)
+        if value and named and value.rstrip("/") != named.rstrip("/"):
+            option = f"--{role}-registry" + ("" if kind == "url" else "-secret-arn")
+            raise UsageError(variable, f"{value} contradicts {file.where(setting)}, which names {named}",
+                             f"unset {variable} (or pass {option} to choose another for this command)")
 
 
 def _no_local(local: LocalRegistries) -> UsageError:
