@@ -178,14 +178,12 @@ def offsets_snapshot(out: Path, topics: tuple[str, ...], wave: str | None, outpu
 
 
 def registry_options(f):
-    """``--source-registry`` / ``--target-registry``: the registries "schemas in sync" compares (else the flow's
-    ``schema_registry`` section with --env/--config, or the local registries with --local; none: not checked)."""
-    from .schemas import SOURCE_URL, TARGET_URL
+    """The registries "schemas in sync" compares: named on the command line (URL and basic-auth secret per role,
+    as the ``schemas`` commands take them), else the flow's (``schema_registry`` of --env/--config, or the local
+    registries with --local); none: not checked."""
+    from .schemas import registry_endpoint_options
 
-    f = click.option("--target-registry", "target_registry", type=TARGET_URL, envvar="MSK_MIGRATE_TARGET_REGISTRY_URL",
-                     help="The target schema registry's Confluent-compatible API URL (\"schemas in sync\").")(f)
-    return click.option("--source-registry", "source_registry", type=SOURCE_URL, envvar="MSK_MIGRATE_SOURCE_REGISTRY_URL",
-                        help="The source schema registry's Confluent-compatible API URL (\"schemas in sync\").")(f)
+    return registry_endpoint_options(f)
 
 
 # ---- lag -------------------------------------------------------------------------------------------
@@ -202,7 +200,7 @@ def registry_options(f):
 @click.option("--timeout", default=0.0, show_default=True, type=click.FloatRange(min=0), help="--watch gives up after this many seconds (0 = never).")
 @wave_option
 @output_option
-def lag(topics, max_records, max_age, source_registry, target_registry, watch: bool, interval, timeout, wave, output, **kw) -> None:
+def lag(topics, max_records, max_age, watch: bool, interval, timeout, wave, output, **kw) -> None:
     """Per topic and partition: source LSO, replicated position, records behind, newest record age; with
     registries, a "schemas in sync" line for topics carrying schema'd records; --wave: the wave's topics.
     Exit 0 when every partition is within the thresholds (in sync), 1 otherwise; 2 when the worker does not
@@ -212,7 +210,7 @@ def lag(topics, max_records, max_age, source_registry, target_registry, watch: b
 
     place = WorkerPlace.of(kw)
     flow = flow_from_kwargs(kw)
-    regs = _gate_registries(flow, kw, source_registry, target_registry)
+    regs = _gate_registries(flow, kw)
 
     def measured():
         s, scope = session_in_wave(kw, output, wave, flow, worker="yes")
@@ -229,13 +227,14 @@ def lag(topics, max_records, max_age, source_registry, target_registry, watch: b
 _watch = watch  # the option named --watch shadows the renderer's function inside `lag`
 
 
-def _gate_registries(flow: Flow, kw: dict, source_url: str | None, target_url: str | None):
+def _gate_registries(flow: Flow, kw: dict):
     """(source, target) registry clients for "schemas in sync", or None when no registry is named anywhere: the
-    options, else the flow's (:func:`msk_migrate.schemas.registries.resolve_registries`: beside --env/--config,
-    --local is the worker only). Resolved from the flow before any connection is opened."""
+    options (their values popped from ``kw``), else the flow's (:func:`msk_migrate.schemas.registries.resolve_registries`:
+    beside --env/--config, --local is the worker only). Resolved from the flow before any connection is opened."""
     from .schemas import registries_from_options
 
-    regs = registries_from_options({**kw, "source_url": source_url, "target_url": target_url}, flow=flow)
+    named = {key: kw.pop(key) for key in ("source_url", "target_url", "source_secret", "target_secret")}
+    regs = registries_from_options(named, flow=flow)
     return regs.clients() if regs is not None else None
 
 
@@ -269,8 +268,7 @@ def cutover() -> None:
 @registry_options
 @output_option
 def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_records, max_age, max_redelivery, report,
-                      max_report_age_seconds, max_report_age_minutes, certificate, source_registry, target_registry, output,
-                      **kw) -> None:
+                      max_report_age_seconds, max_report_age_minutes, certificate, output, **kw) -> None:
     """One readiness gate: connectors and tasks RUNNING, lag within bounds, translated offsets never ahead
     and re-delivery bounded, group inactive on the target, a fresh matching validation report; with registries
     (options, the flow's schema_registry section, or --local's), "schemas in sync" for groups reading schema'd topics.
@@ -293,7 +291,7 @@ def cutover_check_cmd(groups, producers, wave, quiet_seconds, timeout, max_recor
     if not groups:
         raise UsageError("--group", "no consumer group given", "pass --group G (repeat), or --producers --wave W for the producer gate")
     flow = flow_from_kwargs(kw)
-    regs = _gate_registries(flow, kw, source_registry, target_registry)
+    regs = _gate_registries(flow, kw)
     s = open_in_wave(kw, output, wave, flow, worker="yes")
     render(cutover(s, Gate(list(groups), max_records, max_age, max_redelivery, report, max_report_age_s, certificate,
                            registries=regs)), output)

@@ -49,20 +49,32 @@ def _subject(value: str) -> str:
 SUBJECT = Checked("subject", _subject, metavar="SUBJECT|GLOB")
 
 
-def registry_options(f):
+def registry_endpoint_options(f):
+    """The registries named on the command line: each role's Confluent-API URL and basic-auth secret (or their
+    variables). One declaration for the ``schemas`` commands and the gates' "schemas in sync" (``lag``,
+    ``cutover check``); values ``source_url``, ``target_url``, ``source_secret``, ``target_secret``."""
     for opt in reversed([
-        click.option("--env", "env", type=ENV, help="Environment (infra/environments/NAME.yaml) whose schema_registry section names the registries."),
-        click.option("--config", "config", type=READ_FILE, help="Flow file whose schema_registry section names the registries."),
-        click.option("--local", "local", is_flag=True, help="The local environment's registries (`msk-migrate local up --schema-registry`)."),
-        click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True, envvar="MSK_MIGRATE_LOCAL_ENV_DIR"),
         click.option("--source-registry", "source_url", type=SOURCE_URL, envvar="MSK_MIGRATE_SOURCE_REGISTRY_URL",
-                     help="The source registry's Confluent-compatible API URL (Apicurio: .../apis/ccompat/v7)."),
+                     help="The source registry's Confluent-compatible API URL (Apicurio: .../apis/ccompat/v7); else the "
+                          "flow's schema_registry section."),
         click.option("--target-registry", "target_url", type=TARGET_URL, envvar="MSK_MIGRATE_TARGET_REGISTRY_URL",
                      help="The target registry's Confluent-compatible API URL."),
         click.option("--source-registry-secret-arn", "source_secret", envvar="MSK_MIGRATE_SOURCE_REGISTRY_SECRET_ARN", type=SECRET_ARN,
                      help="Secrets Manager secret (JSON username/password) of the source registry's basic auth."),
         click.option("--target-registry-secret-arn", "target_secret", envvar="MSK_MIGRATE_TARGET_REGISTRY_SECRET_ARN", type=SECRET_ARN,
                      help="Secrets Manager secret (JSON username/password) of the target registry's basic auth."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def registry_options(f):
+    for opt in reversed([
+        click.option("--env", "env", type=ENV, help="Environment (infra/environments/NAME.yaml) whose schema_registry section names the registries."),
+        click.option("--config", "config", type=READ_FILE, help="Flow file whose schema_registry section names the registries."),
+        click.option("--local", "local", is_flag=True, help="The local environment's registries (`msk-migrate local up --schema-registry`)."),
+        click.option("--local-dir", "local_dir", type=click.Path(path_type=Path), hidden=True, envvar="MSK_MIGRATE_LOCAL_ENV_DIR"),
+        registry_endpoint_options,
         click.option("--subject", "subjects", type=SUBJECT, multiple=True,
                      help="Only these subjects (name or shell glob; repeatable). Subjects they refer to come along."),
         click.option("--to", "to", type=click.Choice(["target", "source"]), default="target", show_default=True,
