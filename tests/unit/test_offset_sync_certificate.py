@@ -40,6 +40,24 @@ def test_certificate_carries_the_proof_and_the_gate_accepts_only_what_is_committ
     assert partial["verdict"] == "not-proven" and not cert.check(partial, "billing", {("orders", 0): 30})[0]
 
 
+def test_the_gate_refuses_a_certificate_of_a_move_to_another_cluster_and_says_when_one_names_none():
+    """A certificate names the clusters the group moved from and to (their ids): the gate accepts it only for the
+    cluster it checks (another environment's certificate of a group with the same name and offsets is refused); one
+    written before certificates named their clusters is checked on its content and says so."""
+    ids = {"from_cluster_id": "SRC-ID", "to_cluster_id": "TGT-ID"}
+    bound = cert.build("billing", "source->target", "s", "t", [_proof()], written=True, dry_run=False, ids=ids)
+    assert bound["to_cluster_id"] == "TGT-ID" and bound["from_cluster_id"] == "SRC-ID"
+    ok, why = cert.check(bound, "billing", {("orders", 0): 42}, "TGT-ID")
+    assert ok and "names no cluster" not in why, why
+    ok, why = cert.check(bound, "billing", {("orders", 0): 42}, "PROD-TGT-ID")
+    assert not ok and "move to cluster TGT-ID, not to this flow's PROD-TGT-ID" in why, why
+    edited = {**bound, "to_cluster_id": "PROD-TGT-ID"}  # the id is sealed by the digest like the rest
+    assert "digest" in cert.check(edited, "billing", {("orders", 0): 42}, "PROD-TGT-ID")[1]
+    older = cert.build("billing", "source->target", "s", "t", [_proof()], written=True, dry_run=False)
+    ok, why = cert.check(older, "billing", {("orders", 0): 42}, "TGT-ID")
+    assert ok and "names no cluster" in why, why
+
+
 def test_unreadable_or_foreign_certificates_are_one_line_errors(tmp_path):
     with pytest.raises(UsageError, match="not found"):
         cert.read(str(tmp_path / "missing.json"))

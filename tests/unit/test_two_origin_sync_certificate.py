@@ -100,3 +100,11 @@ def test_a_two_origin_certificate_is_read_back_as_a_certificate(tmp_path):
     cert = _written(_placement(0, "abba" "ab", 4, "aabb" "ba"))
     write_json(cert, str(tmp_path))
     assert read(str(tmp_path), "g") == cert
+
+
+def test_a_two_origin_certificate_names_its_clusters_and_the_gate_refuses_another_target():
+    cert = certificate("g", "source->target", "s", "t", [_placement(0, "abba" "ab", 4, "aabb" "ba")], written=True,
+                       dry_run=False, ids={"from_cluster_id": "A", "to_cluster_id": "B"})
+    assert check(cert, "g", {("app.events", 0): 4}, "B")[0]
+    ok, why = check(cert, "g", {("app.events", 0): 4}, "C")
+    assert not ok and "move to cluster B, not to this flow's C" in why, why

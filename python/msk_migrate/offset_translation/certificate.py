@@ -30,13 +30,18 @@ def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def cluster_ids(frm: Any, to: Any) -> dict[str, str | None]:
+    """The ids of the clusters a group moved from and to (admin sessions): what binds its certificate to them."""
+    return {"from_cluster_id": frm.cluster_id(), "to_cluster_id": to.cluster_id()}
+
+
 def build(group: str, direction: str, frm: str, to: str, plans: list[PartitionPlan], written: bool,
-          dry_run: bool) -> dict[str, Any]:
-    """The certificate of one group's placements (``written``: they were committed)."""
+          dry_run: bool, ids: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The certificate of one group's placements (``written``: they were committed); ``ids``: :func:`cluster_ids`."""
     parts = [p.to_dict() for p in plans]
     exact = sum(p.proven for p in plans)
     body = {
-        "kind": KIND, "version": VERSION, "group": group, "direction": direction, "from": frm, "to": to,
+        "kind": KIND, "version": VERSION, "group": group, "direction": direction, "from": frm, "to": to, **(ids or {}),
         "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
         "dry_run": dry_run, "written": written,
         "verdict": "exact" if plans and exact == len(plans) else ("partial" if exact else "not-proven"),
@@ -121,14 +126,26 @@ def read(location: str, group: str | None = None) -> dict[str, Any]:
     return cert
 
 
-def check(cert: dict[str, Any], group: str, committed_now: dict[tuple[str, int], int]) -> tuple[bool, str]:
+def check(cert: dict[str, Any], group: str, committed_now: dict[tuple[str, int], int],
+          to_cluster_id: str | None = None) -> tuple[bool, str]:
     """Whether ``cert`` proves ``group``'s current offsets on the cluster it moved to: intact, for this
-    group, written (not a dry run), every partition exact, and the committed offsets still the ones written."""
+    group, of that cluster (``to_cluster_id``, the gate's; a certificate written before certificates named their
+    clusters is checked on its content alone, and says so), written (not a dry run), every partition exact, and
+    the committed offsets still the ones written."""
     body = {k: v for k, v in cert.items() if k != "digest"}
     if _digest(body) != cert.get("digest"):
         return False, "digest does not match its content (edited?)"
     if cert.get("group") != group:
         return False, f"certificate is for group {cert.get('group')!r}"
+    named = cert.get("to_cluster_id")
+    if named and to_cluster_id and named != to_cluster_id:
+        return False, (f"certificate is of a move to cluster {named}, not to this flow's {to_cluster_id} "
+                       "(another environment's or direction's certificate)")
+    ok, why = _check_parts(cert, committed_now)
+    return ok, why + ("" if named or not ok else " (the certificate names no cluster: written by an older msk-migrate)")
+
+
+def _check_parts(cert: dict[str, Any], committed_now: dict[tuple[str, int], int]) -> tuple[bool, str]:
     if not cert.get("written"):
         return False, "certificate of a dry run (nothing was written)"
     parts = cert.get("partitions") or []
@@ -152,8 +169,9 @@ def check(cert: dict[str, Any], group: str, committed_now: dict[tuple[str, int],
 def check_certificates(location: str, groups: list[str], session) -> tuple[bool, str]:
     """``cutover check --certificate``: every group has an intact, exact certificate matching its offsets now."""
     notes = []
+    to_cluster_id = session.cluster_id()
     for g in groups:
-        ok, why = check(read(location, g), g, session.committed(g))
+        ok, why = check(read(location, g), g, session.committed(g), to_cluster_id)
         if not ok:
             return False, f"{g}: {why} ({location})"
         notes.append(f"{g}: {why}")

@@ -69,7 +69,7 @@ def sync_group(clusters: Clusters, request: SyncRequest,
     _refuse(group, plans, request.exact_only)
     written = 0 if request.dry_run else apply_plans(dest, group, plans)
     cert = cert_mod.build(group, request.direction, str(frm.bootstrap), str(dest.bootstrap), plans,
-                          written=not request.dry_run, dry_run=request.dry_run)
+                          written=not request.dry_run, dry_run=request.dry_run, ids=cert_mod.cluster_ids(frm, dest))
     locations = tuple(cert_mod.write(cert, request.certificate)) if request.certificate else ()
     return SyncResult(request, "one-origin", tuple(plans), written, cert, locations)
 

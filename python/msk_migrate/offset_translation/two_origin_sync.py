@@ -71,11 +71,12 @@ def decide(t: TwoOriginTranslation, current: int | None, force: bool) -> Action:
 
 
 def certificate(group: str, direction: str, frm: str, to: str, placements: list[TwoOriginPlacement],
-                written: bool, dry_run: bool) -> dict[str, Any]:
-    """The proof of one group's two-origin placements (JSON, with a SHA-256 digest of its body)."""
+                written: bool, dry_run: bool, ids: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The proof of one group's two-origin placements (JSON, with a SHA-256 digest of its body); ``ids``: the
+    clusters' (:func:`.certificate.cluster_ids`)."""
     exact = sum(p.translation.exact for p in placements)
     body = {
-        "kind": KIND, "group": group, "direction": direction, "from": frm, "to": to,
+        "kind": KIND, "group": group, "direction": direction, "from": frm, "to": to, **(ids or {}),
         "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"), "dry_run": dry_run, "written": written,
         "verdict": "exact" if placements and exact == len(placements) else ("partial" if exact else "not-proven"),
         "totals": {"partitions": len(placements), "exact": exact,
@@ -130,6 +131,6 @@ def sync_two_origin(clusters: Clusters, request: SyncRequest,
         dest.alter_committed(group, {tp: o for tp, o in to_write.items() if o is not None})
         written = len(to_write)
     cert = certificate(group, request.direction, str(frm.bootstrap), str(dest.bootstrap), placements,
-                       written=not request.dry_run, dry_run=request.dry_run)
+                       written=not request.dry_run, dry_run=request.dry_run, ids=cert_mod.cluster_ids(frm, dest))
     locations = tuple(cert_mod.write_json(cert, request.certificate)) if request.certificate else ()
     return SyncResult(request, "two-origin", tuple(placements), written, cert, locations)

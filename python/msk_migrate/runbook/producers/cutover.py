@@ -309,6 +309,11 @@ def confirm_wave(s: MigrationSession, ledger: Ledger, wave: Wave, *, timeout: fl
                          "and the producer gate", f"run `{wave.resume}` first") from None
     if cert.get("verdict") != "ready" or set(cert.get("topics") or []) != set(topics):
         raise UsageError("--certificate", f"{loc} is not a ready certificate of these topics", f"run `{wave.resume}` again")
+    for role, have in (("source", s.found.source_cluster_id), ("target", s.found.target_cluster_id)):
+        named = cert.get(f"{role}_cluster_id")
+        if named and have and named != have:  # another environment's certificate of topics with the same names
+            raise UsageError("--certificate", f"{loc} is a producer certificate of {role} cluster {named}, not of this "
+                             f"flow's {have}", f"pass this flow's certificate (default: its ledger's), or run `{wave.resume}`")
     ledger.ensure_latest(view)
     sel = topic_selection(s.migration)
     parts = {(p["topic"], p["partition"]): p for p in cert["partitions"]}
