@@ -156,6 +156,18 @@ def build_load(env: LocalEnvironment, a: argparse.Namespace) -> None:
         print(f"  {label}: {time.time() - t0:.1f} s", flush=True)
 
 
+def producers_moved(flow: Path, topic: str) -> None:
+    """What `cutover confirm` records before `rollback plan` acts on a topic: its producers moved (the ledger),
+    recorded once per load."""
+    from msk_migrate.config.flow import read_flow
+    from msk_migrate.ledger import Change, ledger_for
+
+    ledger = ledger_for(read_flow(None, flow))
+    view = ledger.read()
+    if view.state_of("topic", topic) != "producers-moved":
+        ledger.append(view, [Change("topic", topic, "producers-moved", detail="producers write to the target")], "scale bench")
+
+
 def flow_file(env: LocalEnvironment, d: Path) -> Path:
     path = d / "scale-flow.yaml"
     path.write_text(yaml.safe_dump({
@@ -167,11 +179,32 @@ def flow_file(env: LocalEnvironment, d: Path) -> Path:
     return path
 
 
-def commands(flow: Path, connect_url: str) -> dict[str, list[str]]:
+#: The row of the floor in the table (not a command of msk-migrate: :func:`floor_args`).
+FLOOR = "floor: one ListOffsets round"
+
+
+def floor_args(env: LocalEnvironment, a: argparse.Namespace) -> list[str]:
+    """The floor as its own process (:func:`kafka_load.list_offsets_floor`): Python start-up, confluent-kafka
+    and one ListOffsets round over every partition of the load on each cluster, in flight together."""
+    return [str(Path(__file__).resolve().with_name("kafka_load.py")),
+            f"{env.source().bootstrap_servers},{env.target().bootstrap_servers}", "scale-", str(a.topics), str(a.partitions)]
+
+
+def scoped_groups(groups: int) -> int:
+    """How many groups the scoped `offsets verify` names: a third (at least 1), so its peak beside the full
+    run's shows whether memory grows with the groups (at 1,000 groups both runs hold more than one chunk
+    of :func:`msk_migrate.runbook.group_offsets.iter_offset_rows`' 256 groups)."""
+    return max(groups // 3, 1)
+
+
+def commands(flow: Path, connect_url: str, groups: int = 10) -> dict[str, list[str]]:
     common = ["--config", str(flow)]
+    few = scoped_groups(groups)
     return {
         "lag": ["lag", *common, "--connect-url", connect_url, "--output", "json"],
         "offsets verify": ["offsets", "verify", *common, "--output", "json"],
+        f"offsets verify, {few:,} of the groups": ["offsets", "verify", *common, "--output", "json",
+                                                   *(x for g in range(few) for x in ("--group", group_name(g)))],
         "cutover check": ["cutover", "check", *common, "--connect-url", connect_url, "--group", group_name(1), "--output", "json"],
         "preflight": ["preflight", *common, "--output", "json"],
         "cleanup": ["cleanup", *common, "--output", "json"],
@@ -279,11 +312,16 @@ def main() -> None:
             build_load(env, a)
             marker.write_text(shape)
         flow = flow_file(env, base)
-        cmds = commands(flow, env.status()["connect"]["url"])
+        producers_moved(flow, topic_name(1))
+        if a.repeat == 0:  # the load only (with --keep: built for later runs)
+            return
+        cmds = {FLOOR: floor_args(env, a), **commands(flow, env.status()["connect"]["url"], a.groups)}
         results: dict[tuple[str, str], list[tuple[float | None, float | None, int | None]]] = {}
         for rnd in range(a.repeat):
             for name, args in cmds.items():  # interleaved: before and after of a command back to back
                 sides = [("after", AFTER)] + ([("before", a.before)] if a.before and rnd < a.before_repeat else [])
+                if name == FLOOR:  # the same either side: confluent-kafka alone, no msk-migrate
+                    sides = [("after", sys.executable)]
                 for side, exe in sides:
                     load_avg.append(os.getloadavg()[0])
                     r = run_once(exe, args, a.timeout)
@@ -303,11 +341,17 @@ def main() -> None:
         body = (f"{a.topics * a.partitions:,} partitions ({a.topics:,} topics x {a.partitions}), {a.groups:,} groups "
                 f"(each on 2 topics: {a.groups * 2 * a.partitions:,} group-partitions), {a.records} records a partition, "
                 f"every group committed at offset {committed_at(a)}; "
-                f"the source connector's offsets leave {a.behind_topics} topics {a.behind} records behind a partition "
-                f"(`lag` mid-copy). Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
+                + (f"the source connector's offsets leave {a.behind_topics} topics {a.behind} records behind a partition "
+                   f"(`lag` mid-copy)" if a.behind_topics else
+                   "the copy is finished (the source connector's offsets at every partition's end)")
+                + f". Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
                 f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
                 f"({a.before_repeat} run(s); a run past {a.timeout:.0f} s is stopped). Seconds are wall time of the whole "
-                f"command process (Python start-up included); peak MiB is that process's VmHWM (its peak RSS), read every 50 ms. {load}.\n\n{table}\n\n"
+                f"command process (Python start-up included); peak MiB is that process's VmHWM (its peak RSS), read every 50 ms. "
+                f"The floor is one ListOffsets round (latest) over all {a.topics * a.partitions:,} partitions on each cluster, "
+                f"both in flight together, as its own process importing confluent-kafka only (`bench/kafka_load.py`); "
+                f"`offsets verify, {scoped_groups(a.groups):,} of the groups` names that many groups with `--group` "
+                f"(its peak beside the full run's: memory against the number of groups). {load}.\n\n{table}\n\n"
                 f"{identity_coverage(flow)}.\n")
         print(body)
         if not a.no_doc:

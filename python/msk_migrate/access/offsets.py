@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
@@ -38,26 +38,40 @@ def start_offsets(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int]:
 def start_and_stable_offsets(*asks: tuple[AdminSession, Iterable[TP]]) -> list[tuple[dict[TP, int], dict[TP, int]]]:
     """(:func:`start_offsets`, :func:`last_stable_offsets`) of each (session, partitions), every ListOffsets
     round in flight together (one round trip for all, not one per cluster and kind)."""
-    waits = []
-    for session, tps in asks:
-        tps = list(tps)
-        waits.append((session.submit_offsets({tp: OffsetSpec.earliest() for tp in tps}),
-                      session.submit_offsets({tp: OffsetSpec.latest() for tp in tps})))
-    return [({tp: r.offset for tp, r in start().items()}, {tp: r.offset for tp, r in stable().items()})
-            for start, stable in waits]
+    waits = [submit_start_and_stable(session, tps) for session, tps in asks]
+    return [wait() for wait in waits]
+
+
+def submit_start_and_stable(session: AdminSession, tps: Iterable[TP]) -> Callable[[], tuple[dict[TP, int], dict[TP, int]]]:
+    """Send the rounds of :func:`start_and_stable_offsets` for one cluster now; the function returned waits
+    for their answers (so other rounds, or other calls, run meanwhile)."""
+    tps = list(tps)
+    start = session.submit_offsets(dict.fromkeys(tps, OffsetSpec.earliest()))
+    stable = session.submit_offsets(dict.fromkeys(tps, OffsetSpec.latest()))
+    return lambda: ({tp: r.offset for tp, r in start().items()}, {tp: r.offset for tp, r in stable().items()})
 
 
 def end_offsets_of(*asks: tuple[AdminSession, Iterable[TP]]) -> list[dict[TP, int]]:
     """:func:`end_offsets` of each (session, partitions), the rounds in flight together."""
-    waits = [s.submit_offsets({tp: OffsetSpec.latest() for tp in tps}, isolation_level="read_uncommitted")
-             for s, tps in asks]
-    return [{tp: r.offset for tp, r in wait().items()} for wait in waits]
+    waits = [submit_end_offsets(s, tps) for s, tps in asks]
+    return [wait() for wait in waits]
+
+
+def submit_end_offsets(session: AdminSession, tps: Iterable[TP]) -> Callable[[], dict[TP, int]]:
+    """Send the :func:`end_offsets` round now; the function returned waits for its answer."""
+    wait = session.submit_offsets(dict.fromkeys(tps, OffsetSpec.latest()), isolation_level="read_uncommitted")
+    return lambda: {tp: r.offset for tp, r in wait().items()}
 
 
 def newest_timestamps(session: AdminSession, tps: Iterable[TP]) -> dict[TP, int | None]:
     """Largest record timestamp (ms) per partition, None for an empty partition (ListOffsets MAX_TIMESTAMP)."""
-    res = session.list_offsets({tp: OffsetSpec.max_timestamp() for tp in tps}, isolation_level="read_uncommitted")
-    return {tp: (r.timestamp if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in res.items()}
+    return submit_newest(session, tps)()
+
+
+def submit_newest(session: AdminSession, tps: Iterable[TP]) -> Callable[[], dict[TP, int | None]]:
+    """Send the :func:`newest_timestamps` round now; the function returned waits for its answer."""
+    wait = session.submit_offsets(dict.fromkeys(tps, OffsetSpec.max_timestamp()), isolation_level="read_uncommitted")
+    return lambda: {tp: (r.timestamp if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in wait().items()}
 
 
 def partitions(session: AdminSession, topics: Iterable[str]) -> list[TP]:
@@ -206,7 +220,9 @@ def count_records(session: AdminSession, ranges: dict[TP, tuple[int, int]], max_
     deadline = time.time() + timeout
     try:
         while todo and time.time() < deadline:
-            for msg in consumer.consume(5000, timeout=0.3):
+            # a short wait: librdkafka hands a batch over when it is full or the wait is over, so the last,
+            # partial batch would wait it out in full (counted exactly all the same)
+            for msg in consumer.consume(5000, timeout=0.01):
                 if msg.error() is not None:
                     continue
                 tp = (msg.topic(), msg.partition())

@@ -65,6 +65,17 @@ def _walk(wanted: list[Rec], n_before: int, target: list[Rec], j: int, before_fp
     gap_left = 0
     al = Alignment(-1)
     after_start: int | None = None
+    n = len(wanted)
+    run = target[j:j + n]
+    if len(run) == n and [r.fp for r in run] == [w.fp for w in wanted]:
+        # the common case, a plain copy: every step of the walk below would take its match branch, so its
+        # outcome is built at once (same matches, same checkpoint rule, same position after the run)
+        if n_before < n:
+            if min_after is not None and run[n_before].offset < min_after:
+                return None  # below MM2's checkpoint (as in the walk)
+            after_start = run[n_before].offset
+        al.matched = [(w.offset, r.offset, r.fp) for w, r in zip(wanted, run, strict=True)]
+        i, pos = n, j + n
     while i < len(wanted) and pos < len(target):
         r, w = target[pos], wanted[i]
         if r.fp == w.fp:

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from ..access.admin import AdminSession
-from ..access.offsets import end_offsets, partitions
+from ..access.admin import TP, AdminSession
+from ..access.offsets import end_offsets, partitions, submit_end_offsets
 from ..config.migration import ClusterEndpoint, MigrationSpec, WorkerSpec
 from ..kafka import names
-from ..kafka.selection import NameFilter, group_selection, topic_selection
+from ..kafka.selection import NameFilter, TopicSelection, group_selection, topic_selection
 from ..outcome import Outcome, Progress, View, col, quiet
 from .capacity import require_replication_factors  # noqa: F401 - re-exported
 from .session import MigrationSession
@@ -71,6 +71,8 @@ class Preflight:
     #: ``--wave``: the checks look at this wave's topics and the groups that move with it (None: the whole migration)
     wave: str | None = None
     _plan: WavePlan | None = field(default=None, repr=False)
+    #: the target's end offsets of the selected topics there, asked with the source's (one round trip for both)
+    _target_ends: tuple[list[TP], Callable[[], dict[TP, int]]] | None = field(default=None, repr=False)
 
     def wave_plan(self) -> WavePlan:
         """The migration's waves over the source, read once per preflight."""
@@ -148,7 +150,11 @@ def check_topics_selected(p: Preflight) -> None:
             p.report.add("topics selected", "fail", f"wave {p.wave} holds no topic of the selection on the source "
                          f"(fix migration.waves.{p.wave}, or create its topics first)")
             return
-    per_topic = _per_topic(end_offsets(p.source, partitions(p.source, p.selected)))
+    source_ends = submit_end_offsets(p.source, partitions(p.source, p.selected))
+    if p.target is not None:
+        ttps = partitions(p.target, _on_target(p, sel))
+        p._target_ends = (ttps, submit_end_offsets(p.target, ttps))
+    per_topic = _per_topic(source_ends())
     for t in p.selected:
         p.report.topics.append({"topic": t, "target_topic": sel.target_name(t), "partitions": p.source.topics()[t],
                                 "records_upper_bound": per_topic.get(t, 0)})
@@ -250,13 +256,22 @@ def check_target_reachable(p: Preflight) -> None:
     p.report.add("target reachable", "ok", _reached(p, "target", p.target))
 
 
+def _on_target(p: Preflight, sel: TopicSelection) -> list[str]:
+    """The selected topics' names on the target that exist there (its metadata as the session has it)."""
+    assert p.target is not None
+    tgt_md = p.target.topics()
+    return [sel.target_name(t) for t in p.selected if sel.target_name(t) in tgt_md]
+
+
 def check_target_topics(p: Preflight) -> None:
     assert p.target is not None
     sel = topic_selection(p.migration)
     tgt_md = p.target.topics()
     conflicts, mismatched = [], []
-    existing = [sel.target_name(t) for t in p.selected if sel.target_name(t) in tgt_md]
-    tends = _per_topic(end_offsets(p.target, partitions(p.target, existing)))
+    ttps = partitions(p.target, _on_target(p, sel))
+    asked = p._target_ends
+    # the round asked beside the source's answers for exactly these partitions (else: ask now)
+    tends = _per_topic(asked[1]() if asked is not None and asked[0] == ttps else end_offsets(p.target, ttps))
     for row in p.report.topics:
         name = row["target_topic"]
         row["exists_on_target"] = name in tgt_md

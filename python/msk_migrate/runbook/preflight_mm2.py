@@ -55,11 +55,14 @@ def message_size_checks(src: AdminSession, tgt: AdminSession, topics: list[dict]
                         target_broker_id: int) -> list[Row]:
     """Source ``max.message.bytes`` must fit MM2's producer ``max.request.size`` and the target's limit."""
     request_size = producer_max_request_size(m)
-    broker_limit = _configs(tgt, ConfigResource.Type.BROKER, str(target_broker_id)).get("message.max.bytes")
+    broker_wait = tgt.submit_configs(ConfigResource.Type.BROKER, [str(target_broker_id)])
+    src_wait = src.submit_configs(ConfigResource.Type.TOPIC, [row["topic"] for row in topics])
+    tgt_wait = tgt.submit_configs(ConfigResource.Type.TOPIC, [row["target_topic"] for row in topics if row.get("exists_on_target")])
+    # every DescribeConfigs call in flight together (at 1,000 topics each one is a noticeable wait)
+    broker_limit = broker_wait()[str(target_broker_id)].get("message.max.bytes")
+    src_cfgs, tgt_cfgs = src_wait(), tgt_wait()
     too_big_for_producer, too_big_for_target, in_band = [], [], []
     largest = 0
-    src_cfgs = src.describe_configs(ConfigResource.Type.TOPIC, [row["topic"] for row in topics])
-    tgt_cfgs = tgt.describe_configs(ConfigResource.Type.TOPIC, [row["target_topic"] for row in topics if row.get("exists_on_target")])
     for row in topics:
         cfg = src_cfgs[row["topic"]]
         entry = cfg.get("max.message.bytes")
