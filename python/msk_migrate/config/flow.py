@@ -166,15 +166,17 @@ def check_rest_secret(flow: Flow, arn: str, field: str) -> None:
     secrets (:attr:`Flow.rest_secret`): another environment's, account's or region's secret is bad input naming
     ``field`` (the option, or the exported variable it came from), refused before the secret is read, so its
     password never reaches this flow's worker."""
-    from .identifiers import SECRET_ARN, SECRET_ARN_SUFFIX
+    from .identifiers import SECRET_ARN_SUFFIX, secret_name
 
     if flow.rest_secret is None:
         return
     region, account, name = flow.rest_secret
+    try:
+        secret = SECRET_ARN_SUFFIX.sub("", secret_name(arn))
+    except ValueError:
+        secret = ""
     parts = arn.split(":")
-    found = SECRET_ARN.match(arn)
-    secret = SECRET_ARN_SUFFIX.sub("", found.group(1)) if found else ""
-    if not found or parts[3] != region or parts[4] != account or not (secret == name or secret.startswith(name + "/")):
+    if not secret or parts[3] != region or parts[4] != account or not (secret == name or secret.startswith(name + "/")):
         raise UsageError(field, f"{arn} is not a Connect REST secret of --env {flow.env_name} ({name} or "
                          f"{name}/<person> in account {account}, {region})",
                          f"pass the stack output connect_rest_auth_secret_arn of {flow.env_name}, or unset it")
