@@ -112,6 +112,7 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
                  "max.in.flight.requests.per.connection": 1}
             ))
         p = _producers[bootstrap]
+    _know_topic(p, topic)
     errors: list[str] = []
     n = 0
     for r in map(_as_rec, recs):
@@ -131,6 +132,22 @@ def produce(bootstrap: str, topic: str, recs: Iterable[Rec | tuple], transaction
     left = p.flush(30)
     assert left == 0 and not errors, f"produce to {topic} failed: {errors[:3]} ({left} left)"
     return n
+
+
+def _know_topic(p: Producer, topic: str, timeout: float = 30.0) -> None:
+    """Wait until ``p`` holds ``topic``'s metadata with a leader for every partition. A record produced to a
+    topic the producer does not know yet waits in librdkafka's unassigned queue and is moved to its
+    partition when the metadata arrives, while a record produced after that goes straight there: the
+    later one can be sent first. The direct writes of the validation suite (the same records on both
+    clusters, in the same order) would then differ by order on one cluster only."""
+    deadline = time.time() + timeout
+    while True:
+        t = p.list_topics(topic, timeout=10).topics.get(topic)
+        if t is not None and t.error is None and t.partitions and all(x.leader >= 0 for x in t.partitions.values()):
+            return
+        if time.time() > deadline:
+            raise TimeoutError(f"the producer of the test does not see {topic} with a leader for every partition")
+        time.sleep(0.1)
 
 
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0) -> list:
