@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -225,10 +226,29 @@ def high_water_mib(pid: int) -> float | None:
     return None
 
 
-def run_once(exe: str, args: list[str], timeout: float) -> tuple[float | None, float | None, int | None]:
-    """(seconds, peak RSS MiB, exit code) of one run; (None, None, None) when it ran past ``timeout``.
-    The peak is the command process's VmHWM, read every 50 ms until it exits."""
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes ``pids`` have used so far (``/proc/<pid>/stat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+#: One run: wall seconds, peak RSS MiB, exit code, the command's CPU seconds, the brokers' CPU seconds meanwhile.
+Run = tuple[float | None, float | None, int | None, float | None, float | None]
+
+
+def run_once(exe: str, args: list[str], timeout: float, brokers: Sequence[int] = ()) -> Run:
+    """One run; all None when it ran past ``timeout``. The peak is the command process's VmHWM, read every
+    50 ms until it exits; its CPU is its own and its threads' (``wait4``); the brokers' CPU is what the
+    ``brokers`` processes used while it ran (the machine's cores serve both)."""
     t0 = time.perf_counter()
+    b0 = cpu_seconds(list(brokers))
     peak = 0.0
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([exe, *args], stdout=out, stderr=err)
@@ -236,18 +256,19 @@ def run_once(exe: str, args: list[str], timeout: float) -> tuple[float | None, f
         while True:
             hwm = high_water_mib(proc.pid)
             peak = max(peak, hwm or 0.0)
-            pid, status, _usage = os.wait4(proc.pid, os.WNOHANG)
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
+                wall = time.perf_counter() - t0
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 if proc.returncode not in (0, 1):  # an error: its one line, so a table never hides it
                     err.seek(0)
                     print(f"    {exe} {args[0]}: exit {proc.returncode}: {err.read().decode(errors='replace').strip()[-300:]}")
-                return time.perf_counter() - t0, peak, proc.returncode
+                return wall, peak, proc.returncode, usage.ru_utime + usage.ru_stime, cpu_seconds(list(brokers)) - b0
             if time.time() > deadline:
                 proc.kill()
                 os.wait4(proc.pid, 0)
                 proc.returncode = -9
-                return None, None, None
+                return None, None, None, None, None
             time.sleep(0.05)
 
 
@@ -316,7 +337,8 @@ def main() -> None:
         if a.repeat == 0:  # the load only (with --keep: built for later runs)
             return
         cmds = {FLOOR: floor_args(env, a), **commands(flow, env.status()["connect"]["url"], a.groups)}
-        results: dict[tuple[str, str], list[tuple[float | None, float | None, int | None]]] = {}
+        brokers = [rec.pid for name, rec in env.state().procs.items() if "-broker" in name]
+        results: dict[tuple[str, str], list[Run]] = {}
         for rnd in range(a.repeat):
             for name, args in cmds.items():  # interleaved: before and after of a command back to back
                 sides = [("after", AFTER)] + ([("before", a.before)] if a.before and rnd < a.before_repeat else [])
@@ -324,16 +346,18 @@ def main() -> None:
                     sides = [("after", sys.executable)]
                 for side, exe in sides:
                     load_avg.append(os.getloadavg()[0])
-                    r = run_once(exe, args, a.timeout)
+                    r = run_once(exe, args, a.timeout, brokers)
                     results.setdefault((name, side), []).append(r)
                     print(f"  round {rnd + 1} {side:6} {name:15} {r[0] if r[0] is None else round(r[0], 2)} s, "
                           f"{r[1] if r[1] is None else round(r[1])} MiB, exit {r[2]}", flush=True)
-        rows = ["| command | before: s | before: peak MiB | after: s (median, min-max) | after: peak MiB | exit |",
-                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        rows = ["| command | before: s | before: peak MiB | after: s (median, min-max) | after: peak MiB "
+                "| after: CPU s, command | after: CPU s, brokers meanwhile | exit |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for name in cmds:
             after, before = results.get((name, "after"), []), results.get((name, "before"), [])
             rows.append(f"| `{name}` | {fmt([r[0] for r in before], 's', a.timeout)} | {fmt([r[1] for r in before], 'MiB', a.timeout)} "
                         f"| {fmt([r[0] for r in after], 's', a.timeout)} | {fmt([r[1] for r in after], 'MiB', a.timeout)} "
+                        f"| {fmt([r[3] for r in after], 's', a.timeout)} | {fmt([r[4] for r in after], 's', a.timeout)} "
                         f"| {', '.join(sorted({str(r[2]) for r in after}))} |")
         table = "\n".join(rows)
         print(table)
@@ -347,7 +371,9 @@ def main() -> None:
                 + f". Brokers' heap: {os.environ.get('MSK_MIGRATE_LOCAL_BROKER_HEAP', '384m')}. "
                 f"after = this branch ({a.repeat} runs, interleaved), before = `{a.before or '-'}` "
                 f"({a.before_repeat} run(s); a run past {a.timeout:.0f} s is stopped). Seconds are wall time of the whole "
-                f"command process (Python start-up included); peak MiB is that process's VmHWM (its peak RSS), read every 50 ms. "
+                f"command process (Python start-up included); peak MiB is that process's VmHWM (its peak RSS), read every 50 ms; "
+                f"CPU s is the command's user + system time (its threads included) and the brokers' (both clusters) while it "
+                f"ran: on {os.cpu_count()} cores no run can take less wall time than their sum divided by the cores. "
                 f"The floor is one ListOffsets round (latest) over all {a.topics * a.partitions:,} partitions on each cluster, "
                 f"both in flight together, as its own process importing confluent-kafka only (`bench/kafka_load.py`); "
                 f"`offsets verify, {scoped_groups(a.groups):,} of the groups` names that many groups with `--group` "

@@ -45,8 +45,9 @@ def log(fps: list[int], offsets: list[int] | None = None, ts: list[int] | None =
 def _complete(commit: int, src: Log, tgt: Log, *, checkpoint: int | None = None, log_append: bool = False,
               src_span: Span | None = None, tgt_span: Span | None = None, limits: Limits = LIMITS,
               target_ts: list[int] | None = None) -> tuple[PartitionRead, list[type]]:
-    """Answer the planner's reads from two in-memory logs until it decides; returns the read and the kinds
-    of reads it asked for, in order. ``target_ts``: the target's own timestamps (LogAppendTime)."""
+    """Answer the planner's reads from two in-memory logs until it decides (as the reader does, with
+    :meth:`PartitionRead.answered`); returns the read and the kinds of reads it asked for, in order.
+    ``target_ts``: the target's own timestamps (LogAppendTime)."""
     src_span = src_span or Span(src[0][0] if src else 0, src[-1][0] + 1 if src else 0)
     tgt_span = tgt_span or Span(tgt[0][0] if tgt else 0, tgt[-1][0] + 1 if tgt else 0)
     r = PartitionRead("t", 0, "t", commit, src_span, tgt_span, checkpoint, log_append, limits)
@@ -62,17 +63,17 @@ def _complete(commit: int, src: Log, tgt: Log, *, checkpoint: int | None = None,
                 if need.start <= o < need.end and hits < need.want:
                     recs.append(TimedRec(o, fp, ts))
                     hits += o >= need.from_offset
-            r = replace(r, window_start=need.start, source_recs=tuple(recs))
+            r = r.answered(window_start=need.start, source_recs=tuple(recs))
         elif isinstance(need, FindByTime):
             stamps = target_ts or [ts for _, _, ts in tgt]
             at = next((o for (o, _, _), ts in zip(tgt, stamps, strict=True) if ts >= need.timestamp), -1)
-            r = replace(r, time_offset=at)
+            r = r.answered(time_offset=at)
         elif isinstance(need, ReadTarget):
             more = [Rec(o, fp) for o, fp, _ in tgt if o >= need.start][:need.want]
             end = not more or more[-1].offset + 1 >= tgt_span.end or len(more) < need.want
-            r = replace(r, target_recs=r.target_recs + tuple(more), target_end_reached=end)
+            r = r.answered(target_recs=r.target_recs + tuple(more), target_end_reached=end)
         elif isinstance(need, ReadOlder):
-            r = replace(r, older_fps=frozenset(fp for o, fp, _ in src if need.start <= o < need.end))
+            r = r.answered(older_fps=frozenset(fp for o, fp, _ in src if need.start <= o < need.end))
     raise AssertionError("the planner never decided")
 
 
@@ -207,3 +208,15 @@ def test_a_decision_is_consistent_by_construction():
         Decision(Placement.EXACT, None)
     with pytest.raises(ValueError):
         Decision(Placement.NOT_REPLICATED, 5, Unproven.LAST_BEFORE_MISSING)
+
+
+def test_an_answer_carries_the_window_it_leaves_alone_and_rebuilds_one_it_changes():
+    src = log(list(range(1, 41)))
+    r = PartitionRead("t", 0, "t", 20, Span(0, 40), Span(0, 40)).answered(
+        window_start=0, source_recs=tuple(TimedRec(*x) for x in src))
+    before, after = r.before, r.after
+    later = r.answered(time_offset=0).answered(target_recs=(Rec(0, 1),))
+    assert later.before is before and later.after is after  # carried: the later rounds do not build them again
+    moved = later.answered(commit=25)
+    assert moved.before == replace(later, commit=25).before != before  # a changed commit: built afresh
+    assert [x.offset for x in moved.after] == list(range(25, 40))

@@ -18,7 +18,7 @@ recorded windows are this JSON).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -54,6 +54,9 @@ class Limits:
 
 
 LIMITS = Limits()
+
+#: The fields ``before`` and ``after`` are derived from (see :meth:`PartitionRead.answered`).
+_WINDOW_FIELDS = frozenset({"source", "commit", "limits", "window_start", "source_recs"})
 
 
 # ---- what the planner asks the reader for ---------------------------------------------------------------
@@ -131,6 +134,17 @@ class PartitionRead:
         """Up to ``window`` source records at or after the commit point."""
         eff = self.effective_commit
         return [Rec(r.offset, r.fp) for r in self.source_recs if r.offset >= eff][:self.limits.window]
+
+    def answered(self, **changes: Any) -> PartitionRead:
+        """A new read with ``changes`` (the reader's answer to one request). ``before`` and ``after`` depend
+        only on the source window, the commit and the limits: when those are unchanged they are carried
+        over, so the planner's later rounds do not build them again."""
+        new = replace(self, **changes)
+        if _WINDOW_FIELDS.isdisjoint(changes):
+            for name in ("before", "after"):
+                if name in self.__dict__:
+                    new.__dict__[name] = self.__dict__[name]  # what cached_property itself writes
+        return new
 
     @property
     def lower_bound(self) -> int | None:

@@ -15,7 +15,7 @@ cost is a handful of rounds, not a consumer per group).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from ..access.admin import TP, AdminSession
@@ -42,14 +42,16 @@ def _layers(keys: Iterable[tuple[TP, V]]) -> list[dict[TP, V]]:
 
 
 def identity_redelivery_many(src: AdminSession, tgt: AdminSession, groups: list[GroupCommits],
-                             to_name: Callable[[str], str]) -> dict[str, dict[TP, int]]:
+                             to_name: Callable[[str], str], tgt_topics: Mapping[str, int] | None = None
+                             ) -> dict[str, dict[TP, int]]:
     """group -> (source topic, partition) -> records the group re-reads on the target (negative: records
-    skipped), for every partition whose placement is proven; others are left out."""
+    skipped), for every partition whose placement is proven; others are left out. ``tgt_topics``: the
+    target's topics as the caller has just read them (default: read afresh)."""
     wanted = [(g, {tp: c for tp, c in comm.items() if (to_name(tp[0]), tp[1]) in t_comm}, t_comm)
               for g, comm, t_comm in groups]
     proofs: dict[tuple[TP, int], PartitionPlan] = {}
     for layer in _layers((tp, c) for _, comm, _ in wanted for tp, c in comm.items()):
-        for placed in place_commits(src, tgt, layer, to_name, {}, {}):
+        for placed in place_commits(src, tgt, layer, to_name, {}, {}, to_topics=tgt_topics):
             proofs[((placed.topic, placed.partition), placed.commit)] = placed
 
     # per group and partition: the range to count, [target commit, P) or [P, target commit) (shared by the

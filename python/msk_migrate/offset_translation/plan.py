@@ -19,13 +19,13 @@ The decision per partition is a :class:`.planner.Placement` with its proof; its 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..access.admin import TP, AdminSession
 from ..access.offsets import Checkpoint
 from ..errors import UsageError
 from .evidence import LIMITS, Limits
-from .planner import PartitionPlan, translate_commits
+from .planner import PartitionPlan, plan_decided
 from .reader import read_commit_points
 
 
@@ -53,10 +53,11 @@ def group_commits(frm: AdminSession, group: str, keep: Callable[[str], bool]) ->
 
 def place_commits(frm: AdminSession, to: AdminSession, committed: dict[TP, int], to_name: Callable[[str], str],
                   checkpoints: dict[TP, Checkpoint], current: dict[TP, int], *, force: bool = False,
-                  limits: Limits = LIMITS) -> list[PartitionPlan]:
+                  limits: Limits = LIMITS, to_topics: Mapping[str, int] | None = None) -> list[PartitionPlan]:
     """Commit points on ``frm`` (one per partition, of one group or of many sharing them) placed on ``to``
-    (nothing is written). ``current``: the commits on ``to`` the actions compare with."""
-    return translate_commits(read_commit_points(frm, to, committed, to_name, checkpoints, limits), current, force=force)
+    (nothing is written). ``current``: the commits on ``to`` the actions compare with; ``to_topics``: see
+    :func:`.reader.read_commit_points`."""
+    return plan_decided(read_commit_points(frm, to, committed, to_name, checkpoints, limits, to_topics), current, force=force)
 
 
 def translate_group(frm: AdminSession, to: AdminSession, group: str, to_name: Callable[[str], str],

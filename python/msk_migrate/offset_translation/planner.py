@@ -298,19 +298,30 @@ def action_for(target_offset: int | None, current: int | None, force: bool) -> A
     return Action.WRITE
 
 
-def translate_commits(reads: Iterable[PartitionRead], current: Mapping[TP, int] | None = None, *,
-                      force: bool = False) -> list[PartitionPlan]:
-    """Complete reads (one per commit point) -> one plan each, in the order given. ``current``: the group's
-    commits on ``to``, keyed by (topic on ``to``, partition), which the actions compare with."""
+def decide(r: PartitionRead) -> Decision:
+    """The decision of a complete read; an incomplete one is refused (Invariant F)."""
+    d = assess(r)
+    if not isinstance(d, Decision):
+        raise ValueError(f"{r.topic}[{r.partition}] commit {r.commit}: the read is incomplete (still needs {d})")
+    return d
+
+
+def plan_decided(decided: Iterable[tuple[PartitionRead, Decision]], current: Mapping[TP, int] | None = None, *,
+                 force: bool = False) -> list[PartitionPlan]:
+    """Reads with their decisions (one per commit point) -> one plan each, in the order given. ``current``:
+    the group's commits on ``to``, keyed by (topic on ``to``, partition), which the actions compare with."""
     current = current or {}
     plans = []
-    for r in reads:
-        d = assess(r)
-        if not isinstance(d, Decision):
-            raise ValueError(f"{r.topic}[{r.partition}] commit {r.commit}: the read is incomplete (still needs {d})")
+    for r, d in decided:
         now = current.get((r.to_topic, r.partition))
         plans.append(PartitionPlan(r, d, now, action_for(d.target_offset, now, force)))
     return plans
+
+
+def translate_commits(reads: Iterable[PartitionRead], current: Mapping[TP, int] | None = None, *,
+                      force: bool = False) -> list[PartitionPlan]:
+    """Complete reads -> one plan each (:func:`plan_decided` of :func:`decide`)."""
+    return plan_decided(((r, decide(r)) for r in reads), current, force=force)
 
 
 # ---- decisions ---------------------------------------------------------------------------------------------

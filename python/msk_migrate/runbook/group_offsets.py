@@ -14,7 +14,8 @@ stopped group (``msk-migrate offsets sync``) lives in :mod:`msk_migrate.offset_t
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..access.admin import TP, AdminSession
@@ -50,9 +51,10 @@ def verify_offsets(s: MigrationSession, groups: list[str] | None = None) -> list
 
 
 def iter_offset_rows(s: MigrationSession, groups: list[str] | None = None, chunk: int = 256) -> Iterator[OffsetRow]:
-    """Rows group by group, streamed: memory holds ``chunk`` groups' offsets and one end offset per
-    partition (never every offset of every group). Per chunk of groups: OffsetFetch requests in flight
-    together on each cluster, and one ListOffsets round per cluster for end offsets not asked yet."""
+    """Rows group by group, streamed: memory holds two chunks of ``chunk`` groups' offsets (the one placed,
+    the next one fetched) and one end offset per partition (never every offset of every group). Per chunk
+    of groups: OffsetFetch requests in flight together on each cluster, and one ListOffsets round per
+    cluster for end offsets not asked yet."""
     src, tgt, migration = s.source, s.target, s.migration
     names = src.groups()
     if groups:
@@ -62,26 +64,41 @@ def iter_offset_rows(s: MigrationSession, groups: list[str] | None = None, chunk
     else:
         names = group_selection(migration).select(names)
     sel = topic_selection(migration)
-    target_topics = set(tgt.topics(refresh=True))
+    target_partitions = tgt.topics(refresh=True)  # read once: every chunk's placements use it
     chosen = functools.cache(sel.matches)  # per topic, not per group-partition (20,000 regex runs at 1,000 groups)
 
     s_end: dict[TP, int] = {}
     t_end: dict[TP, int] = {}
-    for i in range(0, len(names), chunk):
-        batch, t_comms = _committed_both(src, tgt, names[i:i + chunk], chosen)
-        if not batch:
-            continue
-        need = {tp for _, comm in batch for tp in comm if tp not in s_end}
-        tneed = {(sel.target_name(t), p) for _, comm in batch for t, p in comm
-                 if sel.target_name(t) in target_topics and (sel.target_name(t), p) not in t_end}
-        s_new, t_new = end_offsets_of((src, need), (tgt, tneed))
-        s_end.update(s_new)
-        t_end.update(t_new)
-        counts = identity_redelivery_many(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], sel.target_name)
-        for group, s_comm in batch:
-            rows = list(_group_rows(group, s_comm, t_comms[group], s_end, t_end, sel.target_name, target_topics))
-            _apply_identity(rows, counts.get(group, {}))
-            yield from rows
+    chunks = [names[i:i + chunk] for i in range(0, len(names), chunk)]
+    # The next chunk's commits are fetched while this one is placed: OffsetFetch is mostly waiting on the
+    # coordinators, the placement mostly this process's CPU. Memory holds two chunks' offsets at most.
+    with ThreadPoolExecutor(1, thread_name_prefix="offset-fetch") as ahead:
+        fetching = ahead.submit(_committed_both, src, tgt, chunks[0], chosen) if chunks else None
+        for k in range(len(chunks)):
+            assert fetching is not None
+            batch, t_comms = fetching.result()
+            fetching = ahead.submit(_committed_both, src, tgt, chunks[k + 1], chosen) if k + 1 < len(chunks) else None
+            yield from _chunk_rows(src, tgt, batch, t_comms, s_end, t_end, sel.target_name, target_partitions)
+
+
+def _chunk_rows(src: AdminSession, tgt: AdminSession, batch: list[tuple[str, dict[TP, int]]], t_comms: dict[str, dict[TP, int]],
+                s_end: dict[TP, int], t_end: dict[TP, int], target_name: Callable[[str], str],
+                target_topics: Mapping[str, int]) -> Iterator[OffsetRow]:
+    """The rows of one chunk of groups: end offsets not asked yet (added to ``s_end`` / ``t_end``), the
+    identity counts of the chunk, then each group's rows."""
+    if not batch:
+        return
+    need = {tp for _, comm in batch for tp in comm if tp not in s_end}
+    tneed = {(target_name(t), p) for _, comm in batch for t, p in comm
+             if target_name(t) in target_topics and (target_name(t), p) not in t_end}
+    s_new, t_new = end_offsets_of((src, need), (tgt, tneed))
+    s_end.update(s_new)
+    t_end.update(t_new)
+    counts = identity_redelivery_many(src, tgt, [(g, s_comm, t_comms[g]) for g, s_comm in batch], target_name, target_topics)
+    for group, s_comm in batch:
+        rows = list(_group_rows(group, s_comm, t_comms[group], s_end, t_end, target_name, target_topics))
+        _apply_identity(rows, counts.get(group, {}))
+        yield from rows
 
 
 def _committed_both(src: AdminSession, tgt: AdminSession, groups: list[str], keep: Callable[[str], bool]
@@ -103,7 +120,7 @@ def _committed_both(src: AdminSession, tgt: AdminSession, groups: list[str], kee
 
 
 def _group_rows(group: str, s_comm: dict[TP, int], t_comm: dict[TP, int], s_end: dict[TP, int], t_end: dict[TP, int],
-                target_name: Callable[[str], str], target_topics: set[str]) -> Iterator[OffsetRow]:
+                target_name: Callable[[str], str], target_topics: Mapping[str, int]) -> Iterator[OffsetRow]:
     for (topic, part), committed in sorted(s_comm.items()):
         ttopic = target_name(topic)
         if ttopic not in target_topics:
