@@ -51,7 +51,7 @@ def test_a_write_refused_during_a_rebalance_is_retried_until_the_worker_accepts_
     url, handler = worker
     # one refusal (each retry waits longer; every rebalance message is classified in the pure test below)
     handler.answers = [(409, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")]
-    out = ConnectClient(url, auth=False, rebalance_wait=10).put_config("x", {"a": "b"})
+    out = ConnectClient(url, auth=False, rebalance_wait=2).put_config("x", {"a": "b"})
     assert out["name"] == "x" and handler.calls == 2
 
 

@@ -191,7 +191,7 @@ class ConnectClient:
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
         deadline = time.monotonic() + self.rebalance_wait
-        delay = 0.5
+        delay = min(0.5, self.rebalance_wait / 8)  # a short wait still gets a few tries
         while True:
             try:
                 return self._call_once(method, path, **kw)

@@ -149,7 +149,9 @@ class Metrics:
                 return  # scrapes stay off the console
 
         self._server = ThreadingHTTPServer((host, port), Handler)
-        threading.Thread(target=self._server.serve_forever, name="proof-metrics", daemon=True).start()
+        # close() (shutdown) waits out one poll of the serving loop: 0.1 s, not the default 0.5 s, per stop
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, name="proof-metrics",
+                         daemon=True).start()
         return int(self._server.server_address[1])
 
     def close(self) -> None:
