@@ -92,3 +92,72 @@ def test_a_caught_up_side_moves_its_mark_over_transaction_markers_only_with_noth
     c.src.extend(recs([b"b"], start=3))
     c.caught_up("source", 9)
     assert c.mark.source_next == 3
+
+
+# ---- a re-delivery longer than the ring of recent fingerprints -----------------------------------------------
+def _replayed(n_proven: int, replay_from: int, allow_duplicates: bool, store: bool = True, target_ahead: bool = False):
+    """``n_proven`` records proven, then the target repeats the source's records from ``replay_from`` up to the
+    mark (an at-least-once restart re-sending everything since its last offset commit), then one new record
+    (on both sides, unless ``target_ahead``: the source holds nothing new yet)."""
+    proven = recs([b"v%d" % i for i in range(n_proven)])
+    asked: list[int] = []
+
+    def proven_source(t):  # the follower reads the source back; here the proven records are in memory
+        asked.append(t.offset)
+        at = [i for i, r in enumerate(proven) if r.fp == t.fp]
+        return [r.fp for r in proven[at[-1]:]] if at else None
+
+    c = PartitionCompare(PartitionMark(0, 0), allow_duplicates, proven_source if store else None)
+    c.src.extend(proven)
+    c.tgt.extend(proven)
+    c.step()
+    assert c.mark.compared == n_proven and len(c.recent) == 256
+    new = recs([b"new"], start=n_proven)[0]
+    replay = [record(n_proven + i, r.key, r.value, None, r.ts, False) for i, r in enumerate(proven[replay_from:])]
+    c.tgt.extend([*replay, record(n_proven + len(replay), new.key, new.value, None, new.ts, False)])
+    if target_ahead:
+        c.target_only()
+    else:
+        c.src.append(new)
+        c.step()
+    return c, asked, len(replay)
+
+
+def test_a_redelivery_longer_than_the_recent_ring_is_counted_as_duplicates_and_the_next_record_proven():
+    c, asked, n = _replayed(1000, 300, allow_duplicates=True)
+    assert n == 700 > 256
+    assert (c.mark.state, c.mark.duplicates, c.mark.compared, c.mark.source_next, c.mark.target_next) == \
+        ("following", 700, 1001, 1001, 1701)
+    assert asked == [1000]  # the source read back once, for the first record the ring did not know
+
+
+def test_a_long_redelivery_without_allow_duplicates_stops_the_mark_at_its_first_record_as_duplicates():
+    c, _, _ = _replayed(1000, 300, allow_duplicates=False)
+    assert c.mark.state == "mismatch" and c.mark.mismatch["category"] == "duplicates"  # type: ignore[index]
+    assert (c.mark.source_next, c.mark.target_next) == (1000, 1000)
+
+
+def test_a_long_redelivery_while_the_source_holds_nothing_new_is_counted_the_same_way():
+    c, _, _ = _replayed(1000, 300, allow_duplicates=True, target_ahead=True)
+    # the re-delivered run passes; the new record has no source record yet: unexpected, as before
+    assert c.mark.duplicates == 700 and c.mark.mismatch["category"] == "unexpected"  # type: ignore[index]
+    assert c.mark.mismatch["target_offset"] == 1700  # type: ignore[index]
+
+
+def test_without_the_store_of_proven_records_a_long_redelivery_is_a_false_difference():
+    # what the follower did before it read the source back: the ring alone cannot tell a re-delivered record
+    c, _, _ = _replayed(1000, 300, allow_duplicates=True, store=False)
+    assert c.mark.state == "mismatch" and c.mark.mismatch["category"] != "duplicates"  # type: ignore[index]
+
+
+def test_a_redelivery_that_breaks_off_is_compared_from_the_record_that_breaks_it():
+    proven = recs([b"v%d" % i for i in range(600)])
+    c = PartitionCompare(PartitionMark(0, 0), True, lambda t: [r.fp for r in proven[300:]] if t.fp == proven[300].fp else None)
+    c.src.extend(proven)
+    c.tgt.extend(proven)
+    c.step()
+    changed = record(900, b"k310", b"other", None, proven[310].ts, False)
+    c.tgt.extend([*[record(600 + i, r.key, r.value, None, r.ts, False) for i, r in enumerate(proven[300:310])], changed])
+    c.src.extend(recs([b"new"], start=600))
+    c.step()
+    assert c.mark.duplicates == 10 and c.mark.state == "mismatch" and c.mark.mismatch["target_offset"] == 900  # type: ignore[index]

@@ -258,3 +258,30 @@ def test_a_redelivery_straddling_a_restart_is_a_duplicate_not_a_difference(local
     row = next(r for r in doc["rows"] if r["partition"] == 0)
     assert (row["resumed_from"], row["proven_this_run"], row["compared"], row["duplicates"], row["target_verified_up_to"]) \
         == ([50, 50], 1, 51, 2, 53)
+
+
+def test_a_redelivery_longer_than_the_recent_ring_is_read_back_on_the_source_and_counted_as_duplicates(
+        local_env, unique, tmp_path, capfd):
+    src, tgt = local_env.source().bootstrap_servers, local_env.target().bootstrap_servers
+    topic = f"folreplay-{unique}"
+    first = records(1000, partitions=1)
+    for b in (src, tgt):
+        create_topic(b, topic, partitions=1)
+        produce(b, topic, first)
+    strict = tmp_path / "mark.json"
+    code, doc = _once(capfd, src, tgt, topic, strict)
+    assert code == 0, json.dumps(doc)
+    lenient = tmp_path / "lenient.json"
+    lenient.write_text(strict.read_text())
+    # MM2 restarted and re-sent everything since its last offset commit: the last 700 records, then a new one
+    produce(tgt, topic, first[300:])
+    new = records(1, partitions=1, prefix="new")
+    for b in (src, tgt):
+        produce(b, topic, new)
+    code, doc = _once(capfd, src, tgt, topic, strict)
+    assert code == 1, json.dumps(doc)
+    assert doc["rows"][0]["mismatch"]["category"] == "duplicates" and doc["rows"][0]["mismatch"]["target_offset"] == 1000
+    code, doc = _once(capfd, src, tgt, topic, lenient, "--allow-duplicates")
+    assert code == 0, json.dumps(doc)
+    row = doc["rows"][0]
+    assert (row["duplicates"], row["compared"], row["source_verified_up_to"], row["target_verified_up_to"]) == (700, 1001, 1001, 1701)

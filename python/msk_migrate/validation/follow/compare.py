@@ -7,7 +7,12 @@ is proven and the mark moves past both. The first pair that differs stops the pa
 with the batch report's categories (:mod:`msk_migrate.validation.diff`):
 
 - ``duplicates``: the target record is a copy of one already proven (MM2 re-delivery); with
-  ``allow_duplicates`` it is passed over and counted, as the batch verdict lets duplicates alone pass;
+  ``allow_duplicates`` it is passed over and counted, as the batch verdict lets duplicates alone pass. A
+  re-delivery longer than the ring of recent fingerprints (:data:`RECENT`: an at-least-once restart re-sends
+  every record since its last offset commit) is recognised through the comparer's store of proven source
+  records (:attr:`PartitionCompare.proven_source`): the source's records from the target record's copy up to
+  the mark are the run the target must repeat, in order, before the next record; each one repeated is a
+  duplicate like any other;
 - ``reordered``: the source record comes later on the target (and the target record later on the source);
 - ``missing``: the source record does not come next on the target;
 - ``unexpected``: the target record comes from nowhere in the source's pending records;
@@ -51,6 +56,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +71,14 @@ RECENT = 256
 PENDING_LIMIT = 20_000
 #: Pending records of one side after an unequal pair that are enough to name it while reading goes on.
 LOOKAHEAD = 256
+#: Proven source records a store of them looks back through for the start of a re-delivery (see
+#: :attr:`PartitionCompare.proven_source`): a longer one is named as a difference.
+REPLAY_LOOKBACK = 200_000
+
+#: The store of a partition's proven source records: given a target record, the fingerprints of the source's
+#: records below the mark from the last one equal to it on (the run a re-delivery starting there repeats), or
+#: None when none below the mark is.
+ProvenSource = Callable[["Rec"], "list[int] | None"]
 
 
 #: What a record read is to the comparison (:attr:`Rec.kind`): compared in order (a record of the source's origin:
@@ -160,9 +174,15 @@ class PartitionCompare:
 
     mark: PartitionMark
     allow_duplicates: bool = False
+    #: where a target record not among the recent fingerprints is looked for among the proven source records
+    #: (the follower reads the source back); None: only the recent ones are known
+    proven_source: ProvenSource | None = None
     src: deque[Rec] = field(default_factory=deque)
     tgt: deque[Rec] = field(default_factory=deque)
     recent: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT))
+    #: the proven source fingerprints a re-delivery found by ``proven_source`` has still to repeat, in order
+    replay: deque[int] = field(default_factory=deque)
+    looked_up: int = -1  #: the target offset last looked for in ``proven_source`` (asked once per record)
     proven_now: int = 0  #: records proven by this process (metrics)
 
     @property
@@ -206,6 +226,13 @@ class PartitionCompare:
         n = 0
         while self._settle_front() and src and tgt:
             s, t = src[0], tgt[0]
+            if self.replay or s.fp != t.fp:
+                redelivered = self._redelivered(t)
+                if redelivered is False:
+                    self._stop(s, t, "duplicates")
+                    break
+                if redelivered:
+                    continue
             if s.fp == t.fp:
                 src.popleft()
                 tgt.popleft()
@@ -227,6 +254,31 @@ class PartitionCompare:
         mark.compared += n
         self.proven_now += n
         return n
+
+    def _redelivered(self, t: Rec) -> bool | None:
+        """Whether the front target record ``t`` is the next record of a re-delivery longer than the ring of
+        recent fingerprints: None when it is not; True when it is and was passed over (counted, with
+        ``allow_duplicates``); False when it is and, without ``allow_duplicates``, stops the mark as a duplicate.
+        A record that continues no re-delivery ends it: the comparison goes on from the records after it."""
+        if self.replay and t.fp != self.replay[0]:
+            self.replay.clear()
+        if not self.replay:
+            if self.proven_source is None or t.fp in self.recent or t.offset == self.looked_up:
+                return None
+            self.looked_up = t.offset  # one read of the source back per target record, whatever it finds
+            if self.src and self.src[0].fp == t.fp:
+                return None  # the record comes next on the source: nothing to look for
+            found = self.proven_source(t)
+            if not found:
+                return None
+            self.replay.extend(found)
+        if not self.allow_duplicates:
+            return False
+        self.replay.popleft()
+        self.tgt.popleft()
+        self.mark.target_next = t.offset + 1
+        self.mark.duplicates += 1
+        return True
 
     def _category(self, s: Rec, t: Rec, source_complete: bool = False) -> str:
         """The batch report's name for the unequal pair ``(s, t)`` at the front, from what both sides hold. With
@@ -275,12 +327,15 @@ class PartitionCompare:
         mark = self.mark
         while self._settle_front() and self.target_ahead:
             t = self.tgt[0]
-            if t.fp in self.recent and self.allow_duplicates:
+            redelivered = self._redelivered(t)
+            if redelivered:
+                continue
+            if redelivered is None and t.fp in self.recent and self.allow_duplicates:
                 self.tgt.popleft()
                 mark.target_next = t.offset + 1
                 mark.duplicates += 1
                 continue
-            category = "duplicates" if t.fp in self.recent else "unexpected"
+            category = "duplicates" if redelivered is False or t.fp in self.recent else "unexpected"
             mark.state = "mismatch"
             mark.mismatch = {"category": category, **key_repr(t.key), "source_offset": mark.source_next,
                              "target_offset": t.offset, "timestamp": None, "target_timestamp": t.ts}

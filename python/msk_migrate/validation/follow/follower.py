@@ -23,6 +23,7 @@ start passed the mark become ``truncated``.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from .. import kafka_meta as km
 from ..native import _FATAL, NativeReadError, consumer_config
 from ..request import ValidationRequest
 from .cluster_facts import FollowClusters
-from .compare import COMPARED, PENDING_LIMIT, RECENT, PartitionCompare, origins_of, record
+from .compare import COMPARED, PENDING_LIMIT, RECENT, REPLAY_LOOKBACK, PartitionCompare, Rec, origins_of, record
 from .mark import ClusterFacts, Mark, sourceless
 from .metrics import Metrics, PartitionSample
 from .store import MarkStore
@@ -149,7 +150,8 @@ class Follower:
         for (t, p), pm in self.mark.items():
             self.resumed_from.setdefault((t, p), (pm.source_next, pm.target_next))
             if pm.state == "following" and (t, p) not in self.cmp:
-                self.cmp[(t, p)] = PartitionCompare(pm, self.clusters.req.allow_duplicates)
+                self.cmp[(t, p)] = PartitionCompare(pm, self.clusters.req.allow_duplicates,
+                                                    functools.partial(self.proven_source, (t, p)))
         live = [tp for tp, c in self.cmp.items() if not c.stopped]
         self.eof = {"source": {}, "target": {}}  # positions start again at the marks: an end seen before says nothing
         self.read_to = {"source": {}, "target": {}}
@@ -193,6 +195,57 @@ class Follower:
                     left.discard(tp)
         consumer.unassign()
         return n
+
+    def proven_source(self, tp: TP, t: Rec, timeout: float = STALL_SECONDS) -> list[int] | None:
+        """The store of ``tp``'s proven source records (:data:`~.compare.ProvenSource`): the source read back below
+        the mark, by a consumer of its own (the follower's keeps its positions), from the first offset at or after
+        ``t``'s timestamp (MM2 keeps record timestamps; a LogAppendTime topic has none to go by) and at most
+        :data:`~.compare.REPLAY_LOOKBACK` records back. Returns the fingerprints from the last record equal to
+        ``t`` up to the mark, or None when none is."""
+        topic, part = tp
+        end = self.cmp[tp].mark.source_next
+        no_ts = topic in self.clusters.no_ts
+        conf = consumer_config(dict(self.clusters.confs["source"]), "source", self.clusters.req.isolation_level, self.opts.verbose)
+        conf["group.id"] = "msk-migrate-follow-lookback"
+        consumer = Consumer(conf)
+        try:
+            low, _high = consumer.get_watermark_offsets(TopicPartition(topic, part), timeout)
+            start = max(low, end - REPLAY_LOOKBACK)
+            if not no_ts:
+                at = consumer.offsets_for_times([TopicPartition(topic, part, t.ts)], timeout)[0].offset
+                if 0 <= at < end:
+                    start = max(start, at)
+            if start >= end:
+                return None
+            make = self.origins.source if self.origins is not None else record
+            fps: list[int] = []
+            last = -1
+            consumer.assign([TopicPartition(topic, part, start)])
+            deadline = time.monotonic() + timeout
+            at = start
+            while at < end:
+                if time.monotonic() > deadline:
+                    raise NativeReadError(f"reading source {topic}[{part}] back from {start} stalled for {timeout:.0f} s")
+                for m in consumer.consume(BATCH, timeout=POLL_SECONDS):
+                    err = m.error()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            at = end  # nothing more below the mark (markers or aborted records at its end)
+                        elif err.fatal() or err.code() in _FATAL:
+                            raise NativeReadError(f"source {topic}[{part}]: {err.str()}")
+                        continue
+                    if m.offset() >= end:
+                        at = end
+                        break
+                    at = m.offset() + 1
+                    r = make(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1], no_ts)
+                    if r.kind == COMPARED:  # a record of the target's origin is never copied to the target
+                        if r.fp == t.fp:
+                            last = len(fps)
+                        fps.append(r.fp)
+            return fps[last:] if last >= 0 else None
+        finally:
+            consumer.close()
 
     def close(self) -> None:
         for c in self.consumers.values():
