@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from ...access.client_security import admin_config
 from ...access.secrets import SecretResolver
@@ -204,6 +204,8 @@ class Follower:
         ``t`` up to the mark, or None when none is."""
         topic, part = tp
         end = self.cmp[tp].mark.source_next
+        if end <= 0 or sourceless(self.mark, topic, part):
+            return None  # nothing proven below the mark, or no such partition on the source
         no_ts = topic in self.clusters.no_ts
         conf = consumer_config(dict(self.clusters.confs["source"]), "source", self.clusters.req.isolation_level, self.opts.verbose)
         conf["group.id"] = "msk-migrate-follow-lookback"
@@ -244,6 +246,8 @@ class Follower:
                             last = len(fps)
                         fps.append(r.fp)
             return fps[last:] if last >= 0 else None
+        except KafkaException as exc:
+            raise NativeReadError(f"reading source {topic}[{part}] back below the mark: {exc}") from None
         finally:
             consumer.close()
 
