@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config.identifiers import SECRET_ARN, secret_region
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # the models are pydantic; the Spark job passes the validation's own endpoints
@@ -67,6 +68,41 @@ SECRET_PURPOSES: dict[str, str] = {
     "private_key": "TLS_PRIVATE_KEY",
     "ca": "TLS_CA",
 }
+
+
+def read_secret_json(arn: str, field: str, fix: str, client: Any | None = None) -> dict[str, Any]:
+    """The JSON object the Secrets Manager secret ``arn`` holds, read from the secret's own region (``client``: a
+    secretsmanager client to use instead). The one reader of a secret for every command: anything else is one
+    line naming ``field`` (exit 2) — not a secret ARN (before any call), not readable (``fix`` says what to grant
+    or export instead), not a JSON object."""
+    if SECRET_ARN.match(arn) is None:
+        raise UsageError(field, f"{arn!r} is not a Secrets Manager secret ARN", "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
+    try:
+        if client is None:
+            import boto3
+
+            client = boto3.client("secretsmanager", region_name=secret_region(arn))
+        raw = client.get_secret_value(SecretId=arn)["SecretString"]
+    except Exception as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UsageError(field, f"cannot read {arn} from Secrets Manager: {first}", fix) from None
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError):
+        data = None
+    if not isinstance(data, dict):
+        raise UsageError(field, f"secret {arn} is not a JSON object", "store the keys as JSON")
+    return data
+
+
+def username_password(arn: str, field: str, fix: str, what: str) -> tuple[str, str]:
+    """Basic-auth credentials from a Secrets Manager secret with JSON keys ``username`` and ``password``
+    (:func:`read_secret_json`); ``what`` names them in the fix of a secret without both keys."""
+    data = read_secret_json(arn, field, fix)
+    if data.get("username") is None or data.get("password") is None:
+        raise UsageError(field, f"secret {arn} is not JSON with keys username and password",
+                         f'store the {what} as {{"username": ..., "password": ...}}')
+    return str(data["username"]), str(data["password"])
 
 
 def secret_env_name(role: str, purpose: str) -> str:
@@ -142,27 +178,9 @@ class SecretResolver:
 
     def _secret_json(self, arn: str, role: str) -> dict[str, Any]:
         if arn not in self._cache:
-            try:
-                if self.secretsmanager is not None:
-                    client = self.secretsmanager()
-                else:
-                    import boto3
-
-                    region = arn.split(":")[3] if arn.count(":") >= 6 else None
-                    client = boto3.client("secretsmanager", region_name=region or None)
-                raw = client.get_secret_value(SecretId=arn)["SecretString"]
-                self._cache[arn] = json.loads(raw)
-            except json.JSONDecodeError:
-                raise UsageError(
-                    f"{role}.auth.secret_arn", f"secret {arn} is not a JSON object", "store the keys as JSON"
-                ) from None
-            except Exception as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise UsageError(
-                    f"{role}.auth.secret_arn",
-                    f"cannot read {arn} from Secrets Manager: {first}",
-                    "grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
-                ) from None
+            self._cache[arn] = read_secret_json(
+                arn, f"{role}.auth.secret_arn", "grant secretsmanager:GetSecretValue on it, or export the secret in the environment",
+                self.secretsmanager() if self.secretsmanager is not None else None)
         return self._cache[arn]
 
     def value(self, role: str, ref: SecretRef) -> str:

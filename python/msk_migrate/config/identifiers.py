@@ -119,6 +119,13 @@ def check_secret_arn(value: str, field: str) -> str:
     return value
 
 
+def secret_region(arn: str) -> str:
+    """The region of a Secrets Manager secret ARN (a client reads the secret from that region's endpoint)."""
+    if SECRET_ARN.match(arn) is None:
+        raise ValueError(f"{arn!r} is not a Secrets Manager secret ARN")
+    return arn.split(":")[3]
+
+
 def secret_name(arn: str) -> str:
     """The name part of a Secrets Manager ARN (with its random suffix)."""
     m = SECRET_ARN.match(arn)

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +21,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from ..access.secrets import username_password
 from ..config.environ import CA_ENV, CONNECT_PASSWORD_ENV, CONNECT_USER_ENV, SECRET_ARN_ENV
 from ..config.flow import Flow
 from ..errors import UnreachableError, UsageError
@@ -59,29 +59,11 @@ def save_local_credentials(url: str, creds: RestCredentials) -> Path:
     return path
 
 
-def credentials_from_secret(arn: str, secretsmanager: Callable[[], Any] | None = None) -> RestCredentials:
+def credentials_from_secret(arn: str) -> RestCredentials:
     """REST credentials from a Secrets Manager secret with JSON keys ``username`` and ``password``."""
-    parts = arn.split(":")
-    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "secretsmanager":
-        raise UsageError("--connect-secret-arn", f"{arn!r} is not a Secrets Manager secret ARN",
-                         "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
-    try:
-        if secretsmanager is not None:
-            client = secretsmanager()
-        else:
-            import boto3
-
-            client = boto3.client("secretsmanager", region_name=parts[3])
-        data = json.loads(client.get_secret_value(SecretId=arn)["SecretString"])
-        return RestCredentials(str(data["username"]), str(data["password"]))
-    except (ValueError, KeyError, TypeError):
-        raise UsageError("--connect-secret-arn", f"secret {arn} is not JSON with keys username and password",
-                         "store the REST credentials as {\"username\": ..., \"password\": ...}") from None
-    except Exception as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise UsageError("--connect-secret-arn", f"cannot read {arn}: {first}",
-                         "grant secretsmanager:GetSecretValue on it, or export "
-                         f"{USER_ENV} and {PASSWORD_ENV}") from None
+    return RestCredentials(*username_password(arn, "--connect-secret-arn",
+                                              f"grant secretsmanager:GetSecretValue on it, or export {USER_ENV} and {PASSWORD_ENV}",
+                                              "REST credentials"))
 
 
 def default_credentials(url: str, environ: dict[str, str] | None = None) -> RestCredentials | None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from ..access.secrets import username_password
 from ..errors import UsageError
 from .tls import RegistryTls, env_tls
 
@@ -55,22 +56,8 @@ def env_credentials(role: str) -> tuple[str, str] | None:
 
 def secret_credentials(arn: str, option: str) -> tuple[str, str]:
     """Basic-auth credentials from a Secrets Manager secret with JSON keys ``username`` and ``password``."""
-    parts = arn.split(":")
-    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "secretsmanager":
-        raise UsageError(option, f"{arn!r} is not a Secrets Manager secret ARN", "pass arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME")
-    import boto3
-
-    try:
-        raw = boto3.client("secretsmanager", region_name=parts[3]).get_secret_value(SecretId=arn)["SecretString"]
-        data = json.loads(raw)
-        return str(data["username"]), str(data["password"])
-    except (ValueError, KeyError, TypeError):
-        raise UsageError(option, f"secret {arn} is not JSON with keys username and password",
-                         'store the registry credentials as {"username": ..., "password": ...}') from None
-    except Exception as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise UsageError(option, f"cannot read {arn}: {first}", "grant secretsmanager:GetSecretValue on it, or export the "
-                         "registry's _USER and _PASSWORD variables") from None
+    return username_password(arn, option, "grant secretsmanager:GetSecretValue on it, or export the registry's _USER and "
+                             "_PASSWORD variables", "registry credentials")
 
 
 def credentials(role: str, secret_arn: str | None, option: str) -> tuple[str, str] | None:
