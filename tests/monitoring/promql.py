@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 import sys
@@ -69,6 +71,12 @@ def dashboard_queries() -> list[PanelQuery]:
 
 
 def alert_rules(only: str | None = None) -> list[dict]:
+    """The alert rules of the rule files (``only``: a glob of them), a fresh copy per call."""
+    return copy.deepcopy(_alert_rules(only))
+
+
+@functools.cache
+def _alert_rules(only: str | None) -> list[dict]:
     rules = []
     for path in sorted(RULES_DIR.glob(only or "*.yml")):
         for g in yaml.safe_load(path.read_text())["groups"]:

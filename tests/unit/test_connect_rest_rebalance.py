@@ -59,7 +59,7 @@ def test_a_rebalance_that_outlasts_the_wait_surfaces_the_workers_message(worker)
     url, handler = worker
     handler.answers = [(500, "Request cannot be completed because a rebalance is expected")] * 50
     with pytest.raises(ConnectRestError, match="rebalance is expected"):
-        ConnectClient(url, auth=False, rebalance_wait=1.0).put_config("x", {"a": "b"})
+        ConnectClient(url, auth=False, rebalance_wait=0.3).put_config("x", {"a": "b"})
     assert 1 < handler.calls < 50
 
 
