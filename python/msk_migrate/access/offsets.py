@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 
+from ..kafka.consume import POLL_SECONDS
 from .admin import TP, AdminSession
 
 
@@ -137,7 +138,7 @@ def read_topic(session: AdminSession, topic: str, timeout: float = 30.0) -> list
     deadline = time.time() + timeout
     try:
         while todo and time.time() < deadline:
-            for msg in consumer.consume(1000, timeout=0.5):
+            for msg in consumer.consume(1000, timeout=POLL_SECONDS):
                 if msg.error():
                     continue
                 tp = (msg.topic(), msg.partition())
@@ -193,7 +194,7 @@ def records_between(session: AdminSession, tp: TP, start: int, end: int, timeout
     n, deadline = 0, time.time() + timeout
     try:
         while time.time() < deadline:
-            for msg in consumer.consume(1000, timeout=0.3):
+            for msg in consumer.consume(1000, timeout=POLL_SECONDS):
                 if msg.error() is None and msg.offset() < end:
                     n += 1
             if consumer.position([TopicPartition(*tp)])[0].offset >= end:
@@ -220,9 +221,7 @@ def count_records(session: AdminSession, ranges: dict[TP, tuple[int, int]], max_
     deadline = time.time() + timeout
     try:
         while todo and time.time() < deadline:
-            # a short wait: librdkafka hands a batch over when it is full or the wait is over, so the last,
-            # partial batch would wait it out in full (counted exactly all the same)
-            for msg in consumer.consume(5000, timeout=0.01):
+            for msg in consumer.consume(5000, timeout=POLL_SECONDS):
                 if msg.error() is not None:
                     continue
                 tp = (msg.topic(), msg.partition())

@@ -23,6 +23,7 @@ from confluent_kafka.admin import OffsetSpec
 from ..access.admin import TP, AdminSession
 from ..access.offsets import start_and_stable_offsets
 from ..errors import UsageError
+from ..kafka.consume import IDLE_CHECK_SECONDS, POLL_SECONDS
 from ..kafka.fingerprint import fingerprint
 from ..validation.copy_marks import MarkState, strip_mark
 from .two_origin import OriginRec, TwoOriginTranslation
@@ -77,7 +78,7 @@ class ClusterReader:
         bad: list[int] = []
         last, done = time.time(), False
         while not done:
-            msgs = consumer.consume(5000, timeout=0.2)
+            msgs = consumer.consume(5000, timeout=POLL_SECONDS)
             if msgs:
                 last = time.time()
             for m in msgs:
@@ -100,7 +101,7 @@ class ClusterReader:
                 else:
                     recs.append(OriginRec(off, origin, fingerprint(m.key(), m.value(), headers, ts), ts))
                 done = done or off + 1 >= hi
-            if not done and not msgs:
+            if not done and not msgs and time.time() - last >= IDLE_CHECK_SECONDS:
                 # a range ending in markers delivers no record at its end
                 (pos,) = consumer.position([TopicPartition(tp[0], tp[1])])
                 done = pos.offset >= hi

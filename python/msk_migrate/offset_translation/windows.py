@@ -16,16 +16,11 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from ..access.admin import TP, AdminSession
+from ..kafka.consume import IDLE_CHECK_SECONDS, POLL_SECONDS
 from ..kafka.fingerprint import fingerprint
 
 #: No record and no end of partition for this long: the read is stuck.
 STALL_SECONDS = 30.0
-#: How long one ``consume`` waits. librdkafka returns a batch when it is full or when this has passed, so
-#: the last, partial batch of every read waited this long (0.2 s was most of a small read: `cutover check`).
-POLL_SECONDS = 0.01
-#: Idle this long (no record delivered): ask the consumer's positions, at most this often (a range ending
-#: in transaction markers or compacted offsets delivers no record at its end).
-IDLE_CHECK_SECONDS = 0.2
 
 
 @dataclass

@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from ..access.admin import TP, AdminSession
 from ..access.offsets import end_offsets, partitions, start_offsets
+from ..kafka.consume import POLL_SECONDS
 from ..validation.schema_ids import TopicIds, count_ids, ids_of, tally
 
 #: Records read per partition, from its end.
@@ -53,7 +54,7 @@ def tail_ids(session: AdminSession, topics: list[str], per_partition: int = TAIL
     deadline = time.monotonic() + timeout
     try:
         while todo and time.monotonic() < deadline:
-            for msg in consumer.consume(1000, timeout=0.2):
+            for msg in consumer.consume(1000, timeout=POLL_SECONDS):
                 if msg.error():
                     continue
                 tp = (msg.topic(), msg.partition())
