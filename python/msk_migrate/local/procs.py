@@ -16,11 +16,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+#: Every port :func:`free_port` handed out in this process.
+_handed: set[int] = set()
+
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of 127.0.0.1 that nothing listens on now and that this process has not handed out before. The
+    kernel may give a port it just gave again once its socket is closed, so two calls in a row (a worker's REST
+    and metrics ports, a broker's listeners) could return the same port, and the second server would not start."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _handed:
+            _handed.add(port)
+            return port
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
